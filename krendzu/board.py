@@ -1,0 +1,43 @@
+"""Board geometry: a flat grid with the opening card in the middle (RULES.md §2–3).
+
+The grid is ``GRID`` cells wide; cell index ``(y + OFFSET) * GRID + (x + OFFSET)``. With at
+most 36 cards no card gets further than 35 cells from the opening card, so every window of
+four cells through a card, and every neighbour, stays inside the grid: no bounds checks.
+A board cell holds ``0`` (empty) or ``card + 1``.
+"""
+
+from __future__ import annotations
+
+GRID = 80
+OFFSET = 40
+ORIGIN = OFFSET * GRID + OFFSET
+#: Furthest |x| or |y| a card can ever be placed at (36 cards in a line).
+REACH = 36
+
+#: Steps along the four line directions: horizontal, vertical, diagonal, anti-diagonal.
+LINE_STEPS: tuple[int, int, int, int] = (1, GRID, GRID + 1, GRID - 1)
+#: Steps to the four orthogonal neighbours.
+NEIGHBOUR_STEPS: tuple[int, int, int, int] = (1, -1, GRID, -GRID)
+
+
+def cell_index(x: int, y: int) -> int:
+    return (y + OFFSET) * GRID + (x + OFFSET)
+
+
+def cell_xy(index: int) -> tuple[int, int]:
+    y, x = divmod(index, GRID)
+    return x - OFFSET, y - OFFSET
+
+
+def in_reach(x: int, y: int) -> bool:
+    return -REACH <= x <= REACH and -REACH <= y <= REACH
+
+
+def windows_through(cell: int) -> list[tuple[int, int, int, int]]:
+    """The 16 windows of four cells (4 directions × 4 offsets) that contain ``cell``."""
+    out = []
+    for step in LINE_STEPS:
+        for k in range(4):
+            start = cell - k * step
+            out.append((start, start + step, start + 2 * step, start + 3 * step))
+    return out
