@@ -1,0 +1,442 @@
+"""The storage interface: typed rows, errors and the abstract :class:`Store`.
+
+Nothing here knows SQL. A backend (``storage.sqlite`` today, PostgreSQL later) subclasses
+:class:`Store`; the bot only ever sees these rows and errors. The stored form of a match is
+its settings, seat labels, seed and move log: :func:`rebuild_game` turns them back into a
+:class:`krendzu.Match` with the engine, so the database is the single source of truth.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from types import TracebackType
+from typing import Self
+
+from krendzu import IllegalMove, KrendzuError, Match, PlayerAction, Redeal, Settings, Table
+from krendzu import parse_action as _parse_action
+
+# Errors ---------------------------------------------------------------------------------
+
+
+class StorageError(Exception):
+    """Base of every error the storage layer raises on purpose."""
+
+
+class SchemaTooNew(StorageError):
+    """The database was written by a newer version of the bot: refuse rather than damage it."""
+
+    def __init__(self, found: int, supported: int) -> None:
+        super().__init__(
+            f"database schema version {found} is newer than this code supports "
+            f"({supported}); upgrade the bot or restore a matching backup"
+        )
+        self.found = found
+        self.supported = supported
+
+
+class NotFound(StorageError):
+    """A match (or user) that is not stored."""
+
+
+class SequenceConflict(StorageError):
+    """Another writer appended first: the caller's view of the match is stale. Reload."""
+
+    def __init__(self, match_id: int, expected: int, actual: int) -> None:
+        super().__init__(
+            f"match {match_id}: move {expected} was expected, but the next free "
+            f"sequence number is {actual}; reload the match"
+        )
+        self.match_id = match_id
+        self.expected = expected
+        self.actual = actual
+
+
+class DuplicateUpdate(StorageError):
+    """This Telegram update was processed already; nothing was written this time."""
+
+    def __init__(self, update_id: int) -> None:
+        super().__init__(f"update {update_id} was processed already")
+        self.update_id = update_id
+
+
+class MatchClosed(StorageError):
+    """The match is finished or abandoned: no more moves."""
+
+
+class ActiveMatchExists(StorageError):
+    """A chat (or forum topic) has at most one active match."""
+
+
+class CorruptMatch(StorageError):
+    """Stored moves that the engine refuses: the log no longer rebuilds the match."""
+
+
+# Rows -----------------------------------------------------------------------------------
+
+
+class SeatKind(StrEnum):
+    HUMAN = "human"
+    COMPUTER = "computer"
+
+
+class MatchStatus(StrEnum):
+    ACTIVE = "active"
+    FINISHED = "finished"
+    ABANDONED = "abandoned"
+
+
+@dataclass(frozen=True, slots=True)
+class SeatSpec:
+    """A seat to create: a human (Telegram user id) or a computer player (its level)."""
+
+    kind: SeatKind
+    user_id: int | None = None
+    level: int | None = None
+
+    @classmethod
+    def human(cls, user_id: int) -> SeatSpec:
+        return cls(SeatKind.HUMAN, user_id=user_id)
+
+    @classmethod
+    def computer(cls, level: int) -> SeatSpec:
+        return cls(SeatKind.COMPUTER, level=level)
+
+    def __post_init__(self) -> None:
+        if self.kind is SeatKind.HUMAN and (self.user_id is None or self.level is not None):
+            raise ValueError("a human seat has a user id and no level")
+        if self.kind is SeatKind.COMPUTER and (self.level is None or self.user_id is not None):
+            raise ValueError("a computer seat has a level and no user id")
+
+    def label(self, seat: int) -> str:
+        """Stable engine player name: ``u<telegram id>`` or ``cpu<seat number>``."""
+        return f"u{self.user_id}" if self.kind is SeatKind.HUMAN else f"cpu{seat + 1}"
+
+
+@dataclass(frozen=True, slots=True)
+class SeatRow:
+    seat: int
+    kind: SeatKind
+    user_id: int | None
+    level: int | None
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRow:
+    chat_id: int
+    language: str | None
+    default_settings: Settings | None
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class UserRow:
+    user_id: int
+    display_name: str
+    language: str | None
+    can_write_privately: bool
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class MatchRow:
+    match_id: int
+    chat_id: int
+    thread_id: int | None  # forum topic, None outside forums
+    settings: Settings
+    seed: int
+    status: MatchStatus
+    seats: tuple[SeatRow, ...]
+    move_count: int
+    board_message_id: int | None
+    created_at: datetime
+    finished_at: datetime | None
+    totals: tuple[int, ...] | None  # final totals per seat once finished
+
+    @property
+    def table(self) -> Table:
+        return self.settings.table
+
+    @property
+    def labels(self) -> list[str]:
+        return [s.label for s in self.seats]
+
+    @property
+    def next_seq(self) -> int:
+        """The sequence number the next move will get (moves are numbered from 1)."""
+        return self.move_count + 1
+
+    def seat_of(self, user_id: int) -> int | None:
+        for s in self.seats:
+            if s.user_id == user_id:
+                return s.seat
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class MoveRow:
+    match_id: int
+    seq: int
+    action: str  # ``str(action)``; ``krendzu.parse_action`` reads it back
+    update_id: int | None
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class StatsRow:
+    user_id: int
+    display_name: str
+    matches: int
+    wins: int
+    draws: int
+    points_scored: int  # points its side scored while it attacked
+    points_conceded: int  # points scored against it while it defended
+
+    @property
+    def losses(self) -> int:
+        return self.matches - self.wins - self.draws
+
+
+@dataclass(slots=True)
+class StoredMatch:
+    """A match as stored plus the engine state rebuilt from it."""
+
+    row: MatchRow
+    moves: tuple[MoveRow, ...]
+    game: Match
+
+    @property
+    def match_id(self) -> int:
+        return self.row.match_id
+
+    @property
+    def next_seq(self) -> int:
+        return len(self.game.history) + 1
+
+
+@dataclass(frozen=True, slots=True)
+class SeatOutcome:
+    """What one seat's statistics gain from a finished match."""
+
+    seat: int
+    win: bool
+    draw: bool
+    points_scored: int
+    points_conceded: int
+
+
+# Engine glue shared by every backend ----------------------------------------------------
+
+
+def normalize_action(action: PlayerAction | str) -> str:
+    """Canonical text of a player action; refuses text the engine cannot parse."""
+    try:
+        parsed = _parse_action(action) if isinstance(action, str) else action
+    except IllegalMove as exc:
+        raise ValueError(f"not an action: {action!r}") from exc
+    if isinstance(parsed, Redeal):
+        raise ValueError("the exchange redeal is chance, dealt by the match, never stored")
+    return str(parsed)
+
+
+def rebuild_game(row: MatchRow, actions: Sequence[str]) -> Match:
+    """Replay the stored log through the engine; a refused move is :class:`CorruptMatch`."""
+    game = Match(row.labels, row.settings, seed=row.seed)
+    for seq, text in enumerate(actions, start=1):
+        try:
+            game.apply(text)
+        except KrendzuError as exc:
+            raise CorruptMatch(f"match {row.match_id}, move {seq} {text!r}: {exc}") from exc
+    return game
+
+
+def match_outcome(game: Match) -> list[SeatOutcome]:
+    """Per-seat result of a finished match (wins, draws, points scored and conceded)."""
+    if not game.is_over:
+        raise ValueError("the match is not over")
+    result = game.result()
+    out = []
+    for seat in range(len(game.players)):
+        conceded = sum(t.points for t in game.tours if not t.is_attacker[seat])
+        leading = seat in result.winners
+        out.append(
+            SeatOutcome(
+                seat=seat,
+                win=leading and not result.draw,
+                draw=leading and result.draw,
+                points_scored=result.totals[seat],
+                points_conceded=conceded,
+            )
+        )
+    return out
+
+
+# The interface --------------------------------------------------------------------------
+
+
+class Store(abc.ABC):
+    """Durable storage of chats, users, matches, move logs and statistics.
+
+    Every method is a coroutine and every write is one transaction: it happens completely
+    or not at all, also if the process dies or the calling task is cancelled midway.
+    """
+
+    # Lifecycle --------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def close(self) -> None:
+        """Close connections; pending writes are committed or rolled back first."""
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    @abc.abstractmethod
+    async def schema_version(self) -> int:
+        """The schema version the database is at."""
+
+    @abc.abstractmethod
+    async def backup(self, dest: str) -> None:
+        """Write a consistent copy of the whole database to ``dest``, safe while running."""
+
+    # Chats and users --------------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def upsert_chat(
+        self,
+        chat_id: int,
+        *,
+        language: str | None = None,
+        default_settings: Settings | None = None,
+    ) -> ChatRow:
+        """Create the chat or update it; ``None`` leaves a field as it is."""
+
+    @abc.abstractmethod
+    async def get_chat(self, chat_id: int) -> ChatRow | None: ...
+
+    @abc.abstractmethod
+    async def upsert_user(
+        self,
+        user_id: int,
+        display_name: str,
+        *,
+        language: str | None = None,
+        can_write_privately: bool | None = None,
+    ) -> UserRow:
+        """Create the user or update it (the name always; ``None`` leaves the rest)."""
+
+    @abc.abstractmethod
+    async def get_user(self, user_id: int) -> UserRow | None: ...
+
+    # Matches ----------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def create_match(
+        self,
+        chat_id: int,
+        settings: Settings,
+        seats: Sequence[SeatSpec],
+        *,
+        thread_id: int | None = None,
+        seed: int | None = None,
+        board_message_id: int | None = None,
+    ) -> StoredMatch:
+        """Start a match (status active) and deal it with the engine.
+
+        Raises :class:`ActiveMatchExists` if the chat/topic already has an active match,
+        :class:`NotFound` for a human seat whose user is not stored. A missing seed is drawn
+        at random; it is stored, so the deal replays exactly.
+        """
+
+    @abc.abstractmethod
+    async def get_match(self, match_id: int) -> MatchRow:
+        """The match row; :class:`NotFound` if there is none."""
+
+    @abc.abstractmethod
+    async def load_match(self, match_id: int) -> StoredMatch:
+        """Row, move log and the engine state rebuilt from them, read consistently."""
+
+    @abc.abstractmethod
+    async def append_move(
+        self,
+        match_id: int,
+        expected_seq: int,
+        action: PlayerAction | str,
+        *,
+        update_id: int | None = None,
+        final: Match | None = None,
+    ) -> MoveRow:
+        """Append one move atomically, if and only if it gets number ``expected_seq``.
+
+        ``expected_seq`` is ``len(game.history) + 1`` of the caller's state before the move.
+        A stale number raises :class:`SequenceConflict`; an ``update_id`` seen before raises
+        :class:`DuplicateUpdate`; a closed match raises :class:`MatchClosed`. In each case
+        nothing is written. When the move ends the match, pass the engine state after it as
+        ``final``: the match is closed and statistics recorded in the same transaction.
+        """
+
+    @abc.abstractmethod
+    async def finish_match(self, match_id: int, game: Match | None = None) -> bool:
+        """Close a match that is over and record statistics (recovery path of ``final``).
+
+        ``game`` defaults to the rebuilt state. Returns False if it was closed already.
+        """
+
+    @abc.abstractmethod
+    async def abandon_match(self, match_id: int) -> bool:
+        """Close an unfinished match without statistics. False if it was closed already."""
+
+    @abc.abstractmethod
+    async def set_board_message(self, match_id: int, message_id: int | None) -> None:
+        """Remember the id of the group message that shows the board."""
+
+    @abc.abstractmethod
+    async def active_match(self, chat_id: int, thread_id: int | None = None) -> MatchRow | None:
+        """The active match of a chat, or of one forum topic of it."""
+
+    @abc.abstractmethod
+    async def matches_of_user(
+        self, user_id: int, *, status: MatchStatus | None = MatchStatus.ACTIVE
+    ) -> list[MatchRow]:
+        """Matches the user is seated in (``status=None``: all), newest first."""
+
+    @abc.abstractmethod
+    async def active_matches(self) -> list[MatchRow]:
+        """Every unfinished match, oldest first: what a restart resumes."""
+
+    # Updates ----------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def mark_update(self, update_id: int) -> bool:
+        """Remember an update id; False if it was remembered already (a redelivery)."""
+
+    @abc.abstractmethod
+    async def seen_update(self, update_id: int) -> bool:
+        """Whether the update id was processed (read only)."""
+
+    @abc.abstractmethod
+    async def prune_updates(self, older_than_seconds: float) -> int:
+        """Forget update ids processed longer ago than that; returns how many."""
+
+    # Statistics -------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def user_stats(self, user_id: int, chat_id: int | None = None) -> StatsRow | None:
+        """A user's statistics in one chat, or over all chats."""
+
+    @abc.abstractmethod
+    async def leaderboard(self, chat_id: int | None = None, limit: int = 10) -> list[StatsRow]:
+        """Best players of a chat (or of all chats): wins, then draws, then points."""

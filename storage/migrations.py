@@ -1,0 +1,150 @@
+"""Numbered SQLite schema migrations.
+
+Each migration is a tuple of statements applied in one transaction together with its row in
+``schema_version``; a failure leaves the database at the previous version. Never edit a
+migration that has shipped: add the next number. Timestamps are Unix seconds (REAL); a
+thread id of 0 means "no forum topic" so that the partial unique index can see it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: int
+    name: str
+    statements: tuple[str, ...]
+
+
+VERSION_TABLE = """
+CREATE TABLE IF NOT EXISTS schema_version (
+    version    INTEGER PRIMARY KEY,
+    name       TEXT NOT NULL,
+    applied_at REAL NOT NULL
+)
+"""
+
+_V1 = (
+    """
+    CREATE TABLE chats (
+        chat_id          INTEGER PRIMARY KEY,
+        language         TEXT,
+        default_settings TEXT,  -- JSON: {"table": ..., **Settings.to_json()}
+        created_at       REAL NOT NULL,
+        updated_at       REAL NOT NULL
+    )
+    """,
+    """
+    CREATE TABLE users (
+        user_id             INTEGER PRIMARY KEY,
+        display_name        TEXT NOT NULL,
+        language            TEXT,
+        can_write_privately INTEGER NOT NULL DEFAULT 0 CHECK (can_write_privately IN (0, 1)),
+        created_at          REAL NOT NULL,
+        updated_at          REAL NOT NULL
+    )
+    """,
+    """
+    CREATE TABLE matches (
+        match_id         INTEGER PRIMARY KEY AUTOINCREMENT,
+        chat_id          INTEGER NOT NULL REFERENCES chats (chat_id),
+        thread_id        INTEGER NOT NULL DEFAULT 0,
+        table_kind       TEXT NOT NULL CHECK (table_kind IN
+                             ('duel', 'trio-lone-attacker', 'trio-lone-defender', 'teams')),
+        settings         TEXT NOT NULL,  -- JSON: Settings.to_json()
+        seed             INTEGER NOT NULL,
+        status           TEXT NOT NULL DEFAULT 'active'
+                             CHECK (status IN ('active', 'finished', 'abandoned')),
+        board_message_id INTEGER,
+        created_at       REAL NOT NULL,
+        finished_at      REAL
+    )
+    """,
+    # At most one active match per chat and forum topic.
+    """
+    CREATE UNIQUE INDEX matches_one_active_per_topic
+        ON matches (chat_id, thread_id) WHERE status = 'active'
+    """,
+    """
+    CREATE TABLE seats (
+        match_id INTEGER NOT NULL REFERENCES matches (match_id),
+        seat     INTEGER NOT NULL CHECK (seat BETWEEN 0 AND 3),
+        kind     TEXT NOT NULL CHECK (kind IN ('human', 'computer')),
+        user_id  INTEGER REFERENCES users (user_id),
+        level    INTEGER,
+        label    TEXT NOT NULL,
+        PRIMARY KEY (match_id, seat),
+        UNIQUE (match_id, label),
+        UNIQUE (match_id, user_id),
+        CHECK ((kind = 'human' AND user_id IS NOT NULL AND level IS NULL)
+            OR (kind = 'computer' AND user_id IS NULL AND level IS NOT NULL))
+    ) WITHOUT ROWID
+    """,
+    """
+    CREATE TABLE moves (
+        match_id   INTEGER NOT NULL REFERENCES matches (match_id),
+        seq        INTEGER NOT NULL CHECK (seq >= 1),
+        action     TEXT NOT NULL,
+        update_id  INTEGER,
+        created_at REAL NOT NULL,
+        PRIMARY KEY (match_id, seq)
+    ) WITHOUT ROWID
+    """,
+    # The log is append-only, gap-free and closed with its match, whoever writes to it.
+    """
+    CREATE TRIGGER moves_no_update BEFORE UPDATE ON moves
+    BEGIN SELECT RAISE(ABORT, 'moves are append-only'); END
+    """,
+    """
+    CREATE TRIGGER moves_no_delete BEFORE DELETE ON moves
+    BEGIN SELECT RAISE(ABORT, 'moves are append-only'); END
+    """,
+    """
+    CREATE TRIGGER moves_in_sequence BEFORE INSERT ON moves
+    WHEN NEW.seq <> 1 + COALESCE(
+        (SELECT MAX(seq) FROM moves WHERE match_id = NEW.match_id), 0)
+    BEGIN SELECT RAISE(ABORT, 'move out of sequence'); END
+    """,
+    """
+    CREATE TRIGGER moves_only_while_active BEFORE INSERT ON moves
+    WHEN (SELECT status FROM matches WHERE match_id = NEW.match_id) IS NOT 'active'
+    BEGIN SELECT RAISE(ABORT, 'match is not active'); END
+    """,
+)
+
+_V2 = (
+    # Telegram update ids seen recently: a set (ids are not always increasing), pruned by age.
+    """
+    CREATE TABLE processed_updates (
+        update_id    INTEGER PRIMARY KEY,
+        processed_at REAL NOT NULL
+    )
+    """,
+    "CREATE INDEX processed_updates_by_time ON processed_updates (processed_at)",
+    """
+    CREATE TABLE user_stats (
+        user_id         INTEGER NOT NULL REFERENCES users (user_id),
+        chat_id         INTEGER NOT NULL REFERENCES chats (chat_id),
+        matches         INTEGER NOT NULL DEFAULT 0,
+        wins            INTEGER NOT NULL DEFAULT 0,
+        draws           INTEGER NOT NULL DEFAULT 0,
+        points_scored   INTEGER NOT NULL DEFAULT 0,
+        points_conceded INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (user_id, chat_id)
+    ) WITHOUT ROWID
+    """,
+    "CREATE INDEX user_stats_by_chat ON user_stats (chat_id, wins DESC)",
+    "CREATE INDEX seats_by_user ON seats (user_id) WHERE user_id IS NOT NULL",
+    "CREATE INDEX matches_by_status ON matches (status, match_id)",
+    # Final totals per seat (JSON list), written with the final status.
+    "ALTER TABLE matches ADD COLUMN totals TEXT",
+)
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "core tables: chats, users, matches, seats, move log", _V1),
+    Migration(2, "processed updates, user statistics, indices, final totals", _V2),
+)
+
+LATEST = MIGRATIONS[-1].version

@@ -1,0 +1,990 @@
+"""The SQLite backend (aiosqlite): the embedded default.
+
+One connection per store, used by one task at a time (an ``asyncio.Lock``): aiosqlite runs
+every call on its own thread, so the event loop never blocks on SQLite, and explicit
+transactions from concurrent tasks cannot interleave on the shared connection. Several
+stores (or processes) on one file are serialised by SQLite itself: writes start with
+``BEGIN IMMEDIATE`` and wait up to the busy timeout for the write lock.
+
+Each public call runs in a shielded task: if the caller is cancelled, the transaction still
+finishes (commit or rollback) and the connection is never left inside a transaction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import secrets
+import sqlite3
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import aiosqlite
+
+from krendzu import DEAL_PRESETS, Match, PlayerAction, Settings
+from storage.base import (
+    ActiveMatchExists,
+    ChatRow,
+    DuplicateUpdate,
+    MatchClosed,
+    MatchRow,
+    MatchStatus,
+    MoveRow,
+    NotFound,
+    SchemaTooNew,
+    SeatKind,
+    SeatRow,
+    SeatSpec,
+    SequenceConflict,
+    StatsRow,
+    StorageError,
+    Store,
+    StoredMatch,
+    UserRow,
+    match_outcome,
+    normalize_action,
+    rebuild_game,
+)
+from storage.migrations import LATEST, MIGRATIONS, VERSION_TABLE, Migration
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+MEMORY = ":memory:"
+BUSY_TIMEOUT_MS = 5000
+#: Telegram redelivers an update for at most a day; keep ids two days, then forget them.
+UPDATE_TTL_SECONDS = 2 * 24 * 3600
+#: Prune processed update ids every this many insertions (inside that write).
+PRUNE_EVERY = 512
+_MAX_SEED = 2**63
+
+
+# Connecting and migrating -------------------------------------------------------------
+
+
+async def connect(path: str) -> aiosqlite.Connection:
+    """Open a connection with the pragmas every connection needs.
+
+    WAL lets readers (and the backup) run beside the writer; ``synchronous=FULL`` syncs the
+    WAL on every commit, so a committed move survives a power cut, not just a crash;
+    foreign keys are off by default in SQLite and must be switched on per connection.
+    """
+    try:
+        conn = await aiosqlite.connect(path, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise StorageError(f"cannot open {path}: {exc}") from exc
+    try:
+        await conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if path != MEMORY:
+            mode = await _scalar(conn, "PRAGMA journal_mode = WAL")
+            if str(mode).lower() != "wal":
+                raise StorageError(f"{path}: cannot switch to WAL (journal mode is {mode})")
+        await conn.execute("PRAGMA synchronous = FULL")
+        await conn.execute("PRAGMA foreign_keys = ON")
+        if await _scalar(conn, "PRAGMA foreign_keys") != 1:
+            raise StorageError("this SQLite build cannot enforce foreign keys")
+    except BaseException as exc:
+        await conn.close()
+        if isinstance(exc, sqlite3.Error):
+            raise StorageError(f"cannot open {path}: {exc}") from exc
+        raise
+    return conn
+
+
+async def _scalar(conn: aiosqlite.Connection, sql: str, params: Sequence[Any] = ()) -> Any:
+    async with conn.execute(sql, params) as cur:
+        row = await cur.fetchone()
+    return None if row is None else row[0]
+
+
+async def current_version(conn: aiosqlite.Connection) -> int:
+    """Schema version of an open database (0 when empty)."""
+    exists = await _scalar(
+        conn, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+    )
+    if not exists:
+        return 0
+    return int(await _scalar(conn, "SELECT COALESCE(MAX(version), 0) FROM schema_version"))
+
+
+async def migrate(
+    conn: aiosqlite.Connection,
+    *,
+    target: int | None = None,
+    migrations: Sequence[Migration] = MIGRATIONS,
+    clock: Callable[[], float] = time.time,
+) -> int:
+    """Bring the schema up to ``target`` (default: the newest), one transaction per step.
+
+    The version is read inside each write transaction, so two processes migrating at once
+    cannot apply a step twice. A database newer than ``migrations`` raises
+    :class:`SchemaTooNew` and is left untouched. Returns the final version.
+    """
+    latest = migrations[-1].version if migrations else 0
+    want = latest if target is None else target
+    if want > latest:
+        raise ValueError(f"no migration {want}: the newest is {latest}")
+    by_version = {m.version: m for m in migrations}
+    while True:
+        await conn.execute("BEGIN IMMEDIATE")
+        try:
+            await conn.execute(VERSION_TABLE)
+            version = await current_version(conn)
+            if version > latest:
+                raise SchemaTooNew(version, latest)
+            if version >= want:
+                await conn.execute("ROLLBACK")  # nothing to do; keep the file as it was
+                return version
+            step = by_version.get(version + 1)
+            if step is None:
+                raise StorageError(f"migration {version + 1} is missing")
+            for statement in step.statements:
+                await conn.execute(statement)
+            await conn.execute(
+                "INSERT INTO schema_version (version, name, applied_at) VALUES (?, ?, ?)",
+                (step.version, step.name, clock()),
+            )
+            await conn.execute("COMMIT")
+            log.info("storage: migrated to schema version %d (%s)", step.version, step.name)
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                await conn.execute("ROLLBACK")
+            raise
+
+
+def backup_file(src: str, dest: str) -> None:
+    """Online backup of the database file ``src`` to ``dest`` with SQLite's backup API.
+
+    Synchronous (run it in a thread). Copies every page in one step under one read
+    transaction, so the copy is a consistent snapshot even while another connection or
+    process writes (WAL readers do not block writers). The copy is switched to a rollback
+    journal so it is one self-contained file, checked, and renamed into place atomically.
+    """
+    if not os.path.exists(src):
+        raise StorageError(f"no database at {src}")
+    partial = f"{dest}.partial"
+    for leftover in (partial, f"{partial}-journal", f"{partial}-wal", f"{partial}-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(leftover)
+    source = sqlite3.connect(f"file:{src}?mode=ro", uri=True, isolation_level=None)
+    try:
+        source.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        target = sqlite3.connect(partial, isolation_level=None)
+        try:
+            source.backup(target, pages=-1)
+            target.execute("PRAGMA journal_mode = DELETE")
+            check = target.execute("PRAGMA integrity_check").fetchone()[0]
+            if check != "ok":
+                raise StorageError(f"backup failed its integrity check: {check}")
+        finally:
+            target.close()
+    except sqlite3.Error as exc:
+        raise StorageError(f"backup of {src} failed: {exc}") from exc
+    finally:
+        source.close()
+    os.replace(partial, dest)
+    _fsync_dir(os.path.dirname(os.path.abspath(dest)))
+
+
+def _fsync_dir(path: str) -> None:
+    """Make a rename durable (POSIX); harmless where directories cannot be opened."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+# Conversions ----------------------------------------------------------------------------
+
+
+def _dt(ts: float | None) -> datetime | None:
+    return None if ts is None else datetime.fromtimestamp(ts, UTC)
+
+
+def _settings_json(settings: Settings) -> dict[str, Any]:
+    data = settings.to_json()
+    data["preset"] = settings.preset
+    return data
+
+
+def _settings_from(table: str, data: dict[str, Any]) -> Settings:
+    settings = Settings.from_json(table, data)
+    preset = data.get("preset")
+    presets = DEAL_PRESETS[settings.table]
+    if isinstance(preset, str) and presets.get(preset) == settings.deal:
+        return Settings(
+            table=settings.table,
+            tours=settings.tours,
+            exchange_limit=settings.exchange_limit,
+            preset=preset,
+        )
+    return settings
+
+
+def _chat_settings_dump(settings: Settings) -> str:
+    return json.dumps({"table": settings.table.value, **_settings_json(settings)})
+
+
+def _chat_settings_load(text: str | None) -> Settings | None:
+    if text is None:
+        return None
+    data = json.loads(text)
+    return _settings_from(data.pop("table"), data)
+
+
+_MATCH_COLUMNS = """
+    m.match_id, m.chat_id, m.thread_id, m.table_kind, m.settings, m.seed, m.status,
+    m.board_message_id, m.created_at, m.finished_at, m.totals,
+    (SELECT COALESCE(MAX(v.seq), 0) FROM moves v WHERE v.match_id = m.match_id)
+"""
+
+
+def _match_row(r: Sequence[Any], seats: tuple[SeatRow, ...]) -> MatchRow:
+    return MatchRow(
+        match_id=r[0],
+        chat_id=r[1],
+        thread_id=r[2] or None,
+        settings=_settings_from(r[3], json.loads(r[4])),
+        seed=r[5],
+        status=MatchStatus(r[6]),
+        seats=seats,
+        move_count=r[11],
+        board_message_id=r[7],
+        created_at=datetime.fromtimestamp(r[8], UTC),
+        finished_at=_dt(r[9]),
+        totals=None if r[10] is None else tuple(json.loads(r[10])),
+    )
+
+
+def _seat_row(r: Sequence[Any]) -> SeatRow:
+    return SeatRow(seat=r[0], kind=SeatKind(r[1]), user_id=r[2], level=r[3], label=r[4])
+
+
+_STATS_ORDER = "wins DESC, draws DESC, points_scored DESC, matches ASC, s.user_id ASC"
+
+
+# The store ------------------------------------------------------------------------------
+
+
+class SqliteStore(Store):
+    """:class:`storage.base.Store` on one SQLite file (or ``:memory:``)."""
+
+    def __init__(
+        self,
+        conn: aiosqlite.Connection,
+        path: str,
+        *,
+        clock: Callable[[], float] = time.time,
+        update_ttl: float = UPDATE_TTL_SECONDS,
+    ) -> None:
+        self._conn = conn
+        self.path = path
+        self._clock = clock
+        self._update_ttl = update_ttl
+        self._lock = asyncio.Lock()
+        self._inserts_since_prune = 0
+        self._closed = False
+
+    @classmethod
+    async def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        clock: Callable[[], float] = time.time,
+        update_ttl: float = UPDATE_TTL_SECONDS,
+    ) -> SqliteStore:
+        """Connect, migrate to the newest schema (refusing a newer one) and return a store."""
+        path = os.fspath(path)
+        conn = await connect(path)
+        try:
+            await migrate(conn, clock=clock)
+        except BaseException as exc:
+            await conn.close()
+            if isinstance(exc, sqlite3.Error):
+                raise StorageError(f"cannot migrate {path}: {exc}") from exc
+            raise
+        return cls(conn, path, clock=clock, update_ttl=update_ttl)
+
+    # Plumbing ---------------------------------------------------------------------------
+
+    async def _guard(self, work: Callable[[], Awaitable[T]]) -> T:
+        """Run ``work`` to completion even if the caller is cancelled; wrap SQLite errors."""
+        if self._closed:
+            raise StorageError("the store is closed")
+        task = asyncio.ensure_future(work())
+        task.add_done_callback(_consume_exception)
+        try:
+            return await asyncio.shield(task)
+        except sqlite3.Error as exc:
+            raise StorageError(f"{type(exc).__name__}: {exc}") from exc
+
+    @contextlib.asynccontextmanager
+    async def _tx(self, mode: str = "IMMEDIATE") -> AsyncIterator[aiosqlite.Connection]:
+        """One transaction on the shared connection; rolled back on any exception."""
+        async with self._lock:
+            conn = self._conn
+            await conn.execute(f"BEGIN {mode}")
+            try:
+                yield conn
+            except BaseException:
+                try:
+                    await conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    log.exception("storage: rollback failed")
+                raise
+            try:
+                await conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        await conn.execute("ROLLBACK")
+                raise
+
+    async def _fetchall(
+        self, conn: aiosqlite.Connection, sql: str, params: Sequence[Any] = ()
+    ) -> Iterable[sqlite3.Row]:
+        return await conn.execute_fetchall(sql, params)
+
+    async def _fetchone(
+        self, conn: aiosqlite.Connection, sql: str, params: Sequence[Any] = ()
+    ) -> Any:
+        async with conn.execute(sql, params) as cur:
+            return await cur.fetchone()
+
+    # Lifecycle --------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        async with self._lock:
+            self._closed = True
+            with contextlib.suppress(sqlite3.Error):
+                await self._conn.execute("PRAGMA optimize")
+            await self._conn.close()
+
+    async def schema_version(self) -> int:
+        async def work() -> int:
+            async with self._tx("DEFERRED") as conn:
+                return await current_version(conn)
+
+        return await self._guard(work)
+
+    async def pragmas(self) -> dict[str, Any]:
+        """The connection settings that durability depends on (for ``info`` and tests)."""
+
+        async def work() -> dict[str, Any]:
+            async with self._lock:
+                return {
+                    name: await _scalar(self._conn, f"PRAGMA {name}")
+                    for name in ("journal_mode", "synchronous", "foreign_keys", "busy_timeout")
+                }
+
+        return await self._guard(work)
+
+    async def integrity_check(self) -> list[str]:
+        """``PRAGMA integrity_check`` and ``foreign_key_check``; empty when all is well."""
+
+        async def work() -> list[str]:
+            async with self._lock:
+                rows = await self._conn.execute_fetchall("PRAGMA integrity_check")
+                problems = [str(r[0]) for r in rows if r[0] != "ok"]
+                fk = await self._conn.execute_fetchall("PRAGMA foreign_key_check")
+                problems += [f"foreign key: {tuple(r)}" for r in fk]
+                return problems
+
+        return await self._guard(work)
+
+    async def backup(self, dest: str) -> None:
+        dest = os.fspath(dest)
+        if self.path != MEMORY:
+            # A separate connection in a worker thread: the store keeps serving meanwhile.
+            await asyncio.to_thread(backup_file, self.path, dest)
+            return
+
+        async def work() -> None:
+            async with self._lock:
+                target = await aiosqlite.connect(dest, isolation_level=None)
+                try:
+                    await self._conn.backup(target)
+                finally:
+                    await target.close()
+
+        await self._guard(work)
+
+    # Chats and users --------------------------------------------------------------------
+
+    async def upsert_chat(
+        self,
+        chat_id: int,
+        *,
+        language: str | None = None,
+        default_settings: Settings | None = None,
+    ) -> ChatRow:
+        now = self._clock()
+        dumped = None if default_settings is None else _chat_settings_dump(default_settings)
+
+        async def work() -> ChatRow:
+            async with self._tx() as conn:
+                await conn.execute(
+                    """
+                    INSERT INTO chats (chat_id, language, default_settings, created_at, updated_at)
+                    VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (chat_id) DO UPDATE SET
+                        language = COALESCE(excluded.language, chats.language),
+                        default_settings =
+                            COALESCE(excluded.default_settings, chats.default_settings),
+                        updated_at = excluded.updated_at
+                    """,
+                    (chat_id, language, dumped, now, now),
+                )
+                row = await self._get_chat(conn, chat_id)
+                assert row is not None
+                return row
+
+        return await self._guard(work)
+
+    async def get_chat(self, chat_id: int) -> ChatRow | None:
+        async def work() -> ChatRow | None:
+            async with self._tx("DEFERRED") as conn:
+                return await self._get_chat(conn, chat_id)
+
+        return await self._guard(work)
+
+    async def _get_chat(self, conn: aiosqlite.Connection, chat_id: int) -> ChatRow | None:
+        r = await self._fetchone(
+            conn,
+            "SELECT chat_id, language, default_settings, created_at, updated_at "
+            "FROM chats WHERE chat_id = ?",
+            (chat_id,),
+        )
+        if r is None:
+            return None
+        return ChatRow(
+            chat_id=r[0],
+            language=r[1],
+            default_settings=_chat_settings_load(r[2]),
+            created_at=datetime.fromtimestamp(r[3], UTC),
+            updated_at=datetime.fromtimestamp(r[4], UTC),
+        )
+
+    async def upsert_user(
+        self,
+        user_id: int,
+        display_name: str,
+        *,
+        language: str | None = None,
+        can_write_privately: bool | None = None,
+    ) -> UserRow:
+        now = self._clock()
+        can = None if can_write_privately is None else int(bool(can_write_privately))
+
+        async def work() -> UserRow:
+            async with self._tx() as conn:
+                await conn.execute(
+                    """
+                    INSERT INTO users (user_id, display_name, language, can_write_privately,
+                                       created_at, updated_at)
+                    VALUES (?, ?, ?, COALESCE(?, 0), ?, ?)
+                    ON CONFLICT (user_id) DO UPDATE SET
+                        display_name = excluded.display_name,
+                        language = COALESCE(?, users.language),
+                        can_write_privately = COALESCE(?, users.can_write_privately),
+                        updated_at = excluded.updated_at
+                    """,
+                    (user_id, display_name, language, can, now, now, language, can),
+                )
+                row = await self._get_user(conn, user_id)
+                assert row is not None
+                return row
+
+        return await self._guard(work)
+
+    async def get_user(self, user_id: int) -> UserRow | None:
+        async def work() -> UserRow | None:
+            async with self._tx("DEFERRED") as conn:
+                return await self._get_user(conn, user_id)
+
+        return await self._guard(work)
+
+    async def _get_user(self, conn: aiosqlite.Connection, user_id: int) -> UserRow | None:
+        r = await self._fetchone(
+            conn,
+            "SELECT user_id, display_name, language, can_write_privately, created_at, "
+            "updated_at FROM users WHERE user_id = ?",
+            (user_id,),
+        )
+        if r is None:
+            return None
+        return UserRow(
+            user_id=r[0],
+            display_name=r[1],
+            language=r[2],
+            can_write_privately=bool(r[3]),
+            created_at=datetime.fromtimestamp(r[4], UTC),
+            updated_at=datetime.fromtimestamp(r[5], UTC),
+        )
+
+    # Matches ----------------------------------------------------------------------------
+
+    async def create_match(
+        self,
+        chat_id: int,
+        settings: Settings,
+        seats: Sequence[SeatSpec],
+        *,
+        thread_id: int | None = None,
+        seed: int | None = None,
+        board_message_id: int | None = None,
+    ) -> StoredMatch:
+        if seed is None:
+            seed = secrets.randbelow(_MAX_SEED)
+        if not 0 <= seed < _MAX_SEED:
+            raise ValueError(f"a seed is in 0..2**63-1, not {seed}")
+        if thread_id is not None and thread_id <= 0:
+            raise ValueError("a forum topic id is positive")
+        seat_rows = tuple(
+            SeatRow(i, spec.kind, spec.user_id, spec.level, spec.label(i))
+            for i, spec in enumerate(seats)
+        )
+        labels = [s.label for s in seat_rows]
+        game = Match(labels, settings, seed=seed)  # validates seat count and settings
+        now = self._clock()
+        settings_text = json.dumps(_settings_json(settings))
+
+        async def work() -> StoredMatch:
+            async with self._tx() as conn:
+                await conn.execute(
+                    "INSERT INTO chats (chat_id, created_at, updated_at) VALUES (?, ?, ?) "
+                    "ON CONFLICT (chat_id) DO NOTHING",
+                    (chat_id, now, now),
+                )
+                humans = [s.user_id for s in seat_rows if s.user_id is not None]
+                if humans:
+                    marks = ",".join("?" * len(humans))
+                    found = {
+                        r[0]
+                        for r in await self._fetchall(
+                            conn, f"SELECT user_id FROM users WHERE user_id IN ({marks})", humans
+                        )
+                    }
+                    missing = [u for u in humans if u not in found]
+                    if missing:
+                        raise NotFound(f"users {missing} are not stored: upsert_user first")
+                busy = await self._fetchone(
+                    conn,
+                    "SELECT match_id FROM matches WHERE chat_id = ? AND thread_id = ? "
+                    "AND status = 'active'",
+                    (chat_id, thread_id or 0),
+                )
+                if busy is not None:
+                    raise ActiveMatchExists(
+                        f"chat {chat_id} topic {thread_id} already plays match {busy[0]}"
+                    )
+                cur = await conn.execute(
+                    """
+                    INSERT INTO matches (chat_id, thread_id, table_kind, settings, seed, status,
+                                         board_message_id, created_at)
+                    VALUES (?, ?, ?, ?, ?, 'active', ?, ?)
+                    """,
+                    (
+                        chat_id,
+                        thread_id or 0,
+                        settings.table.value,
+                        settings_text,
+                        seed,
+                        board_message_id,
+                        now,
+                    ),
+                )
+                match_id = cur.lastrowid
+                assert match_id is not None
+                await conn.executemany(
+                    "INSERT INTO seats (match_id, seat, kind, user_id, level, label) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    [
+                        (match_id, s.seat, s.kind.value, s.user_id, s.level, s.label)
+                        for s in seat_rows
+                    ],
+                )
+            row = MatchRow(
+                match_id=match_id,
+                chat_id=chat_id,
+                thread_id=thread_id,
+                settings=settings,
+                seed=seed,
+                status=MatchStatus.ACTIVE,
+                seats=seat_rows,
+                move_count=0,
+                board_message_id=board_message_id,
+                created_at=datetime.fromtimestamp(now, UTC),
+                finished_at=None,
+                totals=None,
+            )
+            return StoredMatch(row, (), game)
+
+        return await self._guard(work)
+
+    async def _seats(
+        self, conn: aiosqlite.Connection, match_ids: Sequence[int]
+    ) -> dict[int, tuple[SeatRow, ...]]:
+        out: dict[int, list[SeatRow]] = {m: [] for m in match_ids}
+        ids = list(match_ids)
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for r in await self._fetchall(
+                conn,
+                "SELECT match_id, seat, kind, user_id, level, label FROM seats "
+                f"WHERE match_id IN ({marks}) ORDER BY match_id, seat",
+                chunk,
+            ):
+                out[r[0]].append(_seat_row(r[1:]))
+        return {m: tuple(s) for m, s in out.items()}
+
+    async def _match_rows(
+        self, conn: aiosqlite.Connection, where: str, params: Sequence[Any]
+    ) -> list[MatchRow]:
+        rows = list(
+            await self._fetchall(conn, f"SELECT {_MATCH_COLUMNS} FROM matches m {where}", params)
+        )
+        seats = await self._seats(conn, [r[0] for r in rows])
+        return [_match_row(r, seats[r[0]]) for r in rows]
+
+    async def _get_match(self, conn: aiosqlite.Connection, match_id: int) -> MatchRow:
+        rows = await self._match_rows(conn, "WHERE m.match_id = ?", (match_id,))
+        if not rows:
+            raise NotFound(f"no match {match_id}")
+        return rows[0]
+
+    async def get_match(self, match_id: int) -> MatchRow:
+        async def work() -> MatchRow:
+            async with self._tx("DEFERRED") as conn:
+                return await self._get_match(conn, match_id)
+
+        return await self._guard(work)
+
+    async def load_match(self, match_id: int) -> StoredMatch:
+        async def work() -> tuple[MatchRow, list[Any]]:
+            async with self._tx("DEFERRED") as conn:
+                row = await self._get_match(conn, match_id)
+                moves = list(
+                    await self._fetchall(
+                        conn,
+                        "SELECT seq, action, update_id, created_at FROM moves "
+                        "WHERE match_id = ? ORDER BY seq",
+                        (match_id,),
+                    )
+                )
+                return row, moves
+
+        row, raw = await self._guard(work)
+        moves = tuple(
+            MoveRow(match_id, r[0], r[1], r[2], datetime.fromtimestamp(r[3], UTC)) for r in raw
+        )
+        game = rebuild_game(row, [m.action for m in moves])
+        return StoredMatch(row, moves, game)
+
+    async def append_move(
+        self,
+        match_id: int,
+        expected_seq: int,
+        action: PlayerAction | str,
+        *,
+        update_id: int | None = None,
+        final: Match | None = None,
+    ) -> MoveRow:
+        text = normalize_action(action)
+        if final is not None:
+            if not final.is_over:
+                raise ValueError("final must be the state of a match that is over")
+            if len(final.history) != expected_seq or str(final.history[-1]) != text:
+                raise ValueError("final must be the state right after this move")
+        now = self._clock()
+
+        async def work() -> MoveRow:
+            async with self._tx() as conn:
+                if update_id is not None:
+                    await self._remember_update(conn, update_id, now)
+                r = await self._fetchone(
+                    conn,
+                    "SELECT status, (SELECT COALESCE(MAX(seq), 0) FROM moves "
+                    "WHERE match_id = ?) FROM matches WHERE match_id = ?",
+                    (match_id, match_id),
+                )
+                if r is None:
+                    raise NotFound(f"no match {match_id}")
+                if r[0] != MatchStatus.ACTIVE:
+                    raise MatchClosed(f"match {match_id} is {r[0]}")
+                if r[1] + 1 != expected_seq:
+                    raise SequenceConflict(match_id, expected_seq, r[1] + 1)
+                await conn.execute(
+                    "INSERT INTO moves (match_id, seq, action, update_id, created_at) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (match_id, expected_seq, text, update_id, now),
+                )
+                if final is not None:
+                    await self._close_finished(conn, match_id, final, now)
+            created = datetime.fromtimestamp(now, UTC)
+            return MoveRow(match_id, expected_seq, text, update_id, created)
+
+        return await self._guard(work)
+
+    async def _close_finished(
+        self, conn: aiosqlite.Connection, match_id: int, game: Match, now: float
+    ) -> None:
+        """Final status, totals and per-user statistics: inside the caller's transaction."""
+        row = await self._get_match(conn, match_id)
+        if tuple(row.labels) != game.players:
+            raise ValueError(f"that game is not match {match_id} (players differ)")
+        outcomes = match_outcome(game)
+        totals = json.dumps(list(game.totals()))
+        await conn.execute(
+            "UPDATE matches SET status = 'finished', finished_at = ?, totals = ? "
+            "WHERE match_id = ? AND status = 'active'",
+            (now, totals, match_id),
+        )
+        params = []
+        for seat in row.seats:
+            if seat.user_id is None:
+                continue
+            o = outcomes[seat.seat]
+            params.append(
+                (
+                    seat.user_id,
+                    row.chat_id,
+                    int(o.win),
+                    int(o.draw),
+                    o.points_scored,
+                    o.points_conceded,
+                )
+            )
+        await conn.executemany(
+            """
+            INSERT INTO user_stats (user_id, chat_id, matches, wins, draws, points_scored,
+                                    points_conceded)
+            VALUES (?, ?, 1, ?, ?, ?, ?)
+            ON CONFLICT (user_id, chat_id) DO UPDATE SET
+                matches = matches + 1,
+                wins = wins + excluded.wins,
+                draws = draws + excluded.draws,
+                points_scored = points_scored + excluded.points_scored,
+                points_conceded = points_conceded + excluded.points_conceded
+            """,
+            params,
+        )
+
+    async def finish_match(self, match_id: int, game: Match | None = None) -> bool:
+        if game is None:
+            game = (await self.load_match(match_id)).game
+        if not game.is_over:
+            raise ValueError(f"match {match_id} is not over")
+        now = self._clock()
+        done = game
+
+        async def work() -> bool:
+            async with self._tx() as conn:
+                r = await self._fetchone(
+                    conn,
+                    "SELECT status, (SELECT COALESCE(MAX(seq), 0) FROM moves "
+                    "WHERE match_id = ?) FROM matches WHERE match_id = ?",
+                    (match_id, match_id),
+                )
+                if r is None:
+                    raise NotFound(f"no match {match_id}")
+                if r[0] != MatchStatus.ACTIVE:
+                    return False
+                if r[1] != len(done.history):
+                    raise SequenceConflict(match_id, len(done.history) + 1, r[1] + 1)
+                await self._close_finished(conn, match_id, done, now)
+                return True
+
+        return await self._guard(work)
+
+    async def abandon_match(self, match_id: int) -> bool:
+        now = self._clock()
+
+        async def work() -> bool:
+            async with self._tx() as conn:
+                cur = await conn.execute(
+                    "UPDATE matches SET status = 'abandoned', finished_at = ? "
+                    "WHERE match_id = ? AND status = 'active'",
+                    (now, match_id),
+                )
+                if cur.rowcount:
+                    return True
+                if await self._fetchone(
+                    conn, "SELECT 1 FROM matches WHERE match_id = ?", (match_id,)
+                ):
+                    return False
+                raise NotFound(f"no match {match_id}")
+
+        return await self._guard(work)
+
+    async def set_board_message(self, match_id: int, message_id: int | None) -> None:
+        async def work() -> None:
+            async with self._tx() as conn:
+                cur = await conn.execute(
+                    "UPDATE matches SET board_message_id = ? WHERE match_id = ?",
+                    (message_id, match_id),
+                )
+                if not cur.rowcount:
+                    raise NotFound(f"no match {match_id}")
+
+        await self._guard(work)
+
+    async def active_match(self, chat_id: int, thread_id: int | None = None) -> MatchRow | None:
+        async def work() -> MatchRow | None:
+            async with self._tx("DEFERRED") as conn:
+                rows = await self._match_rows(
+                    conn,
+                    "WHERE m.chat_id = ? AND m.thread_id = ? AND m.status = 'active'",
+                    (chat_id, thread_id or 0),
+                )
+                return rows[0] if rows else None
+
+        return await self._guard(work)
+
+    async def matches_of_user(
+        self, user_id: int, *, status: MatchStatus | None = MatchStatus.ACTIVE
+    ) -> list[MatchRow]:
+        where = (
+            "WHERE m.match_id IN (SELECT match_id FROM seats WHERE user_id = ?)"
+            + ("" if status is None else " AND m.status = ?")
+            + " ORDER BY m.match_id DESC"
+        )
+        params: tuple[Any, ...] = (user_id,) if status is None else (user_id, status.value)
+
+        async def work() -> list[MatchRow]:
+            async with self._tx("DEFERRED") as conn:
+                return await self._match_rows(conn, where, params)
+
+        return await self._guard(work)
+
+    async def active_matches(self) -> list[MatchRow]:
+        async def work() -> list[MatchRow]:
+            async with self._tx("DEFERRED") as conn:
+                return await self._match_rows(
+                    conn, "WHERE m.status = 'active' ORDER BY m.match_id", ()
+                )
+
+        return await self._guard(work)
+
+    # Updates ----------------------------------------------------------------------------
+
+    async def _remember_update(
+        self, conn: aiosqlite.Connection, update_id: int, now: float
+    ) -> None:
+        cur = await conn.execute(
+            "INSERT INTO processed_updates (update_id, processed_at) VALUES (?, ?) "
+            "ON CONFLICT (update_id) DO NOTHING",
+            (update_id, now),
+        )
+        if cur.rowcount == 0:
+            raise DuplicateUpdate(update_id)
+        self._inserts_since_prune += 1
+        if self._inserts_since_prune >= PRUNE_EVERY:
+            self._inserts_since_prune = 0
+            await conn.execute(
+                "DELETE FROM processed_updates WHERE processed_at < ?",
+                (now - self._update_ttl,),
+            )
+
+    async def mark_update(self, update_id: int) -> bool:
+        now = self._clock()
+
+        async def work() -> bool:
+            async with self._tx() as conn:
+                await self._remember_update(conn, update_id, now)
+            return True
+
+        try:
+            return await self._guard(work)
+        except DuplicateUpdate:
+            return False
+
+    async def seen_update(self, update_id: int) -> bool:
+        async def work() -> bool:
+            async with self._tx("DEFERRED") as conn:
+                return bool(
+                    await self._fetchone(
+                        conn,
+                        "SELECT 1 FROM processed_updates WHERE update_id = ?",
+                        (update_id,),
+                    )
+                )
+
+        return await self._guard(work)
+
+    async def prune_updates(self, older_than_seconds: float) -> int:
+        cutoff = self._clock() - older_than_seconds
+
+        async def work() -> int:
+            async with self._tx() as conn:
+                cur = await conn.execute(
+                    "DELETE FROM processed_updates WHERE processed_at < ?", (cutoff,)
+                )
+                return cur.rowcount
+
+        return await self._guard(work)
+
+    # Statistics -------------------------------------------------------------------------
+
+    async def user_stats(self, user_id: int, chat_id: int | None = None) -> StatsRow | None:
+        rows = await self._stats("WHERE s.user_id = ?", (user_id,), chat_id, 1)
+        return rows[0] if rows else None
+
+    async def leaderboard(self, chat_id: int | None = None, limit: int = 10) -> list[StatsRow]:
+        return await self._stats("", (), chat_id, limit)
+
+    async def _stats(
+        self, where: str, params: tuple[Any, ...], chat_id: int | None, limit: int
+    ) -> list[StatsRow]:
+        if chat_id is not None:
+            where = (where + " AND" if where else "WHERE") + " s.chat_id = ?"
+            params = (*params, chat_id)
+        sql = f"""
+            SELECT s.user_id, u.display_name, SUM(s.matches) AS matches, SUM(s.wins) AS wins,
+                   SUM(s.draws) AS draws, SUM(s.points_scored) AS points_scored,
+                   SUM(s.points_conceded) AS points_conceded
+            FROM user_stats s JOIN users u ON u.user_id = s.user_id
+            {where}
+            GROUP BY s.user_id
+            ORDER BY {_STATS_ORDER}
+            LIMIT ?
+        """
+
+        async def work() -> list[StatsRow]:
+            async with self._tx("DEFERRED") as conn:
+                rows = await self._fetchall(conn, sql, (*params, limit))
+            return [StatsRow(*r) for r in rows]
+
+        return await self._guard(work)
+
+
+def _consume_exception(task: asyncio.Task[Any]) -> None:
+    """Retrieve the outcome of a shielded task whose caller may have gone (no warnings)."""
+    if not task.cancelled() and task.exception() is not None:
+        log.debug("storage: call failed: %r", task.exception())
+
+
+__all__ = [
+    "LATEST",
+    "MEMORY",
+    "SqliteStore",
+    "backup_file",
+    "connect",
+    "current_version",
+    "migrate",
+]
