@@ -304,12 +304,25 @@ class SqliteStore(Store):
         *,
         clock: Callable[[], float] = time.time,
         update_ttl: float = UPDATE_TTL_SECONDS,
+        upgrade: bool = True,
     ) -> SqliteStore:
-        """Connect, migrate to the newest schema (refusing a newer one) and return a store."""
+        """Connect, migrate to the newest schema (refusing a newer one) and return a store.
+
+        With ``upgrade=False`` the schema must already be the newest (nothing is written).
+        """
         path = os.fspath(path)
         conn = await connect(path)
         try:
-            await migrate(conn, clock=clock)
+            if upgrade:
+                await migrate(conn, clock=clock)
+            else:
+                version = await current_version(conn)
+                if version > LATEST:
+                    raise SchemaTooNew(version, LATEST)
+                if version < LATEST:
+                    raise StorageError(
+                        f"{path} is at schema version {version}, not {LATEST}: migrate it first"
+                    )
         except BaseException as exc:
             await conn.close()
             if isinstance(exc, sqlite3.Error):
