@@ -1,0 +1,622 @@
+"""The store's contract: rows, the conflict rule, duplicate updates, queries, statistics."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+import sqlite3
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from krendzu import Match, Settings, Table, export_record
+from storage import (
+    ActiveMatchExists,
+    CorruptMatch,
+    DuplicateUpdate,
+    MatchClosed,
+    MatchStatus,
+    NotFound,
+    SeatKind,
+    SeatSpec,
+    SequenceConflict,
+    StorageError,
+    Store,
+    match_outcome,
+    open_store,
+    sqlite_path,
+)
+from storage.sqlite import SqliteStore
+from tests.storage_helpers import add_users, play_and_store, seats_for, snapshot
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(params=["file", "memory"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
+    target = tmp_path / "s.db" if request.param == "file" else ":memory:"
+    s = await open_store(target)
+    yield s
+    await s.close()
+
+
+@pytest.fixture
+async def file_store(tmp_path: Path) -> AsyncIterator[SqliteStore]:
+    s = await SqliteStore.open(tmp_path / "f.db")
+    yield s
+    await s.close()
+
+
+def legal(game: Match, rng: random.Random) -> str:
+    return str(rng.choice(game.legal_actions()))
+
+
+# Chats and users ------------------------------------------------------------------------
+
+
+async def test_chats_keep_fields_not_given(store: Store) -> None:
+    assert await store.get_chat(5) is None
+    row = await store.upsert_chat(5, language="ru")
+    assert row.language == "ru" and row.default_settings is None
+    defaults = Settings(table=Table.TRIO_LONE_DEFENDER, preset="cautious", exchange_limit=1)
+    row = await store.upsert_chat(5, default_settings=defaults)
+    assert row.language == "ru"
+    assert row.default_settings == defaults  # preset name survives the round trip
+    row = await store.upsert_chat(5, language="en")
+    assert row.language == "en" and row.default_settings == defaults
+    assert await store.get_chat(5) == row
+
+
+async def test_users_keep_fields_not_given(store: Store) -> None:
+    assert await store.get_user(1) is None
+    row = await store.upsert_user(1, "Ann")
+    assert (row.display_name, row.language, row.can_write_privately) == ("Ann", None, False)
+    row = await store.upsert_user(1, "Ann B", language="ru", can_write_privately=True)
+    assert (row.display_name, row.language, row.can_write_privately) == ("Ann B", "ru", True)
+    row = await store.upsert_user(1, "Ann C")
+    assert (row.display_name, row.language, row.can_write_privately) == ("Ann C", "ru", True)
+    row = await store.upsert_user(1, "Ann C", can_write_privately=False)
+    assert not row.can_write_privately and row.language == "ru"
+
+
+# Creating and loading matches -----------------------------------------------------------
+
+
+async def test_create_and_load(store: Store) -> None:
+    await add_users(store, 1, 2)
+    settings = Settings(table=Table.TEAMS, exchange_limit=2)
+    seats = [SeatSpec.human(1), SeatSpec.computer(2), SeatSpec.human(2), SeatSpec.computer(4)]
+    stored = await store.create_match(-10, settings, seats, seed=99, board_message_id=5)
+    row = stored.row
+    assert row.status is MatchStatus.ACTIVE and row.move_count == 0 and row.next_seq == 1
+    assert row.labels == ["u1", "cpu2", "u2", "cpu4"]
+    assert [s.kind for s in row.seats] == [
+        SeatKind.HUMAN, SeatKind.COMPUTER, SeatKind.HUMAN, SeatKind.COMPUTER
+    ]
+    assert row.seat_of(2) == 2 and row.seat_of(3) is None
+    assert export_record(stored.game) == export_record(Match(row.labels, settings, seed=99))
+    loaded = await store.load_match(stored.match_id)
+    assert loaded.row == row
+    assert loaded.moves == ()
+    assert snapshot(loaded.game) == snapshot(stored.game)
+    assert await store.get_chat(-10) is not None  # created on the way
+
+
+async def test_create_refuses_bad_input(store: Store) -> None:
+    await add_users(store, 1)
+    with pytest.raises(NotFound):
+        await store.create_match(1, Settings(), [SeatSpec.human(1), SeatSpec.human(2)])
+    with pytest.raises(ValueError):  # three seats at a duel
+        await store.create_match(1, Settings(), seats_for(Table.TEAMS, [1])[:3])
+    with pytest.raises(ValueError):  # the same user twice
+        await store.create_match(1, Settings(), [SeatSpec.human(1), SeatSpec.human(1)])
+    with pytest.raises(ValueError):
+        SeatSpec(SeatKind.HUMAN)
+    assert await store.active_match(1) is None
+    with pytest.raises(NotFound):
+        await store.load_match(12345)
+
+
+async def test_one_active_match_per_chat_or_topic(store: Store) -> None:
+    await add_users(store, 1)
+    seats = seats_for(Table.DUEL, [1])
+    first = await store.create_match(7, Settings(), seats)
+    with pytest.raises(ActiveMatchExists):
+        await store.create_match(7, Settings(), seats)
+    topic = await store.create_match(7, Settings(), seats, thread_id=3)
+    other_topic = await store.create_match(7, Settings(), seats, thread_id=4)
+    assert (await store.active_match(7)).match_id == first.match_id  # type: ignore[union-attr]
+    assert (await store.active_match(7, 3)).match_id == topic.match_id  # type: ignore[union-attr]
+    assert (await store.active_match(7, 4)).thread_id == 4  # type: ignore[union-attr]
+    assert await store.abandon_match(first.match_id)
+    assert not await store.abandon_match(first.match_id)
+    assert await store.active_match(7) is None
+    again = await store.create_match(7, Settings(), seats)
+    assert again.match_id not in (first.match_id, topic.match_id, other_topic.match_id)
+    with pytest.raises(MatchClosed):
+        await store.append_move(first.match_id, 1, legal(first.game, random.Random(1)))
+
+
+async def test_one_active_match_enforced_by_the_database(file_store: SqliteStore) -> None:
+    await add_users(file_store, 1)
+    stored = await file_store.create_match(7, Settings(), seats_for(Table.DUEL, [1]))
+    with sqlite3.connect(file_store.path) as raw, pytest.raises(sqlite3.IntegrityError):
+        raw.execute(
+            "INSERT INTO matches (chat_id, thread_id, table_kind, settings, seed, created_at) "
+            "SELECT chat_id, thread_id, table_kind, settings, 1, 0 FROM matches "
+            "WHERE match_id = ?",
+            (stored.match_id,),
+        )
+
+
+async def test_matches_of_user_across_chats(store: Store) -> None:
+    await add_users(store, 1, 2)
+    a = await store.create_match(100, Settings(), seats_for(Table.DUEL, [1, 2]))
+    b = await store.create_match(200, Settings(table=Table.TEAMS), seats_for(Table.TEAMS, [2]))
+    c = await store.create_match(300, Settings(), seats_for(Table.DUEL, [1]))
+    await store.abandon_match(c.match_id)
+    mine = await store.matches_of_user(1)
+    assert [m.match_id for m in mine] == [a.match_id]
+    theirs = await store.matches_of_user(2)
+    assert [m.match_id for m in theirs] == [b.match_id, a.match_id]  # newest first
+    everything = await store.matches_of_user(1, status=None)
+    assert [m.match_id for m in everything] == [c.match_id, a.match_id]
+    assert [m.status for m in everything] == [MatchStatus.ABANDONED, MatchStatus.ACTIVE]
+    assert [m.match_id for m in await store.active_matches()] == [a.match_id, b.match_id]
+    assert await store.matches_of_user(3) == []
+
+
+async def test_board_message(store: Store) -> None:
+    await add_users(store, 1)
+    stored = await store.create_match(1, Settings(), seats_for(Table.DUEL, [1]))
+    await store.set_board_message(stored.match_id, 4242)
+    assert (await store.get_match(stored.match_id)).board_message_id == 4242
+    with pytest.raises(NotFound):
+        await store.set_board_message(999, 1)
+
+
+# The move log and the conflict rule -----------------------------------------------------
+
+
+async def test_append_and_rebuild(store: Store) -> None:
+    await add_users(store, 1)
+    stored = await store.create_match(1, Settings(), seats_for(Table.DUEL, [1]), seed=3)
+    game = await play_and_store(store, stored, random.Random(4), max_moves=30)
+    loaded = await store.load_match(stored.match_id)
+    assert [m.seq for m in loaded.moves] == list(range(1, 31))
+    assert [m.action for m in loaded.moves] == [str(a) for a in game.history]
+    assert loaded.row.move_count == 30 and loaded.next_seq == 31
+    assert snapshot(loaded.game) == snapshot(game)
+
+
+async def test_stale_sequence_number_conflicts_and_writes_nothing(store: Store) -> None:
+    await add_users(store, 1)
+    stored = await store.create_match(1, Settings(), seats_for(Table.DUEL, [1]))
+    rng = random.Random(2)
+    game = stored.game
+    first = legal(game, rng)
+    await store.append_move(stored.match_id, 1, first)
+    game.apply(first)
+    for stale in (1, 3, 0, -1):
+        with pytest.raises(SequenceConflict) as info:
+            await store.append_move(stored.match_id, stale, legal(game, rng), update_id=50)
+        assert info.value.expected == stale and info.value.actual == 2
+    loaded = await store.load_match(stored.match_id)
+    assert [m.action for m in loaded.moves] == [first]
+    # The update id of a refused move was not remembered either.
+    assert not await store.seen_update(50)
+    await store.append_move(stored.match_id, 2, legal(game, rng), update_id=50)
+    assert await store.seen_update(50)
+
+
+async def test_conflict_rule_under_concurrent_tasks(store: Store) -> None:
+    """Many tasks race to append move n+1 from the same stale view: exactly one wins."""
+    await add_users(store, 1)
+    stored = await store.create_match(1, Settings(), seats_for(Table.DUEL, [1]))
+    rng = random.Random(8)
+    game = stored.game
+    for _ in range(10):
+        candidates = rng.sample(game.legal_actions(), k=min(8, len(game.legal_actions())))
+        seq = len(game.history) + 1
+        results = await asyncio.gather(
+            *(store.append_move(stored.match_id, seq, a) for a in candidates),
+            return_exceptions=True,
+        )
+        winners = [r for r in results if not isinstance(r, BaseException)]
+        losers = [r for r in results if isinstance(r, BaseException)]
+        assert len(winners) == 1
+        assert all(isinstance(r, SequenceConflict) for r in losers)
+        game.apply(winners[0].action)
+    loaded = await store.load_match(stored.match_id)
+    assert snapshot(loaded.game) == snapshot(game)
+
+
+async def test_conflict_rule_across_connections(tmp_path: Path) -> None:
+    """Two stores on one file (as two processes would be): the write lock decides."""
+    path = tmp_path / "two.db"
+    one, two = await open_store(path), await open_store(path)
+    try:
+        await add_users(one, 1)
+        stored = await one.create_match(1, Settings(), seats_for(Table.DUEL, [1]))
+        game = stored.game
+        rng = random.Random(11)
+        for _ in range(15):
+            seq = len(game.history) + 1
+            acts = rng.sample(game.legal_actions(), k=min(2, len(game.legal_actions())))
+            a2 = acts[-1]
+            results = await asyncio.gather(
+                one.append_move(stored.match_id, seq, acts[0]),
+                two.append_move(stored.match_id, seq, a2),
+                return_exceptions=True,
+            )
+            ok = [r for r in results if not isinstance(r, BaseException)]
+            assert len(ok) == 1, results
+            assert all(isinstance(r, SequenceConflict) for r in results if r not in ok)
+            game.apply(ok[0].action)
+        assert snapshot((await two.load_match(stored.match_id)).game) == snapshot(game)
+    finally:
+        await one.close()
+        await two.close()
+
+
+async def test_log_rules_hold_in_the_database_itself(file_store: SqliteStore) -> None:
+    """Even SQL that bypasses the store cannot leave gaps, rewrite or extend closed logs."""
+    await add_users(file_store, 1)
+    stored = await file_store.create_match(1, Settings(), seats_for(Table.DUEL, [1]))
+    await play_and_store(file_store, stored, random.Random(1), max_moves=3)
+    with sqlite3.connect(file_store.path) as raw:
+        raw.execute("PRAGMA foreign_keys = ON")
+        for sql in (
+            "INSERT INTO moves VALUES (1, 5, 'pass', NULL, 0)",  # gap
+            "INSERT INTO moves VALUES (1, 3, 'pass', NULL, 0)",  # duplicate
+            "UPDATE moves SET action = 'pass' WHERE seq = 2",
+            "DELETE FROM moves WHERE seq = 3",
+            "INSERT INTO moves VALUES (999, 1, 'pass', NULL, 0)",  # no such match
+        ):
+            with pytest.raises(sqlite3.IntegrityError):
+                raw.execute(sql)
+    await file_store.abandon_match(stored.match_id)
+    with sqlite3.connect(file_store.path) as raw, pytest.raises(sqlite3.IntegrityError):
+        raw.execute("INSERT INTO moves VALUES (1, 4, 'pass', NULL, 0)")
+    assert (await file_store.get_match(stored.match_id)).move_count == 3
+
+
+async def test_actions_are_checked_and_canonical(store: Store) -> None:
+    await add_users(store, 1)
+    stored = await store.create_match(1, Settings(), seats_for(Table.DUEL, [1]))
+    for bad in ("hello", "redeal:QC", ""):
+        with pytest.raises(ValueError):
+            await store.append_move(stored.match_id, 1, bad)
+    card_move = next(a for a in stored.game.legal_actions() if hasattr(a, "card"))
+    sloppy = f" {str(card_move).lower()} "
+    row = await store.append_move(stored.match_id, 1, sloppy)
+    assert row.action == str(card_move)
+    with pytest.raises(NotFound):
+        await store.append_move(4040, 1, "pass")
+
+
+async def test_corrupt_log_is_reported(file_store: SqliteStore) -> None:
+    await add_users(file_store, 1)
+    stored = await file_store.create_match(1, Settings(), seats_for(Table.DUEL, [1]))
+    await file_store.append_move(stored.match_id, 1, "pass")  # not legal at the opening
+    with pytest.raises(CorruptMatch, match="move 1"):
+        await file_store.load_match(stored.match_id)
+
+
+# Duplicate Telegram updates -------------------------------------------------------------
+
+
+async def test_duplicate_update_is_not_applied_twice(store: Store) -> None:
+    await add_users(store, 1)
+    stored = await store.create_match(1, Settings(), seats_for(Table.DUEL, [1]))
+    game = stored.game
+    rng = random.Random(3)
+    a = legal(game, rng)
+    await store.append_move(stored.match_id, 1, a, update_id=900)
+    game.apply(a)
+    # The redelivered update arrives after a reload: its sequence number is fresh, still refused.
+    with pytest.raises(DuplicateUpdate) as info:
+        await store.append_move(stored.match_id, 2, legal(game, rng), update_id=900)
+    assert info.value.update_id == 900
+    assert (await store.get_match(stored.match_id)).move_count == 1
+
+
+async def test_update_ids_are_a_set_not_a_high_water_mark(store: Store) -> None:
+    await add_users(store, 1)
+    stored = await store.create_match(1, Settings(), seats_for(Table.DUEL, [1]))
+    game = stored.game
+    rng = random.Random(6)
+    ids = [500, 20, 7_000_000, 21, 499]  # not increasing, as Telegram's may be
+    for uid in ids:
+        a = legal(game, rng)
+        await store.append_move(stored.match_id, len(game.history) + 1, a, update_id=uid)
+        game.apply(a)
+    for uid in ids:
+        assert await store.seen_update(uid)
+        with pytest.raises(DuplicateUpdate):
+            await store.append_move(
+                stored.match_id, len(game.history) + 1, legal(game, rng), update_id=uid
+            )
+    assert not await store.seen_update(22)
+    assert (await store.get_match(stored.match_id)).move_count == len(ids)
+    assert await store.mark_update(22)
+    assert not await store.mark_update(22)
+    assert not await store.mark_update(500)
+
+
+async def test_same_update_raced_by_concurrent_tasks(store: Store) -> None:
+    await add_users(store, 1)
+    stored = await store.create_match(1, Settings(), seats_for(Table.DUEL, [1]))
+    a = legal(stored.game, random.Random(1))
+    results = await asyncio.gather(
+        *(store.append_move(stored.match_id, 1, a, update_id=77) for _ in range(5)),
+        return_exceptions=True,
+    )
+    assert sum(not isinstance(r, BaseException) for r in results) == 1
+    assert all(
+        isinstance(r, DuplicateUpdate) for r in results if isinstance(r, BaseException)
+    )
+    assert (await store.get_match(stored.match_id)).move_count == 1
+
+
+async def test_update_ids_are_pruned_by_age(tmp_path: Path) -> None:
+    now = [1_000_000.0]
+    store = await SqliteStore.open(tmp_path / "u.db", clock=lambda: now[0])
+    try:
+        for uid in range(10):
+            assert await store.mark_update(uid)
+        now[0] += 3600
+        for uid in range(10, 15):
+            assert await store.mark_update(uid)
+        assert await store.prune_updates(1800) == 10
+        assert not await store.seen_update(3)
+        assert await store.seen_update(12)
+        assert await store.mark_update(3)  # forgotten, so accepted again
+    finally:
+        await store.close()
+
+
+async def test_automatic_pruning_keeps_recent_ids(tmp_path: Path, monkeypatch) -> None:
+    import storage.sqlite as backend
+
+    monkeypatch.setattr(backend, "PRUNE_EVERY", 4)
+    now = [0.0]
+    store = await SqliteStore.open(tmp_path / "a.db", clock=lambda: now[0], update_ttl=100)
+    try:
+        for uid in range(3):
+            await store.mark_update(uid)
+        now[0] = 1000.0
+        for uid in range(3, 8):
+            await store.mark_update(uid)
+        assert not await store.seen_update(0)  # pruned on the 4th insertion
+        assert all([await store.seen_update(u) for u in range(3, 8)])
+    finally:
+        await store.close()
+
+
+# Finishing and statistics ---------------------------------------------------------------
+
+
+async def test_finishing_records_statistics_once(store: Store) -> None:
+    await add_users(store, 1, 2, 3)
+    settings = Settings(table=Table.TRIO_LONE_DEFENDER)
+    stored = await store.create_match(50, settings, seats_for(Table.TRIO_LONE_DEFENDER, [1, 2]))
+    game = await play_and_store(store, stored, random.Random(21))
+    row = await store.get_match(stored.match_id)
+    assert row.status is MatchStatus.FINISHED and row.finished_at is not None
+    assert row.totals == game.totals()
+    outcomes = match_outcome(game)
+    for uid, seat in ((1, 0), (2, 1)):
+        stats = await store.user_stats(uid, 50)
+        assert stats is not None
+        o = outcomes[seat]
+        assert (stats.matches, stats.wins, stats.draws) == (1, int(o.win), int(o.draw))
+        assert stats.points_scored == game.totals()[seat]
+        conceded = sum(t.points for t in game.tours if not t.is_attacker[seat])
+        assert stats.points_conceded == conceded
+    assert await store.user_stats(3) is None
+    assert not await store.finish_match(stored.match_id)  # already closed: no double count
+    assert (await store.user_stats(1)).matches == 1  # type: ignore[union-attr]
+    with pytest.raises(MatchClosed):
+        await store.append_move(stored.match_id, row.next_seq, "pass")
+
+
+async def test_finish_recovers_a_match_whose_close_was_lost(store: Store) -> None:
+    """The last move committed but the process died before closing: finish on restart."""
+    await add_users(store, 1, 2)
+    stored = await store.create_match(1, Settings(), seats_for(Table.DUEL, [1, 2]))
+    game = stored.game
+    rng = random.Random(5)
+    while not game.is_over:
+        a = rng.choice(game.legal_actions())
+        seq = len(game.history) + 1
+        game.apply(a)
+        await store.append_move(stored.match_id, seq, a)  # no final=
+    assert (await store.get_match(stored.match_id)).status is MatchStatus.ACTIVE
+    with pytest.raises(ValueError):
+        await store.finish_match(stored.match_id, Match(["u1", "u2"], Settings(), seed=1))
+    assert await store.finish_match(stored.match_id)
+    assert (await store.get_match(stored.match_id)).status is MatchStatus.FINISHED
+    assert (await store.user_stats(1, 1)).matches == 1  # type: ignore[union-attr]
+
+
+async def test_final_must_match_the_move(store: Store) -> None:
+    await add_users(store, 1)
+    stored = await store.create_match(1, Settings(), seats_for(Table.DUEL, [1]))
+    with pytest.raises(ValueError):
+        await store.append_move(stored.match_id, 1, "pass", final=stored.game)
+
+
+async def test_leaderboards(store: Store) -> None:
+    await add_users(store, 1, 2, 3)
+    rng = random.Random(77)
+    for chat, humans in ((10, [1, 2]), (10, [2, 3]), (20, [1, 3]), (20, [3, 1])):
+        stored = await store.create_match(chat, Settings(), seats_for(Table.DUEL, humans))
+        await play_and_store(store, stored, rng)
+    per_chat = await store.leaderboard(10)
+    assert {r.user_id for r in per_chat} == {1, 2, 3}
+    assert {r.user_id: r.matches for r in per_chat} == {1: 1, 2: 2, 3: 1}
+    everywhere = await store.leaderboard()
+    assert {r.user_id: r.matches for r in everywhere} == {1: 3, 2: 2, 3: 3}
+    for rows in (per_chat, everywhere):
+        keys = [(-r.wins, -r.draws, -r.points_scored, r.matches, r.user_id) for r in rows]
+        assert keys == sorted(keys)
+        for r in rows:
+            assert r.wins + r.draws + r.losses == r.matches and r.losses >= 0
+            assert r.display_name == f"player {r.user_id}"
+    total = await store.user_stats(1)
+    parts = [await store.user_stats(1, c) for c in (10, 20)]
+    assert total is not None and all(p is not None for p in parts)
+    assert total.matches == sum(p.matches for p in parts)  # type: ignore[union-attr]
+    assert total.points_scored == sum(p.points_scored for p in parts)  # type: ignore[union-attr]
+    assert len(await store.leaderboard(limit=2)) == 2
+    assert await store.leaderboard(99) == []
+
+
+# Robustness -----------------------------------------------------------------------------
+
+
+async def test_cancelled_caller_leaves_a_consistent_store(file_store: SqliteStore) -> None:
+    await add_users(file_store, 1)
+    stored = await file_store.create_match(1, Settings(), seats_for(Table.DUEL, [1]))
+    game = stored.game
+    rng = random.Random(13)
+    for _ in range(20):
+        a = rng.choice(game.legal_actions())
+        task = asyncio.ensure_future(
+            file_store.append_move(stored.match_id, len(game.history) + 1, a)
+        )
+        await asyncio.sleep(rng.random() * 0.002)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await asyncio.sleep(0.01)
+        # Committed or not, never half: the store reports the truth and keeps working.
+        row = await file_store.get_match(stored.match_id)
+        if row.move_count == len(game.history) + 1:
+            game.apply(a)
+        assert row.move_count == len(game.history)
+    assert snapshot((await file_store.load_match(stored.match_id)).game) == snapshot(game)
+    assert await file_store.integrity_check() == []
+
+
+async def test_closed_store_refuses(tmp_path: Path) -> None:
+    store = await open_store(tmp_path / "c.db")
+    await store.close()
+    await store.close()  # idempotent
+    with pytest.raises(StorageError):
+        await store.get_chat(1)
+
+
+def test_store_targets() -> None:
+    assert sqlite_path("x.db") == "x.db"
+    assert sqlite_path(":memory:") == ":memory:"
+    assert sqlite_path("sqlite:///rel/x.db") == "rel/x.db"
+    assert sqlite_path("sqlite:////abs/x.db") == "/abs/x.db"
+    assert sqlite_path("sqlite://:memory:") == ":memory:"
+    with pytest.raises(StorageError, match="PostgreSQL"):
+        sqlite_path("postgresql://localhost/krendzu")
+    with pytest.raises(StorageError):
+        sqlite_path("mysql://x")
+
+
+async def test_open_store_uses_environment(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("KRENDZU_DB", str(tmp_path / "env.db"))
+    async with await open_store() as store:
+        await store.upsert_chat(1)
+    assert (tmp_path / "env.db").exists()
+
+
+# Backup ---------------------------------------------------------------------------------
+
+
+async def test_backup_while_writing(file_store: SqliteStore, tmp_path: Path) -> None:
+    """A backup taken while another connection keeps committing is a consistent snapshot."""
+    await add_users(file_store, 1)
+    writer = await open_store(file_store.path)
+    stop = asyncio.Event()
+
+    async def keep_writing() -> int:
+        rng = random.Random(4)
+        n = 0
+        while not stop.is_set():
+            stored = await writer.create_match(1000 + n, Settings(), seats_for(Table.DUEL, [1]))
+            await play_and_store(writer, stored, rng, max_moves=15)
+            n += 1
+        return n
+
+    task = asyncio.create_task(keep_writing())
+    try:
+        await asyncio.sleep(0.2)
+        copies = []
+        for i in range(3):
+            dest = tmp_path / f"backup{i}.db"
+            await file_store.backup(str(dest))
+            copies.append(dest)
+            await asyncio.sleep(0.05)
+    finally:
+        stop.set()
+        written = await task
+        await writer.close()
+    assert written > 0
+    sizes = []
+    for dest in copies:
+        assert not Path(f"{dest}-wal").exists()
+        with sqlite3.connect(dest) as raw:
+            assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+            assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+        async with await open_store(dest) as copy:
+            rows = await copy.active_matches()
+            sizes.append(len(rows))
+            for row in rows:
+                await copy.load_match(row.match_id)  # every match in the copy rebuilds
+    assert sizes[-1] >= sizes[0] > 0
+
+
+async def test_backup_of_memory_store(tmp_path: Path) -> None:
+    async with await open_store(":memory:") as store:
+        await add_users(store, 1)
+        stored = await store.create_match(1, Settings(), seats_for(Table.DUEL, [1]))
+        await play_and_store(store, stored, random.Random(1), max_moves=5)
+        await store.backup(str(tmp_path / "m.db"))
+    async with await open_store(tmp_path / "m.db") as copy:
+        assert (await copy.load_match(stored.match_id)).row.move_count == 5
+
+
+def test_backup_command_line(tmp_path: Path) -> None:
+    db, out = tmp_path / "cli.db", tmp_path / "out" / "copy.db"
+    out.parent.mkdir()
+
+    async def fill() -> None:
+        async with await open_store(db) as store:
+            await add_users(store, 1)
+            stored = await store.create_match(1, Settings(), seats_for(Table.DUEL, [1]))
+            await play_and_store(store, stored, random.Random(2), max_moves=7)
+
+    asyncio.run(fill())
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "KRENDZU_DB": str(db)}
+    done = subprocess.run(
+        [sys.executable, "-m", "storage", "backup", str(out)],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["schema_version"] >= 2 and report["bytes"] > 0
+    with sqlite3.connect(out) as raw:
+        assert raw.execute("SELECT COUNT(*) FROM moves").fetchone()[0] == 7
+    done = subprocess.run(
+        [sys.executable, "-m", "storage", "check", "--db", str(out)],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["problems"] == []
+    missing = subprocess.run(
+        [sys.executable, "-m", "storage", "backup", str(out), "--db", str(tmp_path / "no.db")],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60,
+    )
+    assert missing.returncode == 2 and "no database" in missing.stderr
