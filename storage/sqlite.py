@@ -55,6 +55,8 @@ from storage.migrations import LATEST, MIGRATIONS, VERSION_TABLE, Migration
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+#: One write: runs inside a transaction the writer opened, must not commit or roll back.
+WriteOp = Callable[[aiosqlite.Connection], Awaitable[T]]
 
 MEMORY = ":memory:"
 BUSY_TIMEOUT_MS = 5000
@@ -62,6 +64,8 @@ BUSY_TIMEOUT_MS = 5000
 UPDATE_TTL_SECONDS = 2 * 24 * 3600
 #: Prune processed update ids every this many insertions (inside that write).
 PRUNE_EVERY = 512
+#: At most this many writes share one commit (bounds the latency of a busy moment).
+MAX_BATCH = 128
 _MAX_SEED = 2**63
 
 
@@ -82,7 +86,7 @@ async def connect(path: str) -> aiosqlite.Connection:
     try:
         await conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         if path != MEMORY:
-            mode = await _scalar(conn, "PRAGMA journal_mode = WAL")
+            mode = await _retry_busy(lambda: _scalar(conn, "PRAGMA journal_mode = WAL"))
             if str(mode).lower() != "wal":
                 raise StorageError(f"{path}: cannot switch to WAL (journal mode is {mode})")
         await conn.execute("PRAGMA synchronous = FULL")
@@ -95,6 +99,25 @@ async def connect(path: str) -> aiosqlite.Connection:
             raise StorageError(f"cannot open {path}: {exc}") from exc
         raise
     return conn
+
+
+async def _retry_busy(call: Callable[[], Awaitable[T]]) -> T:
+    """Retry a call that SQLite refuses with BUSY without consulting the busy handler.
+
+    Switching a fresh file to WAL needs an exclusive lock, and SQLite reports a concurrent
+    opener's lock at once instead of waiting (the busy timeout does not apply there).
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            return await call()
+        except sqlite3.OperationalError as exc:
+            name = getattr(exc, "sqlite_errorname", "")
+            if not name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+                raise
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.005)
 
 
 async def _scalar(conn: aiosqlite.Connection, sql: str, params: Sequence[Any] = ()) -> Any:
@@ -296,6 +319,11 @@ class SqliteStore(Store):
         self._lock = asyncio.Lock()
         self._inserts_since_prune = 0
         self._closed = False
+        self._queue: list[tuple[WriteOp[Any], asyncio.Future[Any]]] = []
+        self._flusher: asyncio.Task[None] | None = None
+        #: Writes committed and the transactions that carried them (group commit shows here).
+        self.writes_committed = 0
+        self.write_transactions = 0
 
     @classmethod
     async def open(
@@ -343,8 +371,91 @@ class SqliteStore(Store):
         except sqlite3.Error as exc:
             raise StorageError(f"{type(exc).__name__}: {exc}") from exc
 
+    async def _write(self, op: WriteOp[T]) -> T:
+        """Run one write atomically and return once it is durably committed.
+
+        Group commit: writes that arrive while a commit is in progress are queued and then
+        run together in the next transaction, each inside its own savepoint, so one failing
+        write (a conflict, a duplicate update) is undone alone while the others commit. The
+        commit (one fsync under ``synchronous=FULL``) is shared, which is what lets the store
+        go beyond one fsync per move when many chats play at once. A lone write gets a
+        transaction of its own. No caller hears "done" before the COMMIT returned. A caller
+        cancelled before its write started writes nothing; once started, it completes.
+        """
+        if self._closed:
+            raise StorageError("the store is closed")
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._queue.append((op, future))
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush())
+        return await future
+
+    async def _flush(self) -> None:
+        while self._queue:
+            async with self._lock:
+                batch = [(op, fut) for op, fut in self._queue[:MAX_BATCH] if not fut.done()]
+                del self._queue[:MAX_BATCH]
+                if batch:
+                    await self._run_batch(batch)
+
+    async def _run_batch(self, batch: list[tuple[WriteOp[Any], asyncio.Future[Any]]]) -> None:
+        conn = self._conn
+        single = len(batch) == 1
+        outcomes: list[tuple[asyncio.Future[Any], Any, BaseException | None]] = []
+        failure: BaseException | None = None
+        try:
+            await conn.execute("BEGIN IMMEDIATE")
+            try:
+                for op, fut in batch:
+                    if single:
+                        try:
+                            outcomes.append((fut, await op(conn), None))
+                        except Exception as exc:
+                            outcomes.append((fut, None, exc))
+                            raise _Undo() from exc
+                        continue
+                    await conn.execute("SAVEPOINT write_op")
+                    try:
+                        result = await op(conn)
+                    except Exception as exc:
+                        await conn.execute("ROLLBACK TO write_op")
+                        await conn.execute("RELEASE write_op")
+                        outcomes.append((fut, None, exc))
+                    else:
+                        await conn.execute("RELEASE write_op")
+                        outcomes.append((fut, result, None))
+                await conn.execute("COMMIT")
+                self.write_transactions += 1
+                self.writes_committed += sum(1 for _, _, e in outcomes if e is None)
+            except BaseException:
+                if conn.in_transaction:
+                    try:
+                        await conn.execute("ROLLBACK")
+                    except sqlite3.Error:
+                        log.exception("storage: rollback failed")
+                raise
+        except _Undo:
+            pass  # the lone write failed: its own error is reported below
+        except BaseException as exc:
+            # BEGIN, a savepoint or COMMIT failed (or the writer task was cancelled):
+            # nothing of this batch is stored, so every write of it fails.
+            failure = exc
+        for fut, result, error in outcomes if failure is None else []:
+            if fut.done():
+                continue
+            if error is None:
+                fut.set_result(result)
+            else:
+                fut.set_exception(_public(error))
+        if failure is not None:
+            for _, fut in batch:
+                if not fut.done():
+                    fut.set_exception(_public(failure))
+            if not isinstance(failure, Exception):
+                raise failure
+
     @contextlib.asynccontextmanager
-    async def _tx(self, mode: str = "IMMEDIATE") -> AsyncIterator[aiosqlite.Connection]:
+    async def _tx(self, mode: str = "DEFERRED") -> AsyncIterator[aiosqlite.Connection]:
         """One transaction on the shared connection; rolled back on any exception."""
         async with self._lock:
             conn = self._conn
@@ -381,8 +492,10 @@ class SqliteStore(Store):
     async def close(self) -> None:
         if self._closed:
             return
+        self._closed = True  # refuse new calls; queued writes still commit
+        while self._flusher is not None and not self._flusher.done():
+            await asyncio.wait([self._flusher])
         async with self._lock:
-            self._closed = True
             with contextlib.suppress(sqlite3.Error):
                 await self._conn.execute("PRAGMA optimize")
             await self._conn.close()
@@ -448,25 +561,24 @@ class SqliteStore(Store):
         now = self._clock()
         dumped = None if default_settings is None else _chat_settings_dump(default_settings)
 
-        async def work() -> ChatRow:
-            async with self._tx() as conn:
-                await conn.execute(
-                    """
-                    INSERT INTO chats (chat_id, language, default_settings, created_at, updated_at)
-                    VALUES (?, ?, ?, ?, ?)
-                    ON CONFLICT (chat_id) DO UPDATE SET
-                        language = COALESCE(excluded.language, chats.language),
-                        default_settings =
-                            COALESCE(excluded.default_settings, chats.default_settings),
-                        updated_at = excluded.updated_at
-                    """,
-                    (chat_id, language, dumped, now, now),
-                )
-                row = await self._get_chat(conn, chat_id)
-                assert row is not None
-                return row
+        async def work(conn: aiosqlite.Connection) -> ChatRow:
+            await conn.execute(
+                """
+                INSERT INTO chats (chat_id, language, default_settings, created_at, updated_at)
+                VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (chat_id) DO UPDATE SET
+                    language = COALESCE(excluded.language, chats.language),
+                    default_settings =
+                        COALESCE(excluded.default_settings, chats.default_settings),
+                    updated_at = excluded.updated_at
+                """,
+                (chat_id, language, dumped, now, now),
+            )
+            row = await self._get_chat(conn, chat_id)
+            assert row is not None
+            return row
 
-        return await self._guard(work)
+        return await self._write(work)
 
     async def get_chat(self, chat_id: int) -> ChatRow | None:
         async def work() -> ChatRow | None:
@@ -503,26 +615,25 @@ class SqliteStore(Store):
         now = self._clock()
         can = None if can_write_privately is None else int(bool(can_write_privately))
 
-        async def work() -> UserRow:
-            async with self._tx() as conn:
-                await conn.execute(
-                    """
-                    INSERT INTO users (user_id, display_name, language, can_write_privately,
-                                       created_at, updated_at)
-                    VALUES (?, ?, ?, COALESCE(?, 0), ?, ?)
-                    ON CONFLICT (user_id) DO UPDATE SET
-                        display_name = excluded.display_name,
-                        language = COALESCE(?, users.language),
-                        can_write_privately = COALESCE(?, users.can_write_privately),
-                        updated_at = excluded.updated_at
-                    """,
-                    (user_id, display_name, language, can, now, now, language, can),
-                )
-                row = await self._get_user(conn, user_id)
-                assert row is not None
-                return row
+        async def work(conn: aiosqlite.Connection) -> UserRow:
+            await conn.execute(
+                """
+                INSERT INTO users (user_id, display_name, language, can_write_privately,
+                                   created_at, updated_at)
+                VALUES (?, ?, ?, COALESCE(?, 0), ?, ?)
+                ON CONFLICT (user_id) DO UPDATE SET
+                    display_name = excluded.display_name,
+                    language = COALESCE(?, users.language),
+                    can_write_privately = COALESCE(?, users.can_write_privately),
+                    updated_at = excluded.updated_at
+                """,
+                (user_id, display_name, language, can, now, now, language, can),
+            )
+            row = await self._get_user(conn, user_id)
+            assert row is not None
+            return row
 
-        return await self._guard(work)
+        return await self._write(work)
 
     async def get_user(self, user_id: int) -> UserRow | None:
         async def work() -> UserRow | None:
@@ -576,61 +687,60 @@ class SqliteStore(Store):
         now = self._clock()
         settings_text = json.dumps(_settings_json(settings))
 
-        async def work() -> StoredMatch:
-            async with self._tx() as conn:
-                await conn.execute(
-                    "INSERT INTO chats (chat_id, created_at, updated_at) VALUES (?, ?, ?) "
-                    "ON CONFLICT (chat_id) DO NOTHING",
-                    (chat_id, now, now),
-                )
-                humans = [s.user_id for s in seat_rows if s.user_id is not None]
-                if humans:
-                    marks = ",".join("?" * len(humans))
-                    found = {
-                        r[0]
-                        for r in await self._fetchall(
-                            conn, f"SELECT user_id FROM users WHERE user_id IN ({marks})", humans
-                        )
-                    }
-                    missing = [u for u in humans if u not in found]
-                    if missing:
-                        raise NotFound(f"users {missing} are not stored: upsert_user first")
-                busy = await self._fetchone(
-                    conn,
-                    "SELECT match_id FROM matches WHERE chat_id = ? AND thread_id = ? "
-                    "AND status = 'active'",
-                    (chat_id, thread_id or 0),
-                )
-                if busy is not None:
-                    raise ActiveMatchExists(
-                        f"chat {chat_id} topic {thread_id} already plays match {busy[0]}"
+        async def work(conn: aiosqlite.Connection) -> StoredMatch:
+            await conn.execute(
+                "INSERT INTO chats (chat_id, created_at, updated_at) VALUES (?, ?, ?) "
+                "ON CONFLICT (chat_id) DO NOTHING",
+                (chat_id, now, now),
+            )
+            humans = [s.user_id for s in seat_rows if s.user_id is not None]
+            if humans:
+                marks = ",".join("?" * len(humans))
+                found = {
+                    r[0]
+                    for r in await self._fetchall(
+                        conn, f"SELECT user_id FROM users WHERE user_id IN ({marks})", humans
                     )
-                cur = await conn.execute(
-                    """
-                    INSERT INTO matches (chat_id, thread_id, table_kind, settings, seed, status,
-                                         board_message_id, created_at)
-                    VALUES (?, ?, ?, ?, ?, 'active', ?, ?)
-                    """,
-                    (
-                        chat_id,
-                        thread_id or 0,
-                        settings.table.value,
-                        settings_text,
-                        seed,
-                        board_message_id,
-                        now,
-                    ),
+                }
+                missing = [u for u in humans if u not in found]
+                if missing:
+                    raise NotFound(f"users {missing} are not stored: upsert_user first")
+            busy = await self._fetchone(
+                conn,
+                "SELECT match_id FROM matches WHERE chat_id = ? AND thread_id = ? "
+                "AND status = 'active'",
+                (chat_id, thread_id or 0),
+            )
+            if busy is not None:
+                raise ActiveMatchExists(
+                    f"chat {chat_id} topic {thread_id} already plays match {busy[0]}"
                 )
-                match_id = cur.lastrowid
-                assert match_id is not None
-                await conn.executemany(
-                    "INSERT INTO seats (match_id, seat, kind, user_id, level, label) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
-                    [
-                        (match_id, s.seat, s.kind.value, s.user_id, s.level, s.label)
-                        for s in seat_rows
-                    ],
-                )
+            cur = await conn.execute(
+                """
+                INSERT INTO matches (chat_id, thread_id, table_kind, settings, seed, status,
+                                     board_message_id, created_at)
+                VALUES (?, ?, ?, ?, ?, 'active', ?, ?)
+                """,
+                (
+                    chat_id,
+                    thread_id or 0,
+                    settings.table.value,
+                    settings_text,
+                    seed,
+                    board_message_id,
+                    now,
+                ),
+            )
+            match_id = cur.lastrowid
+            assert match_id is not None
+            await conn.executemany(
+                "INSERT INTO seats (match_id, seat, kind, user_id, level, label) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (match_id, s.seat, s.kind.value, s.user_id, s.level, s.label)
+                    for s in seat_rows
+                ],
+            )
             row = MatchRow(
                 match_id=match_id,
                 chat_id=chat_id,
@@ -647,7 +757,7 @@ class SqliteStore(Store):
             )
             return StoredMatch(row, (), game)
 
-        return await self._guard(work)
+        return await self._write(work)
 
     async def _seats(
         self, conn: aiosqlite.Connection, match_ids: Sequence[int]
@@ -726,33 +836,32 @@ class SqliteStore(Store):
                 raise ValueError("final must be the state right after this move")
         now = self._clock()
 
-        async def work() -> MoveRow:
-            async with self._tx() as conn:
-                if update_id is not None:
-                    await self._remember_update(conn, update_id, now)
-                r = await self._fetchone(
-                    conn,
-                    "SELECT status, (SELECT COALESCE(MAX(seq), 0) FROM moves "
-                    "WHERE match_id = ?) FROM matches WHERE match_id = ?",
-                    (match_id, match_id),
-                )
-                if r is None:
-                    raise NotFound(f"no match {match_id}")
-                if r[0] != MatchStatus.ACTIVE:
-                    raise MatchClosed(f"match {match_id} is {r[0]}")
-                if r[1] + 1 != expected_seq:
-                    raise SequenceConflict(match_id, expected_seq, r[1] + 1)
-                await conn.execute(
-                    "INSERT INTO moves (match_id, seq, action, update_id, created_at) "
-                    "VALUES (?, ?, ?, ?, ?)",
-                    (match_id, expected_seq, text, update_id, now),
-                )
-                if final is not None:
-                    await self._close_finished(conn, match_id, final, now)
+        async def work(conn: aiosqlite.Connection) -> MoveRow:
+            if update_id is not None:
+                await self._remember_update(conn, update_id, now)
+            r = await self._fetchone(
+                conn,
+                "SELECT status, (SELECT COALESCE(MAX(seq), 0) FROM moves "
+                "WHERE match_id = ?) FROM matches WHERE match_id = ?",
+                (match_id, match_id),
+            )
+            if r is None:
+                raise NotFound(f"no match {match_id}")
+            if r[0] != MatchStatus.ACTIVE:
+                raise MatchClosed(f"match {match_id} is {r[0]}")
+            if r[1] + 1 != expected_seq:
+                raise SequenceConflict(match_id, expected_seq, r[1] + 1)
+            await conn.execute(
+                "INSERT INTO moves (match_id, seq, action, update_id, created_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (match_id, expected_seq, text, update_id, now),
+            )
+            if final is not None:
+                await self._close_finished(conn, match_id, final, now)
             created = datetime.fromtimestamp(now, UTC)
             return MoveRow(match_id, expected_seq, text, update_id, created)
 
-        return await self._guard(work)
+        return await self._write(work)
 
     async def _close_finished(
         self, conn: aiosqlite.Connection, match_id: int, game: Match, now: float
@@ -806,56 +915,53 @@ class SqliteStore(Store):
         now = self._clock()
         done = game
 
-        async def work() -> bool:
-            async with self._tx() as conn:
-                r = await self._fetchone(
-                    conn,
-                    "SELECT status, (SELECT COALESCE(MAX(seq), 0) FROM moves "
-                    "WHERE match_id = ?) FROM matches WHERE match_id = ?",
-                    (match_id, match_id),
-                )
-                if r is None:
-                    raise NotFound(f"no match {match_id}")
-                if r[0] != MatchStatus.ACTIVE:
-                    return False
-                if r[1] != len(done.history):
-                    raise SequenceConflict(match_id, len(done.history) + 1, r[1] + 1)
-                await self._close_finished(conn, match_id, done, now)
-                return True
+        async def work(conn: aiosqlite.Connection) -> bool:
+            r = await self._fetchone(
+                conn,
+                "SELECT status, (SELECT COALESCE(MAX(seq), 0) FROM moves "
+                "WHERE match_id = ?) FROM matches WHERE match_id = ?",
+                (match_id, match_id),
+            )
+            if r is None:
+                raise NotFound(f"no match {match_id}")
+            if r[0] != MatchStatus.ACTIVE:
+                return False
+            if r[1] != len(done.history):
+                raise SequenceConflict(match_id, len(done.history) + 1, r[1] + 1)
+            await self._close_finished(conn, match_id, done, now)
+            return True
 
-        return await self._guard(work)
+        return await self._write(work)
 
     async def abandon_match(self, match_id: int) -> bool:
         now = self._clock()
 
-        async def work() -> bool:
-            async with self._tx() as conn:
-                cur = await conn.execute(
-                    "UPDATE matches SET status = 'abandoned', finished_at = ? "
-                    "WHERE match_id = ? AND status = 'active'",
-                    (now, match_id),
-                )
-                if cur.rowcount:
-                    return True
-                if await self._fetchone(
-                    conn, "SELECT 1 FROM matches WHERE match_id = ?", (match_id,)
-                ):
-                    return False
-                raise NotFound(f"no match {match_id}")
+        async def work(conn: aiosqlite.Connection) -> bool:
+            cur = await conn.execute(
+                "UPDATE matches SET status = 'abandoned', finished_at = ? "
+                "WHERE match_id = ? AND status = 'active'",
+                (now, match_id),
+            )
+            if cur.rowcount:
+                return True
+            if await self._fetchone(
+                conn, "SELECT 1 FROM matches WHERE match_id = ?", (match_id,)
+            ):
+                return False
+            raise NotFound(f"no match {match_id}")
 
-        return await self._guard(work)
+        return await self._write(work)
 
     async def set_board_message(self, match_id: int, message_id: int | None) -> None:
-        async def work() -> None:
-            async with self._tx() as conn:
-                cur = await conn.execute(
-                    "UPDATE matches SET board_message_id = ? WHERE match_id = ?",
-                    (message_id, match_id),
-                )
-                if not cur.rowcount:
-                    raise NotFound(f"no match {match_id}")
+        async def work(conn: aiosqlite.Connection) -> None:
+            cur = await conn.execute(
+                "UPDATE matches SET board_message_id = ? WHERE match_id = ?",
+                (message_id, match_id),
+            )
+            if not cur.rowcount:
+                raise NotFound(f"no match {match_id}")
 
-        await self._guard(work)
+        await self._write(work)
 
     async def active_match(self, chat_id: int, thread_id: int | None = None) -> MatchRow | None:
         async def work() -> MatchRow | None:
@@ -917,13 +1023,12 @@ class SqliteStore(Store):
     async def mark_update(self, update_id: int) -> bool:
         now = self._clock()
 
-        async def work() -> bool:
-            async with self._tx() as conn:
-                await self._remember_update(conn, update_id, now)
+        async def work(conn: aiosqlite.Connection) -> bool:
+            await self._remember_update(conn, update_id, now)
             return True
 
         try:
-            return await self._guard(work)
+            return await self._write(work)
         except DuplicateUpdate:
             return False
 
@@ -943,14 +1048,13 @@ class SqliteStore(Store):
     async def prune_updates(self, older_than_seconds: float) -> int:
         cutoff = self._clock() - older_than_seconds
 
-        async def work() -> int:
-            async with self._tx() as conn:
-                cur = await conn.execute(
-                    "DELETE FROM processed_updates WHERE processed_at < ?", (cutoff,)
-                )
-                return cur.rowcount
+        async def work(conn: aiosqlite.Connection) -> int:
+            cur = await conn.execute(
+                "DELETE FROM processed_updates WHERE processed_at < ?", (cutoff,)
+            )
+            return cur.rowcount
 
-        return await self._guard(work)
+        return await self._write(work)
 
     # Statistics -------------------------------------------------------------------------
 
@@ -984,6 +1088,21 @@ class SqliteStore(Store):
             return [StatsRow(*r) for r in rows]
 
         return await self._guard(work)
+
+
+class _Undo(Exception):
+    """Internal: roll back a lone write's transaction after it failed."""
+
+
+def _public(exc: BaseException) -> BaseException:
+    """SQLite's own errors do not leave the package: wrap them in StorageError."""
+    if isinstance(exc, sqlite3.Error):
+        wrapped = StorageError(f"{type(exc).__name__}: {exc}")
+        wrapped.__cause__ = exc
+        return wrapped
+    if isinstance(exc, asyncio.CancelledError):
+        return StorageError("the write was interrupted (the store is closing)")
+    return exc
 
 
 def _consume_exception(task: asyncio.Task[Any]) -> None:

@@ -620,3 +620,84 @@ def test_backup_command_line(tmp_path: Path) -> None:
         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60,
     )
     assert missing.returncode == 2 and "no database" in missing.stderr
+
+
+# Group commit ---------------------------------------------------------------------------
+
+
+async def test_concurrent_matches_share_commits_and_fail_alone(file_store: SqliteStore) -> None:
+    """Writes from many chats at once share transactions; a bad one is undone alone."""
+    await add_users(file_store, 1)
+    rng = random.Random(31)
+    matches = [
+        await file_store.create_match(600 + i, Settings(), seats_for(Table.DUEL, [1]))
+        for i in range(12)
+    ]
+    before = file_store.write_transactions, file_store.writes_committed
+
+    async def play(stored, seed: int) -> list[str]:
+        local = random.Random(seed)
+        game = stored.game
+        for _ in range(25):
+            action = local.choice(game.legal_actions())
+            seq = len(game.history) + 1
+            game.apply(action)
+            await file_store.append_move(stored.match_id, seq, action, update_id=None)
+        return [str(a) for a in game.history]
+
+    async def stale(stored) -> None:
+        await asyncio.sleep(0.01)
+        with pytest.raises(SequenceConflict):
+            await file_store.append_move(stored.match_id, 1, "QC@0,0")
+
+    async def duplicate() -> None:
+        await file_store.mark_update(4711)
+        for _ in range(5):
+            await asyncio.sleep(0.003)
+            assert not await file_store.mark_update(4711)
+
+    results = await asyncio.gather(
+        *(play(m, rng.getrandbits(32)) for m in matches),
+        *(stale(m) for m in matches[:4]),
+        duplicate(),
+    )
+    transactions = file_store.write_transactions - before[0]
+    writes = file_store.writes_committed - before[1]
+    assert writes == 12 * 25 + 1
+    assert transactions < writes  # commits were shared
+    for stored, history in zip(matches, results[:12], strict=True):
+        loaded = await file_store.load_match(stored.match_id)
+        assert [m.action for m in loaded.moves] == history
+        assert [m.seq for m in loaded.moves] == list(range(1, 26))
+    assert await file_store.integrity_check() == []
+
+
+async def test_write_cancelled_before_it_started_writes_nothing(file_store: SqliteStore) -> None:
+    await add_users(file_store, 1)
+    stored = await file_store.create_match(1, Settings(), seats_for(Table.DUEL, [1]))
+    a = legal(stored.game, random.Random(2))
+    async with file_store._lock:  # a commit in progress: the next writes queue up
+        queued = asyncio.ensure_future(file_store.append_move(stored.match_id, 1, a))
+        await asyncio.sleep(0.01)
+        queued.cancel()
+        await asyncio.sleep(0)
+    with contextlib.suppress(asyncio.CancelledError):
+        await queued
+    await asyncio.sleep(0.05)
+    assert (await file_store.get_match(stored.match_id)).move_count == 0
+    await file_store.append_move(stored.match_id, 1, a)  # and the store still works
+    assert (await file_store.get_match(stored.match_id)).move_count == 1
+
+
+async def test_close_commits_queued_writes(tmp_path: Path) -> None:
+    path = tmp_path / "q.db"
+    store = await SqliteStore.open(path)
+    await add_users(store, 1)
+    stored = await store.create_match(1, Settings(), seats_for(Table.DUEL, [1]))
+    a = legal(stored.game, random.Random(2))
+    pending = asyncio.ensure_future(store.append_move(stored.match_id, 1, a))
+    await asyncio.sleep(0)
+    await store.close()
+    assert (await pending).seq == 1
+    async with await open_store(path) as again:
+        assert (await again.get_match(stored.match_id)).move_count == 1
