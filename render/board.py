@@ -478,8 +478,10 @@ def draw_board(position: Position, layout: BoardLayout, *, hint_cells: bool = Tr
             img.paste(card_tile(card, cell, (x, y) in lit, theme), layout.cell_box(x, y)[:2])
     if combos and tour.combos:
         fresh = {id(c) for c in fresh_combos(position)} if flash else set()
-        for combo in sorted(tour.combos, key=lambda c: id(c) in fresh):
-            _draw_line(img, layout, combo, id(combo) in fresh, theme)
+        lanes = combo_lanes(tour.combos)
+        for i in sorted(range(len(tour.combos)), key=lambda i: id(tour.combos[i]) in fresh):
+            combo = tour.combos[i]
+            _draw_line(img, layout, combo, id(combo) in fresh, theme, lanes[i])
         # Lift ranks and suits above the lines, so a line never hides a card.
         board = tour.board
         for x, y in {cell for combo in tour.combos for cell in combo.cells}:
@@ -495,18 +497,50 @@ def draw_board(position: Position, layout: BoardLayout, *, hint_cells: bool = Tr
     return img
 
 
+def combo_lanes(combos: Sequence[Combination]) -> list[float]:
+    """A sideways offset (in cells) per combination, so overlapping lines on one row, column
+    or diagonal run side by side instead of on top of each other."""
+    groups: dict[tuple[int, int, int], list[tuple[int, int, int]]] = {}
+    for i, combo in enumerate(combos):
+        (ax, ay), (bx, by) = combo.cells[0], combo.cells[1]
+        dx, dy = bx - ax, by - ay
+        key = (dx, dy, ax * dy - ay * dx)  # direction and which parallel line
+        along = ax * dx + ay * dy
+        groups.setdefault(key, []).append((along, along + 3 * (dx * dx + dy * dy), i))
+    out = [0.0] * len(combos)
+    for items in groups.values():
+        lane_ends: list[int] = []
+        lane_of: dict[int, int] = {}
+        for start, end, i in sorted(items):
+            for lane, last in enumerate(lane_ends):
+                if last < start:
+                    lane_ends[lane] = end
+                    lane_of[i] = lane
+                    break
+            else:
+                lane_of[i] = len(lane_ends)
+                lane_ends.append(end)
+        count = len(lane_ends)
+        for i, lane in lane_of.items():
+            out[i] = (lane - (count - 1) / 2) * 0.14
+    return out
+
+
 def _draw_line(img: Image.Image, layout: BoardLayout, combo: Combination, fresh: bool,
-               theme: Theme) -> None:
+               theme: Theme, lane: float = 0.0) -> None:
     (ax, ay), (bx, by) = combo.cells[0], combo.cells[1]
-    mask = line_mask(bx - ax, by - ay, layout.cell, combo.own_goal, fresh)
+    dx, dy = bx - ax, by - ay
+    mask = line_mask(dx, dy, layout.cell, combo.own_goal, fresh)
     cx, cy = layout.cell_center(ax, ay)
+    norm = (dx * dx + dy * dy) ** 0.5
+    cx += -dy / norm * lane * layout.cell
+    cy += dx / norm * lane * layout.cell
     at = (round(cx) + mask.offset[0], round(cy) + mask.offset[1])
     colour = theme.own_goal if combo.own_goal else theme.combo
     outline = theme.accent if fresh else theme.combo_outline
     img.paste(outline, (*at, at[0] + mask.outline.width, at[1] + mask.outline.height),
               mask.outline)
     img.paste(colour, (*at, at[0] + mask.core.width, at[1] + mask.core.height), mask.core)
-    # Keep the labels band clean: lines may run past the board edge only a little.
 
 
 def _draw_edges(img: Image.Image, layout: BoardLayout, position: Position,
@@ -609,12 +643,8 @@ def photo_options(view: MatchView | TourView | Position, *, cell: int = DEFAULT_
         layout = board_layout(position, cell=size, **options)
         if max(layout.width, layout.height) <= side:
             return {**options, "cell": size}
-    band = 2 * max(14, round(min_cell * 0.5))
-    fit = max(5, (side - band) // min_cell)
-    cols = min(fit, max(VIEWPORT_CELLS[0], fit))
-    rows = max(5, fit - 3)
-    return {**options, "cell": min_cell, "viewport": "last-move",
-            "viewport_cells": (cols, rows), "max_side": side}
+    return {**options, "cell": cell, "viewport": "last-move",
+            "viewport_cells": VIEWPORT_CELLS, "max_side": side}
 
 
 def board_photo(view: MatchView | TourView, *, quality: int = 88, **options: Any) -> bytes:
