@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from PIL import Image, ImageDraw
@@ -608,8 +609,53 @@ def _draw_header(img: Image.Image, layout: BoardLayout, theme: Theme) -> None:
 # Encoding -----------------------------------------------------------------------------
 
 
-def encode_png(img: Image.Image, *, compress_level: int = 3) -> bytes:
+@lru_cache(maxsize=8)
+def palette_for(theme: Theme = DEFAULT_THEME) -> Image.Image:
+    """A 256-colour palette covering everything the pictures draw in ``theme`` (cached).
+
+    Built once from a sample of every tile, line and text colour, so encoding a board as an
+    indexed PNG costs a fast palette lookup instead of per-row adaptive filtering of RGB.
+    """
+    cell = 72
+    sample = Image.new("RGB", (cell * 18, cell * 6), theme.band)
+    for i, card in enumerate(Card._all):
+        for lit in (False, True):
+            col, row = divmod(i, 6)
+            sample.paste(card_tile(card, cell, lit, theme), ((col + 6 * lit) * cell, row * cell))
+    sample.paste(empty_tile(cell, True, theme), (12 * cell, 0))
+    sample.paste(empty_tile(cell, False, theme), (13 * cell, 0))
+    draw = ImageDraw.Draw(sample)
+    face = font(24, bold=True)
+    for k, (bg, fg) in enumerate(((theme.header, theme.header_text), (theme.header, theme.accent),
+                                  (theme.header, theme.header_dim), (theme.band, theme.band_text),
+                                  (theme.header, theme.header_dim))):
+        top = cell * (1 + k // 2)
+        left = 12 * cell + (k % 2) * 3 * cell
+        draw.rectangle([left, top, left + 3 * cell, top + cell], fill=bg)
+        draw.text((left + 4, top + cell // 2), "AWMgЖ10♣", font=face, fill=fg, anchor="lm")
+    for k, (colour, fresh) in enumerate(((theme.combo, False), (theme.own_goal, False),
+                                          (theme.combo, True), (theme.own_goal, True))):
+        mask = line_mask(1, 1, cell, False, fresh)
+        left, top = 12 * cell + (k % 2) * 3 * cell, 4 * cell + (k // 2) * cell
+        base = sample.crop((left, top, left + mask.core.width, top + mask.core.height))
+        base.paste(card_tile(Card._all[k * 9], cell, False, theme).resize(base.size))
+        base.paste(theme.accent if fresh else theme.combo_outline, (0, 0), mask.outline)
+        base.paste(colour, (0, 0), mask.core)
+        sample.paste(base, (left, top))
+    for k, name in enumerate(Theme.__dataclass_fields__):
+        left = 15 * cell + (k % 6) * cell // 2
+        top = 4 * cell + (k // 6) * cell // 2
+        draw.rectangle([left, top, left + cell // 2, top + cell // 2], fill=getattr(theme, name))
+    return sample.quantize(colors=256, method=Image.Quantize.MEDIANCUT)
+
+
+def encode_png(img: Image.Image, *, indexed: bool = True, theme: Theme = DEFAULT_THEME,
+               compress_level: int = 6) -> bytes:
+    """PNG bytes. ``indexed`` (default) maps the picture onto the theme's cached 256-colour
+    palette first: several times faster and smaller; ``indexed=False`` keeps every pixel."""
     out = io.BytesIO()
+    if indexed and img.mode == "RGB":
+        img = img.quantize(palette=palette_for(theme), dither=Image.Dither.NONE)
     img.save(out, "PNG", compress_level=compress_level)
     return out.getvalue()
 
@@ -620,9 +666,10 @@ def encode_jpeg(img: Image.Image, *, quality: int = 88) -> bytes:
     return out.getvalue()
 
 
-def board_png(view: MatchView | TourView, **options: Any) -> bytes:
-    """:func:`board_image` as PNG bytes (for a document: full size, lossless)."""
-    return encode_png(board_image(view, **options))
+def board_png(view: MatchView | TourView, *, indexed: bool = True, **options: Any) -> bytes:
+    """:func:`board_image` as PNG bytes (for a document: full size; see :func:`encode_png`)."""
+    theme = options.get("theme", DEFAULT_THEME)
+    return encode_png(board_image(view, **options), indexed=indexed, theme=theme)
 
 
 def board_jpeg(view: MatchView | TourView, *, quality: int = 88, **options: Any) -> bytes:
