@@ -127,9 +127,10 @@ class Match:
         tour = self.tour
         tour.apply(action)
         self.history.append(action)
-        self._advance()
+        self.resolve_chance()
 
-    def _advance(self) -> None:
+    def resolve_chance(self) -> None:
+        """Deal what chance owes: the exchange redeal, then the next tour after one ends."""
         tour = self.tour
         if tour.phase == REDEAL:
             tour.redeal(tour.sample_redeal(self.rng))

@@ -26,7 +26,7 @@ from krendzu.cards import DECK_SIZE, Card, parse_card
 from krendzu.errors import CardError, IllegalMove, KrendzuError, RecordError, SettingsError
 from krendzu.match import Match
 from krendzu.tables import Settings, Table, TourRoles, dealer_of_tour, tour_roles
-from krendzu.tour import ANNOUNCE, OVER, PLAY, Tour
+from krendzu.tour import OVER, PLAY, REDEAL, Tour
 
 FORMAT = "krendzu-record/1"
 
@@ -60,14 +60,12 @@ def export_record(match: Match) -> dict[str, Any]:
 
 
 def _export_tour(tour: Tour, names: tuple[str, ...]) -> dict[str, Any]:
-    exchanged = tour.exchange_done() and any(k for _, k in tour.announcements)
     hands: dict[str, list[str]] = {}
     for seat, name in enumerate(names):
         cards = list(tour.initial_hands[seat])
-        if exchanged:
-            for card in tour.discards.get(seat, ()):
-                cards.remove(card)
-            cards.extend(tour.draws(seat))
+        for card in tour.discards.get(seat, ()):
+            cards.remove(card)
+        cards.extend(tour.draws(seat))
         hands[name] = [Card(c).code() for c in sorted(cards)]
     out: dict[str, Any] = {
         "attackers": [names[s] for s in tour.roles.attackers],
@@ -75,15 +73,15 @@ def _export_tour(tour: Tour, names: tuple[str, ...]) -> dict[str, Any]:
         "dealer": names[tour.roles.dealer],
         "hands": hands,
     }
-    if tour.exchange_done():
-        counts = dict(tour.announcements)
+    if tour.announcements:
+        # Written as far as it has gone: a record may stop in the middle of an exchange.
         out["exchange"] = {
             names[seat]: {
-                "count": counts[seat],
+                "count": count,
                 "discards": [Card(c).code() for c in tour.discards.get(seat, ())],
                 "draws": [Card(c).code() for c in tour.draws(seat)],
             }
-            for seat in tour.announce_order
+            for seat, count in tour.announcements
         }
     moves: list[dict[str, Any]] = []
     for seat, cards in tour.turns_raw:
@@ -272,20 +270,26 @@ def _build_tour(
     except SettingsError as exc:
         raise RuleViolation(t, None, str(exc)) from None
     if settings.exchange_limit and (exchange is not None or raw.get("moves")):
+        # With moves, the exchange is complete (a missing entry announced 0); without
+        # moves the record may stop part-way, so replay only what it lists.
+        complete = bool(raw.get("moves"))
         try:
             for seat in tour.announce_order:
+                if seat not in counts and not complete:
+                    break
                 tour.apply(Announce(counts.get(seat, 0)))
             for seat in tour.announce_order:
                 for card in discards.get(seat, ()):
                     if tour.current_player != seat:
                         raise IllegalMove(f"{names[seat]} discards more cards than announced")
                     tour.apply(Discard(Card(card)))
-            if tour.phase not in (PLAY, ANNOUNCE):
+            if tour.phase == REDEAL:
                 groups = tuple(
                     tuple(Card(c) for c in draws.get(seat, ())) for seat in tour.announce_order
                 )
-                tour.apply(Redeal(groups))
-            if tour.phase != PLAY:
+                if any(groups) or complete:
+                    tour.apply(Redeal(groups))
+            if complete and tour.phase != PLAY:
                 raise IllegalMove("the exchange does not add up: discards must match the counts")
         except IllegalMove as exc:
             raise RuleViolation(t, None, f"exchange: {exc}") from None
@@ -354,12 +358,12 @@ def import_record(data: Any, *, seed: int = 0) -> Match:
     """Read a record into a :class:`Match` positioned after its last move.
 
     Raises :class:`~krendzu.errors.RecordError` for unreadable input and
-    :class:`RuleViolation` for a move the rules forbid. If the last tour is finished and the
-    match is not, the next tour is dealt from ``random.Random(seed)``.
+    :class:`RuleViolation` for a move the rules forbid. Chance still due (a redeal after the
+    discards, the next tour's deal after a finished tour) comes from ``random.Random(seed)``.
     """
     match, _ = _import(data, seed)
-    if match.tours and match.tours[-1].is_over and len(match.tours) < match.tour_count:
-        match.deal_next_tour()
+    if match.tours:
+        match.resolve_chance()
     return match
 
 

@@ -213,6 +213,10 @@ class Tour:
     def hand(self, seat: int) -> list[Card]:
         return [Card(c) for c in self.hands[seat]]
 
+    def stock_cards(self) -> list[Card]:
+        """The cards set aside (secret from every player)."""
+        return [Card(c) for c in sorted(self.stock)]
+
     def hand_sizes(self) -> tuple[int, ...]:
         return tuple(len(h) for h in self.hands)
 

@@ -1,0 +1,1 @@
+"""The Telegram layer: configuration, handlers and texts. Builds on krendzu/, render/, storage/."""

@@ -1,0 +1,65 @@
+"""Configuration from the environment and an optional ``.env`` file (environment wins)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+HOW_TO_GET_A_TOKEN = """\
+No Telegram bot token found.
+
+1. In Telegram, open @BotFather and send /newbot; follow the questions.
+2. Copy the token it gives you (it looks like 123456789:AA...).
+3. Put it in a file named .env next to bot.py:
+       TELEGRAM_BOT_TOKEN=123456789:AA...
+   (start from .env.example), or export TELEGRAM_BOT_TOKEN in your shell.
+4. Run `make run` again.
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    token: str | None
+    database: str
+    log_level: str
+    api_base_url: str | None = None
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    """Parse KEY=VALUE lines; ignore blanks, comments and malformed lines; strip quotes."""
+    values: dict[str, str] = {}
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return values
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, _, value = line.partition("=")
+        key = key.strip().removeprefix("export ").strip()
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        if key:
+            values[key] = value
+    return values
+
+
+def load_config(env_file: Path | None = Path(".env")) -> Config:
+    file_values = read_env_file(env_file) if env_file is not None else {}
+
+    def get(key: str, default: str | None = None) -> str | None:
+        value = os.environ.get(key)
+        if value is None or value == "":
+            value = file_values.get(key) or default
+        return value
+
+    token = get("TELEGRAM_BOT_TOKEN")
+    return Config(
+        token=token.strip() if token else None,
+        database=get("KRENDZU_DB", "krendzu.sqlite3") or "krendzu.sqlite3",
+        log_level=(get("LOG_LEVEL", "INFO") or "INFO").upper(),
+        api_base_url=get("TELEGRAM_API_BASE_URL"),
+    )

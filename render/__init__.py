@@ -1,0 +1,73 @@
+"""Pictures of Krendzu positions with Pillow: boards, hands and replays.
+
+Pure functions — a view or a record in, a Pillow image or encoded bytes out; no I/O and
+nothing Telegram. Board pictures are drawn from an observation (``match.observation(seat)``)
+and show public facts only (hand *sizes*, never hands)::
+
+    from render import board_photo, board_document, hand_png, replay_gif
+
+    view = match.observation(None)
+    photo = board_photo(view)        # JPEG for a chat post (~1280 px, around the last move
+                                     # if the whole board would be too small to read)
+    document = board_document(view)  # full-size PNG to send as a file
+    hand = hand_png(match.observation(seat).tour.hand)
+    gif = replay_gif(match, tour=0)  # one frame per card placed, plus the empty start
+"""
+
+from render.board import (
+    MAX_RATIO,
+    MAX_SUM,
+    PHOTO_SIDE,
+    BoardLayout,
+    Position,
+    board_document,
+    board_image,
+    board_jpeg,
+    board_layout,
+    board_photo,
+    board_png,
+    encode_jpeg,
+    encode_png,
+    legal_cells,
+    photo_options,
+)
+from render.faces import DEFAULT_THEME, Theme, card_tile, empty_tile
+from render.hand import hand_image, hand_jpeg, hand_png
+from render.records import position, tour_steps, truncate
+from render.replay import replay_frames, replay_gif
+from render.texts import TEXTS, texts_for
+from render.typeface import clean_text, display_name
+
+__all__ = [
+    "DEFAULT_THEME",
+    "MAX_RATIO",
+    "MAX_SUM",
+    "PHOTO_SIDE",
+    "TEXTS",
+    "BoardLayout",
+    "Position",
+    "Theme",
+    "board_document",
+    "board_image",
+    "board_jpeg",
+    "board_layout",
+    "board_photo",
+    "board_png",
+    "card_tile",
+    "clean_text",
+    "display_name",
+    "empty_tile",
+    "encode_jpeg",
+    "encode_png",
+    "hand_image",
+    "hand_jpeg",
+    "hand_png",
+    "legal_cells",
+    "photo_options",
+    "position",
+    "replay_frames",
+    "replay_gif",
+    "texts_for",
+    "tour_steps",
+    "truncate",
+]

@@ -1,0 +1,705 @@
+"""The board picture: header, coordinate labels on every edge, cards, hints, highlights, lines.
+
+Pure functions: a view (:class:`~krendzu.MatchView` or :class:`~krendzu.TourView`) and
+keyword options in, a Pillow image (or encoded bytes) out. Only public facts are drawn —
+placed cards, hand sizes, roles, scores — never a hand, whoever's observation is passed.
+
+Geometry is computed first as a :class:`BoardLayout` (:func:`board_layout`), which tests and
+the chat layer can use to find a cell, a label or the header in the picture.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from PIL import Image, ImageDraw
+
+from krendzu.cards import Card
+from krendzu.coords import LabelFrame, frame_for
+from krendzu.match import MatchView
+from krendzu.tables import Table
+from krendzu.tour import Combination, TourView
+from render.faces import (
+    DEFAULT_THEME,
+    Theme,
+    card_ink,
+    card_tile,
+    empty_row,
+    empty_tile,
+    line_mask,
+)
+from render.texts import texts_for
+from render.typeface import display_name, fit_width, font
+
+#: Telegram photo limits: width + height at most 10,000 pixels, aspect ratio at most 20.
+MAX_SUM = 10_000
+MAX_RATIO = 20
+#: Telegram shows photos at about this many pixels on the long side.
+PHOTO_SIDE = 1280
+
+DEFAULT_CELL = 72
+MIN_COLUMNS = 9
+MIN_ROWS = 7
+VIEWPORT_CELLS = (11, 11)
+
+Cell = tuple[int, int]
+Box = tuple[int, int, int, int]
+
+
+# The position, whatever view it came from ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class Position:
+    """What a board picture shows, taken from a view (public facts only)."""
+
+    tour: TourView
+    players: tuple[str, ...]
+    tour_index: int | None = None
+    tour_count: int | None = None
+    totals: tuple[int, ...] | None = None
+    match_over: bool = False
+
+    @classmethod
+    def of(cls, view: MatchView | TourView | Position,
+           players: Sequence[str] | None = None) -> Position:
+        if isinstance(view, Position):
+            return view
+        if isinstance(view, MatchView):
+            return cls(
+                tour=view.tour,
+                players=tuple(players or view.players),
+                tour_index=view.tour_index,
+                tour_count=view.settings.tour_count,
+                totals=view.totals,
+                match_over=view.match_over,
+            )
+        if isinstance(view, TourView):
+            n = view.table.players
+            names = tuple(players) if players else tuple(f"\x00{i + 1}" for i in range(n))
+            return cls(tour=view, players=names)
+        raise TypeError(f"expected a MatchView or TourView, not {type(view).__name__}")
+
+    @property
+    def placements(self) -> tuple[tuple[Card, int, int], ...]:
+        return self.tour.placements
+
+    def last_move(self) -> tuple[int | None, tuple[tuple[Card, int, int], ...]]:
+        """(player, cards) of the most recent turn; cards is () for a pass; player None if
+        nothing happened yet."""
+        tour = self.tour
+        if tour.pending:
+            return tour.current_player, tour.pending
+        if tour.turns:
+            turn = tour.turns[-1]
+            return turn.player, turn.cards
+        return None, ()
+
+    def last_move_index(self) -> int:
+        return len(self.tour.turns) - (0 if self.tour.pending else 1)
+
+
+def legal_cells(placements: Iterable[tuple[Any, int, int]]) -> set[Cell]:
+    """Empty cells where a card may go: empty orthogonal neighbours, or (0, 0) if empty."""
+    taken = {(x, y) for _, x, y in placements}
+    if not taken:
+        return {(0, 0)}
+    out = set()
+    for x, y in taken:
+        for cell in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)):
+            if cell not in taken:
+                out.add(cell)
+    return out
+
+
+def occupied_area(placements: Sequence[tuple[Any, int, int]]) -> tuple[int, int, int, int]:
+    """Inclusive (x0, y0, x1, y1) of every card and every empty neighbour."""
+    cells = [(x, y) for _, x, y in placements] or [(0, 0)]
+    xs = [x for x, _ in cells]
+    ys = [y for _, y in cells]
+    return min(xs) - 1, min(ys) - 1, max(xs) + 1, max(ys) + 1
+
+
+def _grow(lo: int, hi: int, want: int) -> tuple[int, int]:
+    have = hi - lo + 1
+    if have >= want:
+        return lo, hi
+    extra = want - have
+    return lo - extra // 2, hi + extra - extra // 2
+
+
+def _clamp_window(lo: int, hi: int, centre: float, size: int) -> tuple[int, int]:
+    if hi - lo + 1 <= size:
+        return lo, hi
+    start = round(centre - (size - 1) / 2)
+    start = max(lo, min(start, hi - size + 1))
+    return start, start + size - 1
+
+
+# Layout -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HeaderLine:
+    segments: tuple[tuple[str, str], ...]  # (text, style) with style title/normal/accent
+
+
+@dataclass(frozen=True)
+class BoardLayout:
+    """Where everything is in a board picture (pixels; boxes are (left, top, right, bottom))."""
+
+    cell: int
+    area: tuple[int, int, int, int]  # inclusive engine cells shown: x0, y0, x1, y1
+    frame: LabelFrame
+    width: int
+    height: int
+    header_height: int
+    band: int
+    board_left: int
+    board_top: int
+    header_lines: tuple[HeaderLine, ...] = field(default=())
+    line_height: int = 0
+    font_size: int = 0
+
+    @property
+    def columns(self) -> range:
+        return range(self.area[0], self.area[2] + 1)
+
+    @property
+    def rows(self) -> range:
+        return range(self.area[1], self.area[3] + 1)
+
+    def shows(self, x: int, y: int) -> bool:
+        x0, y0, x1, y1 = self.area
+        return x0 <= x <= x1 and y0 <= y <= y1
+
+    def cell_box(self, x: int, y: int) -> Box:
+        left = self.board_left + (x - self.area[0]) * self.cell
+        top = self.board_top + (y - self.area[1]) * self.cell
+        return left, top, left + self.cell, top + self.cell
+
+    def cell_center(self, x: int, y: int) -> tuple[float, float]:
+        left, top, _, _ = self.cell_box(x, y)
+        return left + self.cell / 2, top + self.cell / 2
+
+    @property
+    def board_box(self) -> Box:
+        x0, y0, x1, y1 = self.area
+        return (self.board_left, self.board_top,
+                self.board_left + (x1 - x0 + 1) * self.cell,
+                self.board_top + (y1 - y0 + 1) * self.cell)
+
+    @property
+    def header_box(self) -> Box:
+        return 0, 0, self.width, self.header_height
+
+    def column_label_boxes(self, x: int) -> tuple[Box, Box]:
+        """Top and bottom label boxes of column ``x``."""
+        left, _, right, _ = self.cell_box(x, self.area[1])
+        _, top, _, bottom = self.board_box
+        return (left, top - self.band, right, top), (left, bottom, right, bottom + self.band)
+
+    def row_label_boxes(self, y: int) -> tuple[Box, Box]:
+        """Left and right label boxes of row ``y``."""
+        _, top, _, bottom = self.cell_box(self.area[0], y)
+        left, _, right, _ = self.board_box
+        return (left - self.band, top, left, bottom), (right, top, right + self.band, bottom)
+
+    def labels(self) -> list[tuple[str, Box]]:
+        """Every coordinate label drawn, with its box (each column and row twice)."""
+        out = []
+        for x in self.columns:
+            text = self.frame.column_label(x)
+            out.extend((text, box) for box in self.column_label_boxes(x))
+        for y in self.rows:
+            text = self.frame.row_label(y)
+            out.extend((text, box) for box in self.row_label_boxes(y))
+        return out
+
+
+def _names(position: Position, texts: Mapping[str, str]) -> list[str]:
+    out = []
+    for seat, name in enumerate(position.players):
+        fallback = texts["player"].format(n=seat + 1)
+        out.append(fallback if name.startswith("\x00") else display_name(name, fallback))
+    return out
+
+
+def _score_text(position: Position, names: list[str], texts: Mapping[str, str]) -> str | None:
+    totals = position.totals
+    if totals is None:
+        tour = position.tour
+        totals = tuple(tour.points if s in tour.roles.attackers else 0
+                       for s in range(len(names)))
+    table = position.tour.table
+    if table is Table.DUEL:
+        return f"{names[0]} {totals[0]} : {names[1]} {totals[1]}"
+    if table is Table.TEAMS:
+        a = texts["team"].format(a=names[0], b=names[2])
+        b = texts["team"].format(a=names[1], b=names[3])
+        return f"{a} {totals[0]} : {b} {totals[1]}"
+    return ", ".join(f"{n} {t}" for n, t in zip(names, totals, strict=True))
+
+
+def header_segments(position: Position, frame: LabelFrame,
+                    texts: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The header as (text, style) items, in reading order."""
+    tour = position.tour
+    names = _names(position, texts)
+    roles = tour.roles
+    items: list[tuple[str, str]] = []
+    if position.tour_index is not None and position.tour_count:
+        items.append((texts["tour"].format(n=position.tour_index + 1,
+                                           total=position.tour_count), "title"))
+    items.append((texts["attack"].format(names=", ".join(names[s] for s in roles.attackers)),
+                  "normal"))
+    items.append((texts["defence"].format(names=", ".join(names[s] for s in roles.defenders)),
+                  "normal"))
+    score = _score_text(position, names, texts)
+    if score:
+        items.append((texts["score"].format(score=score), "title"))
+    left = ", ".join(f"{names[s]} {n}" for s, n in enumerate(tour.hand_sizes))
+    items.append((texts["cards_left"].format(items=left), "normal"))
+    player, cards = position.last_move()
+    if player is not None:
+        if cards:
+            spelled = " + ".join(f"{c.pretty()} {frame.label(x, y)}" for c, x, y in cards)
+            items.append((texts["last_move"].format(name=names[player], cards=spelled), "dim"))
+        else:
+            items.append((texts["passed"].format(name=names[player]), "dim"))
+    if position.match_over:
+        totals = position.totals or ()
+        best = max(totals) if totals else 0
+        winners = [names[s] for s, t in enumerate(totals) if t == best]
+        if tour.table is Table.TEAMS:
+            winners = [names[s] for s in range(4) if totals[s] == best]
+        draw = len(winners) > (2 if tour.table is Table.TEAMS else 1)
+        result = texts["draw"] if draw else texts["winner"].format(names=" & ".join(winners))
+        items.append((f"{texts['match_over']}: {result}", "accent"))
+    elif tour.is_over:
+        items.append((texts["tour_over"], "accent"))
+    elif tour.current_player >= 0:
+        key = "to_move" if tour.phase == "play" else "exchange"
+        items.append((texts[key].format(name=names[tour.current_player]), "accent"))
+    return items
+
+
+def _fonts(cell: int) -> tuple[int, int]:
+    size = max(12, round(cell * 0.36))
+    return size, round(size * 1.42)
+
+
+def _wrap(items: list[tuple[str, str]], width: float, size: int) -> list[HeaderLine]:
+    sep = "  ·  "
+    regular = font(size)
+    lines: list[list[tuple[str, str]]] = [[]]
+    used = 0.0
+    for text, style in items:
+        face = font(size, bold=style in ("title", "accent"))
+        text = fit_width(text, face, width)
+        w = face.getlength(text)
+        gap = regular.getlength(sep) if lines[-1] else 0.0
+        if lines[-1] and used + gap + w > width:
+            lines.append([])
+            used, gap = 0.0, 0.0
+        if lines[-1]:
+            lines[-1].append((sep, "sep"))
+        lines[-1].append((text, style))
+        used += gap + w
+    return [HeaderLine(tuple(line)) for line in lines if line]
+
+
+def _area(position: Position, viewport: Any, viewport_cells: tuple[int, int],
+          area: tuple[int, int, int, int] | None) -> tuple[int, int, int, int]:
+    if area is not None:
+        return area
+    x0, y0, x1, y1 = occupied_area(position.placements)
+    x0, x1 = _grow(x0, x1, MIN_COLUMNS)
+    y0, y1 = _grow(y0, y1, MIN_ROWS)
+    if viewport is None or viewport == "full":
+        return x0, y0, x1, y1
+    if viewport == "last-move":
+        _, cards = position.last_move()
+        focus = [(x, y) for _, x, y in cards] or [
+            (x, y) for _, x, y in position.placements[-1:]] or [(0, 0)]
+        cx = sum(x for x, _ in focus) / len(focus)
+        cy = sum(y for _, y in focus) / len(focus)
+        cols, rows = viewport_cells
+        x0, x1 = _clamp_window(x0, x1, cx, cols)
+        y0, y1 = _clamp_window(y0, y1, cy, rows)
+        return x0, y0, x1, y1
+    vx0, vy0, vx1, vy1 = viewport
+    return min(vx0, vx1), min(vy0, vy1), max(vx0, vx1), max(vy0, vy1)
+
+
+def board_layout(
+    view: MatchView | TourView | Position,
+    *,
+    cell: int = DEFAULT_CELL,
+    viewport: Any = None,
+    viewport_cells: tuple[int, int] = VIEWPORT_CELLS,
+    area: tuple[int, int, int, int] | None = None,
+    max_side: int | None = None,
+    header: bool = True,
+    lang: str = "en",
+    texts: Mapping[str, str] | None = None,
+    players: Sequence[str] | None = None,
+    frame: LabelFrame | None = None,
+) -> BoardLayout:
+    """Where things go in :func:`board_image` with the same options (see there)."""
+    position = Position.of(view, players)
+    words = texts_for(lang, texts)
+    frame = frame or frame_for(position.placements)
+    x0, y0, x1, y1 = _area(position, viewport, viewport_cells, area)
+    for x, y in ((x0, y0), (x1, y1)):
+        frame = frame.fit(x, y)  # an explicit area may reach past the tour's frame
+    cols, rows = x1 - x0 + 1, y1 - y0 + 1
+    while True:
+        layout = _layout_for(position, frame, (x0, y0, x1, y1), cell, header, words)
+        w, h = layout.width, layout.height
+        too_big = w + h > MAX_SUM or (max_side is not None and max(w, h) > max_side)
+        if too_big and cell > 12:
+            cell -= 2
+            continue
+        if max(w, h) > MAX_RATIO * min(w, h):  # pad the short side
+            if w > h:
+                y0, y1 = _grow(y0, y1, rows + 1)
+                rows += 1
+            else:
+                x0, x1 = _grow(x0, x1, cols + 1)
+                cols += 1
+            continue
+        return layout
+
+
+def _layout_for(position: Position, frame: LabelFrame, area: tuple[int, int, int, int],
+                cell: int, header: bool, words: Mapping[str, str]) -> BoardLayout:
+    x0, y0, x1, y1 = area
+    band = max(14, round(cell * 0.5))
+    width = (x1 - x0 + 1) * cell + 2 * band
+    size, line_height = _fonts(cell)
+    lines: tuple[HeaderLine, ...] = ()
+    header_height = 0
+    if header:
+        pad = round(size * 0.7)
+        lines = tuple(_wrap(header_segments(position, frame, words), width - 2 * pad, size))
+        header_height = len(lines) * line_height + 2 * pad - round(line_height - size * 1.15)
+    height = header_height + (y1 - y0 + 1) * cell + 2 * band
+    return BoardLayout(
+        cell=cell, area=area, frame=frame, width=width, height=height,
+        header_height=header_height, band=band, board_left=band,
+        board_top=header_height + band, header_lines=lines, line_height=line_height,
+        font_size=size,
+    )
+
+
+# Drawing ------------------------------------------------------------------------------
+
+
+def highlighted_cells(position: Position) -> set[Cell]:
+    """The cells of the last move (both cards of a defender's double)."""
+    _, cards = position.last_move()
+    return {(x, y) for _, x, y in cards}
+
+
+def fresh_combos(position: Position) -> list[Combination]:
+    """Combinations scored by the last move."""
+    _, cards = position.last_move()
+    if not cards:
+        return []
+    last = position.last_move_index()
+    return [c for c in position.tour.combos if c.move == last]
+
+
+def board_image(
+    view: MatchView | TourView | Position,
+    *,
+    cell: int = DEFAULT_CELL,
+    viewport: Any = None,
+    viewport_cells: tuple[int, int] = VIEWPORT_CELLS,
+    area: tuple[int, int, int, int] | None = None,
+    max_side: int | None = None,
+    hint_cells: bool = True,
+    highlight_last: bool = True,
+    combos: bool = True,
+    flash: bool = True,
+    header: bool = True,
+    lang: str = "en",
+    texts: Mapping[str, str] | None = None,
+    players: Sequence[str] | None = None,
+    frame: LabelFrame | None = None,
+    theme: Theme = DEFAULT_THEME,
+) -> Image.Image:
+    """Draw the board of ``view`` (a public or private observation) as an RGB image.
+
+    ``cell``: pixels per board cell. ``viewport``: ``None`` for the occupied area plus a
+    margin, ``"last-move"`` for a window of ``viewport_cells`` (columns, rows) around the
+    last move, or an (x0, y0, x1, y1) rectangle of engine cells; labels always use the whole
+    tour's frame. ``area`` forces the exact cells (replays keep one area for every frame).
+    ``max_side`` shrinks cells until the picture fits. The picture always respects Telegram's
+    limits (width + height ≤ 10,000, aspect ratio ≤ 20). ``hint_cells`` marks the empty cells
+    where a card may go; ``highlight_last`` rings the last move; ``combos`` draws a line
+    through every combination scored (dashed for own goals), ``flash`` making those of the
+    last move stand out. ``lang``/``texts`` choose the header's words; ``players`` names the
+    seats of a bare :class:`TourView`.
+    """
+    position = Position.of(view, players)
+    layout = board_layout(
+        position, cell=cell, viewport=viewport, viewport_cells=viewport_cells, area=area,
+        max_side=max_side, header=header, lang=lang, texts=texts, frame=frame,
+    )
+    return draw_board(position, layout, hint_cells=hint_cells, highlight_last=highlight_last,
+                      combos=combos, flash=flash, theme=theme)
+
+
+def draw_board(position: Position, layout: BoardLayout, *, hint_cells: bool = True,
+               highlight_last: bool = True, combos: bool = True, flash: bool = True,
+               theme: Theme = DEFAULT_THEME) -> Image.Image:
+    """Draw ``position`` into a picture with geometry ``layout``."""
+    img = Image.new("RGB", (layout.width, layout.height), theme.band)
+    cell = layout.cell
+    x0, _, x1, _ = layout.area
+    cols = x1 - x0 + 1
+    strip = empty_row(cell, cols, theme)
+    for y in layout.rows:
+        img.paste(strip, layout.cell_box(x0, y)[:2])
+    tour = position.tour
+    if hint_cells and tour.phase == "play":
+        hint = empty_tile(cell, True, theme)
+        for x, y in legal_cells(tour.placements):
+            if layout.shows(x, y):
+                img.paste(hint, layout.cell_box(x, y)[:2])
+    lit = highlighted_cells(position) if highlight_last else set()
+    for card, x, y in tour.placements:
+        if layout.shows(x, y):
+            img.paste(card_tile(card, cell, (x, y) in lit, theme), layout.cell_box(x, y)[:2])
+    if combos and tour.combos:
+        fresh = {id(c) for c in fresh_combos(position)} if flash else set()
+        lanes = combo_lanes(tour.combos)
+        for i in sorted(range(len(tour.combos)), key=lambda i: id(tour.combos[i]) in fresh):
+            combo = tour.combos[i]
+            _draw_line(img, layout, combo, id(combo) in fresh, theme, lanes[i])
+        # Lift ranks and suits above the lines, so a line never hides a card.
+        board = tour.board
+        for x, y in {cell for combo in tour.combos for cell in combo.cells}:
+            if layout.shows(x, y):
+                card, lit_here = board[(x, y)], (x, y) in lit
+                box = layout.cell_box(x, y)
+                img.paste(card_tile(card, cell, lit_here, theme), box,
+                          card_ink(card, cell, lit_here, theme))
+    _draw_edges(img, layout, position, theme)
+    _draw_labels(img, layout, theme)
+    if layout.header_height:
+        _draw_header(img, layout, theme)
+    return img
+
+
+def combo_lanes(combos: Sequence[Combination]) -> list[float]:
+    """A sideways offset (in cells) per combination, so overlapping lines on one row, column
+    or diagonal run side by side instead of on top of each other."""
+    groups: dict[tuple[int, int, int], list[tuple[int, int, int]]] = {}
+    for i, combo in enumerate(combos):
+        (ax, ay), (bx, by) = combo.cells[0], combo.cells[1]
+        dx, dy = bx - ax, by - ay
+        key = (dx, dy, ax * dy - ay * dx)  # direction and which parallel line
+        along = ax * dx + ay * dy
+        groups.setdefault(key, []).append((along, along + 3 * (dx * dx + dy * dy), i))
+    out = [0.0] * len(combos)
+    for items in groups.values():
+        lane_ends: list[int] = []
+        lane_of: dict[int, int] = {}
+        for start, end, i in sorted(items):
+            for lane, last in enumerate(lane_ends):
+                if last < start:
+                    lane_ends[lane] = end
+                    lane_of[i] = lane
+                    break
+            else:
+                lane_of[i] = len(lane_ends)
+                lane_ends.append(end)
+        count = len(lane_ends)
+        for i, lane in lane_of.items():
+            out[i] = (lane - (count - 1) / 2) * 0.14
+    return out
+
+
+def _draw_line(img: Image.Image, layout: BoardLayout, combo: Combination, fresh: bool,
+               theme: Theme, lane: float = 0.0) -> None:
+    (ax, ay), (bx, by) = combo.cells[0], combo.cells[1]
+    dx, dy = bx - ax, by - ay
+    mask = line_mask(dx, dy, layout.cell, combo.own_goal, fresh)
+    cx, cy = layout.cell_center(ax, ay)
+    norm = (dx * dx + dy * dy) ** 0.5
+    cx += -dy / norm * lane * layout.cell
+    cy += dx / norm * lane * layout.cell
+    at = (round(cx) + mask.offset[0], round(cy) + mask.offset[1])
+    colour = theme.own_goal if combo.own_goal else theme.combo
+    outline = theme.accent if fresh else theme.combo_outline
+    img.paste(outline, (*at, at[0] + mask.outline.width, at[1] + mask.outline.height),
+              mask.outline)
+    img.paste(colour, (*at, at[0] + mask.core.width, at[1] + mask.core.height), mask.core)
+
+
+def _draw_edges(img: Image.Image, layout: BoardLayout, position: Position,
+                theme: Theme) -> None:
+    """A dashed gold edge where cards lie beyond the picture (a viewport)."""
+    cells = [(x, y) for _, x, y in position.placements]
+    if not cells:
+        return
+    x0, y0, x1, y1 = layout.area
+    left, top, right, bottom = layout.board_box
+    draw = ImageDraw.Draw(img)
+    width = max(2, layout.cell // 18)
+    dash = layout.cell // 3
+    sides = []
+    if any(x < x0 for x, _ in cells):
+        sides.append(((left - width, top), (left - width, bottom)))
+    if any(x > x1 for x, _ in cells):
+        sides.append(((right, top), (right, bottom)))
+    if any(y < y0 for _, y in cells):
+        sides.append(((left, top - width), (right, top - width)))
+    if any(y > y1 for _, y in cells):
+        sides.append(((left, bottom), (right, bottom)))
+    for (ax, ay), (bx, by) in sides:
+        length = max(bx - ax, by - ay)
+        for s in range(0, length, 2 * dash):
+            e = min(length, s + dash)
+            if ax == bx:
+                draw.rectangle([ax, ay + s, ax + width - 1, ay + e], fill=theme.more)
+            else:
+                draw.rectangle([ax + s, ay, ax + e, ay + width - 1], fill=theme.more)
+
+
+def _draw_labels(img: Image.Image, layout: BoardLayout, theme: Theme) -> None:
+    draw = ImageDraw.Draw(img)
+    size = max(9, round(layout.band * 0.62))
+    face = font(size, bold=True)
+    for text, (left, top, right, bottom) in layout.labels():
+        label_face = face
+        if face.getlength(text) > right - left - 2:
+            label_face = font(max(7, round(size * (right - left - 2) / face.getlength(text))),
+                              bold=True)
+        draw.text(((left + right) / 2, (top + bottom) / 2), text, font=label_face,
+                  fill=theme.band_text, anchor="mm")
+
+
+def _draw_header(img: Image.Image, layout: BoardLayout, theme: Theme) -> None:
+    draw = ImageDraw.Draw(img)
+    draw.rectangle([0, 0, layout.width, layout.header_height - 1], fill=theme.header)
+    draw.rectangle([0, layout.header_height - max(2, layout.cell // 24),
+                    layout.width, layout.header_height - 1], fill=theme.accent)
+    size = layout.font_size
+    pad = round(size * 0.7)
+    y = pad + size * 0.95
+    colours = {"title": theme.header_text, "normal": theme.header_text, "sep": theme.header_dim,
+               "dim": theme.header_dim, "accent": theme.accent}
+    for line in layout.header_lines:
+        x = float(pad)
+        for text, style in line.segments:
+            face = font(size, bold=style in ("title", "accent"))
+            draw.text((x, y), text, font=face, fill=colours[style], anchor="ls")
+            x += face.getlength(text)
+        y += layout.line_height
+
+
+# Encoding -----------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=8)
+def palette_for(theme: Theme = DEFAULT_THEME) -> Image.Image:
+    """A 256-colour palette covering everything the pictures draw in ``theme`` (cached).
+
+    Built once from a sample of every tile, line and text colour, so encoding a board as an
+    indexed PNG costs a fast palette lookup instead of per-row adaptive filtering of RGB.
+    """
+    cell = 72
+    sample = Image.new("RGB", (cell * 18, cell * 6), theme.band)
+    for i, card in enumerate(Card._all):
+        for lit in (False, True):
+            col, row = divmod(i, 6)
+            sample.paste(card_tile(card, cell, lit, theme), ((col + 6 * lit) * cell, row * cell))
+    sample.paste(empty_tile(cell, True, theme), (12 * cell, 0))
+    sample.paste(empty_tile(cell, False, theme), (13 * cell, 0))
+    draw = ImageDraw.Draw(sample)
+    face = font(24, bold=True)
+    for k, (bg, fg) in enumerate(((theme.header, theme.header_text), (theme.header, theme.accent),
+                                  (theme.header, theme.header_dim), (theme.band, theme.band_text),
+                                  (theme.header, theme.header_dim))):
+        top = cell * (1 + k // 2)
+        left = 12 * cell + (k % 2) * 3 * cell
+        draw.rectangle([left, top, left + 3 * cell, top + cell], fill=bg)
+        draw.text((left + 4, top + cell // 2), "AWMgЖ10♣", font=face, fill=fg, anchor="lm")
+    for k, (colour, fresh) in enumerate(((theme.combo, False), (theme.own_goal, False),
+                                          (theme.combo, True), (theme.own_goal, True))):
+        mask = line_mask(1, 1, cell, False, fresh)
+        left, top = 12 * cell + (k % 2) * 3 * cell, 4 * cell + (k // 2) * cell
+        base = sample.crop((left, top, left + mask.core.width, top + mask.core.height))
+        base.paste(card_tile(Card._all[k * 9], cell, False, theme).resize(base.size))
+        base.paste(theme.accent if fresh else theme.combo_outline, (0, 0), mask.outline)
+        base.paste(colour, (0, 0), mask.core)
+        sample.paste(base, (left, top))
+    for k, name in enumerate(Theme.__dataclass_fields__):
+        left = 15 * cell + (k % 6) * cell // 2
+        top = 4 * cell + (k // 6) * cell // 2
+        draw.rectangle([left, top, left + cell // 2, top + cell // 2], fill=getattr(theme, name))
+    return sample.quantize(colors=256, method=Image.Quantize.MEDIANCUT)
+
+
+def encode_png(img: Image.Image, *, indexed: bool = True, theme: Theme = DEFAULT_THEME,
+               compress_level: int = 6) -> bytes:
+    """PNG bytes. ``indexed`` (default) maps the picture onto the theme's cached 256-colour
+    palette first: several times faster and smaller; ``indexed=False`` keeps every pixel."""
+    out = io.BytesIO()
+    if indexed and img.mode == "RGB":
+        img = img.quantize(palette=palette_for(theme), dither=Image.Dither.NONE)
+    img.save(out, "PNG", compress_level=compress_level)
+    return out.getvalue()
+
+
+def encode_jpeg(img: Image.Image, *, quality: int = 88) -> bytes:
+    out = io.BytesIO()
+    img.save(out, "JPEG", quality=quality, subsampling=0, optimize=False)
+    return out.getvalue()
+
+
+def board_png(view: MatchView | TourView, *, indexed: bool = True, **options: Any) -> bytes:
+    """:func:`board_image` as PNG bytes (for a document: full size; see :func:`encode_png`)."""
+    theme = options.get("theme", DEFAULT_THEME)
+    return encode_png(board_image(view, **options), indexed=indexed, theme=theme)
+
+
+def board_jpeg(view: MatchView | TourView, *, quality: int = 88, **options: Any) -> bytes:
+    """:func:`board_image` as JPEG bytes (for a photo: Telegram re-encodes photos anyway)."""
+    return encode_jpeg(board_image(view, **options), quality=quality)
+
+
+def photo_options(view: MatchView | TourView | Position, *, cell: int = DEFAULT_CELL,
+                  min_cell: int = 44, side: int = PHOTO_SIDE,
+                  **options: Any) -> dict[str, Any]:
+    """Options that make a board readable as a chat photo (long side ≤ ``side``).
+
+    The whole board if it fits with cells of at least ``min_cell`` pixels, else a viewport
+    around the last move as large as fits.
+    """
+    position = Position.of(view, options.get("players"))
+    for size in range(cell, min_cell - 1, -4):
+        layout = board_layout(position, cell=size, **options)
+        if max(layout.width, layout.height) <= side:
+            return {**options, "cell": size}
+    return {**options, "cell": cell, "viewport": "last-move",
+            "viewport_cells": VIEWPORT_CELLS, "max_side": side}
+
+
+def board_photo(view: MatchView | TourView, *, quality: int = 88, **options: Any) -> bytes:
+    """A JPEG for a chat post: the whole board, or the area around the last move if the
+    whole board would be too small to read at Telegram's ~1280 px."""
+    return board_jpeg(view, quality=quality, **photo_options(view, **options))
+
+
+def board_document(view: MatchView | TourView, **options: Any) -> bytes:
+    """A full-size PNG of the whole board, to send as a document."""
+    return board_png(view, **options)

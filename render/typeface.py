@@ -1,0 +1,152 @@
+"""The shipped fonts (DejaVu Sans, Cyrillic included) and text that never shows tofu boxes.
+
+Fonts load only from this package's ``fonts/`` directory, never from the system. Which
+characters a font draws is read from its own ``cmap`` table (formats 4 and 12, parsed here
+with :mod:`struct`), so :func:`clean_text` can drop what the font lacks (most emoji, CJK)
+instead of drawing ``.notdef`` boxes, along with control, zero-width and stray combining
+characters.
+"""
+
+from __future__ import annotations
+
+import struct
+import unicodedata
+from functools import cache, lru_cache
+from pathlib import Path
+
+from PIL import ImageFont
+
+FONT_DIR = Path(__file__).resolve().parent / "fonts"
+REGULAR = FONT_DIR / "DejaVuSans.ttf"
+BOLD = FONT_DIR / "DejaVuSans-Bold.ttf"
+ELLIPSIS = "…"
+
+
+@lru_cache(maxsize=64)
+def font(size: int, bold: bool = False) -> ImageFont.FreeTypeFont:
+    """DejaVu Sans (or Bold) at ``size`` pixels, from the package directory."""
+    return ImageFont.truetype(str(BOLD if bold else REGULAR), max(6, int(size)))
+
+
+@cache
+def coverage(bold: bool = False) -> frozenset[int]:
+    """Code points the shipped font maps to a real glyph."""
+    return frozenset(_read_cmap((BOLD if bold else REGULAR).read_bytes()))
+
+
+def covers(ch: str, bold: bool = False) -> bool:
+    return ord(ch) in coverage(bold)
+
+
+def _read_cmap(data: bytes) -> set[int]:
+    num_tables = struct.unpack_from(">H", data, 4)[0]
+    cmap_offset = None
+    for i in range(num_tables):
+        tag, _, offset, _ = struct.unpack_from(">4sIII", data, 12 + 16 * i)
+        if tag == b"cmap":
+            cmap_offset = offset
+            break
+    if cmap_offset is None:
+        raise ValueError("font has no cmap table")
+    _, count = struct.unpack_from(">HH", data, cmap_offset)
+    subtables: dict[tuple[int, int], int] = {}
+    for i in range(count):
+        platform, encoding, offset = struct.unpack_from(">HHI", data, cmap_offset + 4 + 8 * i)
+        subtables[(platform, encoding)] = cmap_offset + offset
+    for key in ((3, 10), (0, 6), (0, 4), (3, 1), (0, 3)):
+        if key in subtables:
+            start = subtables[key]
+            fmt = struct.unpack_from(">H", data, start)[0]
+            if fmt == 12:
+                return _cmap_format12(data, start)
+            if fmt == 4:
+                return _cmap_format4(data, start)
+    raise ValueError("font has no Unicode cmap of format 4 or 12")
+
+
+def _cmap_format12(data: bytes, start: int) -> set[int]:
+    groups = struct.unpack_from(">I", data, start + 12)[0]
+    out: set[int] = set()
+    for i in range(groups):
+        first, last, glyph = struct.unpack_from(">III", data, start + 16 + 12 * i)
+        if glyph == 0:
+            first += 1  # the first code point maps to .notdef
+        out.update(range(first, last + 1))
+    return out
+
+
+def _cmap_format4(data: bytes, start: int) -> set[int]:
+    seg_count = struct.unpack_from(">H", data, start + 6)[0] // 2
+    ends = struct.unpack_from(f">{seg_count}H", data, start + 14)
+    starts_at = start + 16 + 2 * seg_count
+    starts = struct.unpack_from(f">{seg_count}H", data, starts_at)
+    deltas = struct.unpack_from(f">{seg_count}h", data, starts_at + 2 * seg_count)
+    ranges_at = starts_at + 4 * seg_count
+    range_offsets = struct.unpack_from(f">{seg_count}H", data, ranges_at)
+    out: set[int] = set()
+    for i in range(seg_count):
+        first, last, delta, roff = starts[i], ends[i], deltas[i], range_offsets[i]
+        if first == 0xFFFF:
+            continue
+        for code in range(first, last + 1):
+            if roff == 0:
+                glyph = (code + delta) & 0xFFFF
+            else:
+                at = ranges_at + 2 * i + roff + 2 * (code - first)
+                glyph = struct.unpack_from(">H", data, at)[0]
+                if glyph:
+                    glyph = (glyph + delta) & 0xFFFF
+            if glyph:
+                out.add(code)
+    return out
+
+
+def clean_text(text: str, *, bold: bool = False) -> str:
+    """``text`` with only what the shipped font can draw.
+
+    Characters the font lacks (emoji, CJK, ...) are dropped, as are control and format
+    characters (zero-width joiners, variation selectors, direction marks) and combining marks
+    that have no base or no glyph; any run of white space becomes one space.
+    """
+    text = unicodedata.normalize("NFC", str(text))
+    have = coverage(bold)
+    out: list[str] = []
+    for ch in text:
+        cat = unicodedata.category(ch)
+        if ch.isspace() or cat == "Zs":
+            if out and out[-1] != " ":
+                out.append(" ")
+            continue
+        if cat in ("Cc", "Cf", "Cs", "Co", "Cn") or _is_variation_selector(ch):
+            continue
+        if cat in ("Mn", "Me", "Mc"):
+            if out and out[-1] != " " and ord(ch) in have:
+                out.append(ch)
+            continue
+        if ord(ch) in have:
+            out.append(ch)
+    return "".join(out).strip()
+
+
+def _is_variation_selector(ch: str) -> bool:
+    code = ord(ch)
+    return 0xFE00 <= code <= 0xFE0F or 0xE0100 <= code <= 0xE01EF or 0x1F3FB <= code <= 0x1F3FF
+
+
+def display_name(name: str, fallback: str, *, limit: int = 18, bold: bool = False) -> str:
+    """A player name fit for a picture: cleaned, at most ``limit`` characters, never empty."""
+    clean = clean_text(name, bold=bold)
+    if not any(ch.isalnum() for ch in clean):
+        return fallback
+    if len(clean) > limit:
+        clean = clean[: limit - 1].rstrip() + ELLIPSIS
+    return clean
+
+
+def fit_width(text: str, face: ImageFont.FreeTypeFont, width: float) -> str:
+    """Shorten ``text`` with an ellipsis until it is at most ``width`` pixels wide."""
+    if face.getlength(text) <= width:
+        return text
+    while text and face.getlength(text + ELLIPSIS) > width:
+        text = text[:-1]
+    return text.rstrip() + ELLIPSIS

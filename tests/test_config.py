@@ -1,0 +1,45 @@
+"""The entry point and configuration: without a token the bot explains how to get one."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from chat.config import load_config, read_env_file
+from chat.texts import TEXTS, language_of
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_env_file_parsing(tmp_path: Path, monkeypatch) -> None:
+    env = tmp_path / ".env"
+    env.write_text(
+        "# comment\nTELEGRAM_BOT_TOKEN='123:abc'\nexport KRENDZU_DB=x.db\nnonsense line\n=\n",
+        encoding="utf-8",
+    )
+    assert read_env_file(env) == {"TELEGRAM_BOT_TOKEN": "123:abc", "KRENDZU_DB": "x.db"}
+    monkeypatch.delenv("TELEGRAM_BOT_TOKEN", raising=False)
+    monkeypatch.setenv("KRENDZU_DB", "from-env.db")
+    config = load_config(env)
+    assert config.token == "123:abc"
+    assert config.database == "from-env.db"  # the environment wins
+    assert read_env_file(tmp_path / "missing") == {}
+
+
+def test_bot_without_token_says_how_to_get_one(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "TELEGRAM_BOT_TOKEN"}
+    env["PYTHONPATH"] = str(ROOT)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bot.py")], cwd=tmp_path, env=env,
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 1
+    assert "@BotFather" in done.stderr and "TELEGRAM_BOT_TOKEN" in done.stderr
+
+
+def test_texts_in_both_languages() -> None:
+    assert set(TEXTS["en"]) == set(TEXTS["ru"])
+    assert language_of("ru") == "ru" and language_of("uk-UA") == "ru"
+    assert language_of("en-GB") == "en" and language_of(None) == "en"
