@@ -391,12 +391,20 @@ class SqliteStore(Store):
         return await future
 
     async def _flush(self) -> None:
-        while self._queue:
-            async with self._lock:
-                batch = [(op, fut) for op, fut in self._queue[:MAX_BATCH] if not fut.done()]
-                del self._queue[:MAX_BATCH]
-                if batch:
-                    await self._run_batch(batch)
+        try:
+            while self._queue:
+                async with self._lock:
+                    batch = [(op, f) for op, f in self._queue[:MAX_BATCH] if not f.done()]
+                    del self._queue[:MAX_BATCH]
+                    if batch:
+                        await self._run_batch(batch)
+        except BaseException as exc:
+            # The writer itself was cancelled (loop shutdown): nobody may wait forever.
+            for _, fut in self._queue:
+                if not fut.done():
+                    fut.set_exception(_public(exc))
+            self._queue.clear()
+            raise
 
     async def _run_batch(self, batch: list[tuple[WriteOp[Any], asyncio.Future[Any]]]) -> None:
         conn = self._conn
