@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from krendzu.ai import LEVELS, OraclePlayer, Player, make_player
+from krendzu.ai import BASELINES, LEVELS, OraclePlayer, Player, make_player
 from krendzu.tables import DEAL_PRESETS, Table, tour_roles
 from krendzu.tour import CHANCE, OVER, Tour
 
@@ -40,6 +40,7 @@ class ArenaOptions:
     budget_ms: float | None = None
     iterations: int | None = None
     exchange: int = 0
+    preset: str | None = None
 
 
 @dataclass
@@ -64,7 +65,8 @@ def deal_tour(opts: ArenaOptions, index: int) -> Tour:
     table = Table.parse(opts.table)
     rng = random.Random(f"krendzu-arena/{opts.seed}/{index}")
     roles = tour_roles(table, rng.randrange(table.players))
-    sizes = next(iter(DEAL_PRESETS[table].values()))
+    presets = DEAL_PRESETS[table]
+    sizes = presets[opts.preset] if opts.preset else next(iter(presets.values()))
     return Tour.deal(table, roles, sizes, rng, opts.exchange)
 
 
@@ -119,7 +121,7 @@ def _quantile(values: list[float], q: float) -> float:
 
 def run(opts: ArenaOptions) -> dict[str, Any]:
     for level in (opts.x, opts.y):
-        if level not in LEVELS:
+        if level not in LEVELS + BASELINES:
             raise SystemExit(f"unknown level {level!r}: use one of {', '.join(LEVELS)}")
     start = time.perf_counter()
     work = [(opts, i) for i in range(opts.deals)]
@@ -158,6 +160,7 @@ def run(opts: ArenaOptions) -> dict[str, Any]:
         "deals": n,
         "seed": opts.seed,
         "exchange": opts.exchange,
+        "preset": opts.preset or "standard",
         "budget_ms": opts.budget_ms,
         "iterations": opts.iterations,
         "mean_attack_points": {
@@ -206,8 +209,8 @@ def format_table(report: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m krendzu.arena", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("x", choices=LEVELS, help="level X")
-    parser.add_argument("y", choices=LEVELS, help="level Y")
+    parser.add_argument("x", choices=LEVELS + BASELINES, help="level X")
+    parser.add_argument("y", choices=LEVELS + BASELINES, help="level Y")
     parser.add_argument("--deals", type=int, default=400)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--table", default="duel", choices=[t.value for t in Table])
@@ -216,12 +219,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="hard level: think this long per turn instead of an iteration budget")
     parser.add_argument("--iterations", type=int, default=None,
                         help="hard level: sampled deals per decision (reproducible)")
+    parser.add_argument("--preset", default=None, help="deal preset of the table (e.g. sharp)")
     parser.add_argument("--exchange", type=int, default=0, help="exchange limit (0 = none)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
     opts = ArenaOptions(
         args.x, args.y, args.deals, args.seed, args.table, max(1, args.jobs),
-        args.budget_ms, args.iterations, max(0, args.exchange),
+        args.budget_ms, args.iterations, max(0, args.exchange), args.preset,
     )
     report = run(opts)
     if args.json:

@@ -9,6 +9,7 @@
 """
 
 from krendzu.ai.players import (
+    BASELINES,
     BOT_BUDGET_MS,
     LEVELS,
     HardPlayer,
@@ -22,6 +23,7 @@ from krendzu.ai.players import (
 from krendzu.ai.state import determinize, rebuild, sample_hidden
 
 __all__ = [
+    "BASELINES",
     "BOT_BUDGET_MS",
     "LEVELS",
     "HardPlayer",

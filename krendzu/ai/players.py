@@ -17,6 +17,7 @@ import random
 from abc import ABC, abstractmethod
 
 from krendzu.actions import Action, Announce, Discard, EndTurn, Pass, Place
+from krendzu.ai.greedy import greedy_turn
 from krendzu.ai.heuristic import EASY, NORMAL, Heuristic, Style, Turn, exchange_choice
 from krendzu.ai.search import FlatMonteCarlo
 from krendzu.ai.state import determinize, tour_view
@@ -26,6 +27,8 @@ from krendzu.match import MatchView
 from krendzu.tour import ANNOUNCE, DISCARD, PLAY, Tour, TourView
 
 LEVELS = ("random", "easy", "normal", "hard", "oracle")
+#: Extra yardsticks the arena accepts besides the product levels.
+BASELINES = ("greedy",)
 #: The bot's thinking time for the hard level.
 BOT_BUDGET_MS = 1000.0
 DEFAULT_ITERATIONS = 24
@@ -167,6 +170,17 @@ class HardPlayer(HeuristicPlayer):
         return self.search.choose(view, tour, rng)
 
 
+class GreedyPlayer(HeuristicPlayer):
+    """The notes' greedy baseline (see :mod:`krendzu.ai.greedy`)."""
+
+    def __init__(self) -> None:
+        super().__init__(NORMAL, "greedy")
+
+    def plan(self, view: TourView, tour: Tour, rng: random.Random) -> Turn:
+        assert view.viewer is not None
+        return greedy_turn(tour, view.viewer, rng)
+
+
 class OraclePlayer(Player):
     """Perfect-information reference: the normal tactics with every hand in view. It cannot
     decide from an observation; the arena calls :meth:`decide_full` with the real tour."""
@@ -212,4 +226,6 @@ def make_player(
         return HardPlayer(iterations=iterations, budget_ms=budget_ms)
     if level == "oracle":
         return OraclePlayer()
+    if level == "greedy":
+        return GreedyPlayer()
     raise ValueError(f"unknown level {level!r}: use one of {', '.join(LEVELS)}")

@@ -33,6 +33,36 @@ def _place(tour: Tour, threats: dict[int, int], card: int, cell: int) -> None:
     update_threats(threats, tour.cells, cell)
 
 
+def _new_threats(
+    cells: bytearray, cell: int, step: int, code: int, a1: int, a2: int, b1: int, b2: int
+) -> int:
+    """Cards completing the windows along ``step`` that a card ``code`` on ``cell`` turns
+    into threats (three cards and a gap)."""
+    m = 0
+    if a1:
+        if a2:
+            if not cells[cell - 3 * step]:
+                m |= gap_mask(a2, a1, code, 0)
+            if not b1:
+                m |= gap_mask(a2, a1, code, 3)
+        if b1:
+            if not a2:
+                m |= gap_mask(a1, code, b1, 0)
+            if not b2:
+                m |= gap_mask(a1, code, b1, 3)
+        elif b2:
+            m |= gap_mask(a1, code, b2, 2)
+    if b1:
+        if b2:
+            if not cells[cell + 3 * step]:
+                m |= gap_mask(code, b1, b2, 3)
+            if not a1:
+                m |= gap_mask(code, b1, b2, 0)
+        if not a1 and a2:
+            m |= gap_mask(a2, code, b1, 1)
+    return m
+
+
 def rollout(tour: Tour, threats: dict[int, int], rng: random.Random) -> None:
     """Finish ``tour`` with the light policy (``threats`` kept current). Fair: every seat
     uses its own hand and the board only."""
@@ -81,22 +111,9 @@ def rollout(tour: Tour, threats: dict[int, int], rng: random.Random) -> None:
                         continue
                     a2 = cells[cell - 2 * step]
                     b2 = cells[cell + 2 * step]
-                    # windows with the new card and two more, one gap
-                    if a1 and a2 and not cells[cell - 3 * step]:
-                        if gap_mask(a2, a1, code, 0) & rest:
-                            value += 2.0
-                    if b1 and b2 and not cells[cell + 3 * step]:
-                        if gap_mask(code, b1, b2, 3) & rest:
-                            value += 2.0
-                    if a1 and b1:
-                        if not a2 and gap_mask(a1, code, b1, 0) & rest:
-                            value += 2.0
-                        if not b2 and gap_mask(a1, code, b1, 3) & rest:
-                            value += 2.0
-                    if a1 and not b1 and b2 and gap_mask(a1, code, b2, 2) & rest:
-                        value += 2.0
-                    if b1 and not a1 and a2 and gap_mask(a2, code, b1, 1) & rest:
-                        value += 2.0
+                    value += 2.0 * (
+                        bool(rest & _new_threats(cells, cell, step, code, a1, a2, b1, b2))
+                    )
                 if value > best:
                     best, best_card, best_cell = value, card, cell
             _place(tour, threats, best_card, best_cell)
@@ -144,7 +161,8 @@ def rollout(tour: Tour, threats: dict[int, int], rng: random.Random) -> None:
             if tour.can_pass():
                 tour.pass_turn()
             else:  # the opening or no attacker cards: handled above / a quiet card
-                cell = frontier[int(rand() * len(frontier))] if frontier else tour.placement_cells()[0]
+                cells_now = frontier or tour.placement_cells()
+                cell = cells_now[int(rand() * len(cells_now))]
                 m = threats.get(cell, 0)
                 card = next((c for c in hand if not m >> c & 1), hand[0])
                 _place(tour, threats, card, cell)

@@ -152,18 +152,26 @@ def update_threats(threats: dict[int, int], cells: bytearray | bytes, cell: int)
             w3 = cells[start + 3 * step]
             if not w0:
                 if w1 and w2 and w3:
-                    threats[start] = threats.get(start, 0) | gap_mask(w1, w2, w3, 0)
+                    m = gap_mask(w1, w2, w3, 0)
+                    if m:
+                        threats[start] = threats.get(start, 0) | m
             elif not w1:
                 if w2 and w3:
-                    g = start + step
-                    threats[g] = threats.get(g, 0) | gap_mask(w0, w2, w3, 1)
+                    m = gap_mask(w0, w2, w3, 1)
+                    if m:
+                        g = start + step
+                        threats[g] = threats.get(g, 0) | m
             elif not w2:
                 if w3:
-                    g = start + 2 * step
-                    threats[g] = threats.get(g, 0) | gap_mask(w0, w1, w3, 2)
+                    m = gap_mask(w0, w1, w3, 2)
+                    if m:
+                        g = start + 2 * step
+                        threats[g] = threats.get(g, 0) | m
             elif not w3:
-                g = start + 3 * step
-                threats[g] = threats.get(g, 0) | gap_mask(w0, w1, w2, 3)
+                m = gap_mask(w0, w1, w2, 3)
+                if m:
+                    g = start + 3 * step
+                    threats[g] = threats.get(g, 0) | m
 
 
 @lru_cache(maxsize=65536)
