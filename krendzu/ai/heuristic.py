@@ -91,6 +91,12 @@ EASY = Style(
 )
 
 
+#: How much a budding fork (see :meth:`Heuristic.fork_points`) weighs against a threat.
+FORK_WEIGHT = 0.2
+#: Scale of what a defender's card is worth (rationing), tuned in the arena.
+CARD_COST_SCALE = 0.75
+
+
 class Knowledge:
     """What a seat knows, as masks: its hand, the board, the cards it cannot see."""
 
@@ -312,12 +318,14 @@ class Heuristic:
         mine = sum(len(tour.hands[s]) for s in range(tour.players) if not tour.is_attacker[s])
         spare = mine - know.opp_cards
         if spare >= 5:
-            return 0.16
-        if spare >= 3:
-            return 0.22
-        if spare >= 1:
-            return 0.3
-        return 0.4
+            cost = 0.16
+        elif spare >= 3:
+            cost = 0.22
+        elif spare >= 1:
+            cost = 0.3
+        else:
+            cost = 0.4
+        return cost * CARD_COST_SCALE
 
     @staticmethod
     def _risk(ps: dict[int, float]) -> float:
@@ -352,12 +360,22 @@ class Heuristic:
         live = self._live(tour, know, threats, rng)
         lam = self.card_cost(tour, seat, know)
         options: list[tuple[float, Turn]] = []
-        if not must:
-            options.append((self._risk(live), []))
         ranked = sorted(live.items(), key=lambda t: (-t[1], t[0]))[:4]
         targets = [g for g, _ in ranked]
-        if self.style.preempt and len(hand) > 1:
-            targets.extend(self._budding(tour, know, threats, live, ranked))
+        forks: dict[int, float] = {}
+        if self.style.preempt and not second:
+            forks = self.fork_points(tour, know, threats)
+            for c, _ in sorted(forks.items(), key=lambda t: (-t[1], t[0]))[:3]:
+                if c not in targets:
+                    targets.append(c)
+        fw = FORK_WEIGHT
+
+        def fork_risk(*taken: int) -> float:
+            return fw * sum(q for c, q in forks.items() if c not in taken)
+
+        if not must:
+            options.append((self._risk(live) + fork_risk(), []))
+
         singles: list[tuple[float, int, int, dict[int, float]]] = []
         for g in targets:
             best: tuple[float, int, dict[int, float]] | None = None
@@ -379,7 +397,7 @@ class Heuristic:
             if best is not None:
                 cost, y, newp = best
                 singles.append((cost, y, g, newp))
-                options.append((cost + lam, [(y, g)]))
+                options.append((cost + lam + fork_risk(g), [(y, g)]))
         if not second and len(hand) >= 2:
             singles.sort(key=lambda t: (t[0], t[2]))
             top = singles[:4]
@@ -401,7 +419,7 @@ class Heuristic:
                                 after[h] = p
                     if g2 not in tour.fpos and g1 not in tour.fpos:
                         continue
-                    cost = self._risk(after) + 2 * lam + 0.08
+                    cost = self._risk(after) + 2 * lam + 0.08 + fork_risk(g1, g2)
                     first, other = (g1, y1), (g2, y2)
                     if g1 not in tour.fpos:
                         first, other = other, first
@@ -426,40 +444,50 @@ class Heuristic:
                 best = (cost, y)
         return None if best is None else best[1]
 
-    def _budding(
-        self,
-        tour: Tour,
-        know: Knowledge,
-        threats: dict[int, int],
-        live: dict[int, float],
-        ranked: list[tuple[int, float]],
-    ) -> list[int]:
-        """With cards to spare and nothing urgent, cells where one attacker card would make
-        two threats at once (a fork in the making): worth occupying first."""
-        if ranked and ranked[0][1] >= 0.2:
-            return []
-        mine = sum(len(tour.hands[s]) for s in range(tour.players) if not tour.is_attacker[s])
-        if mine - know.opp_cards < 3:
-            return []
+    def fork_points(
+        self, tour: Tour, know: Knowledge, threats: dict[int, int]
+    ) -> dict[int, float]:
+        """Cells where one card the defender cannot see would make two new live threats
+        at once (a fork in the making) → the chance the attackers hold such a card."""
         cells = tour.cells
-        out = []
+        fpos = tour.fpos
+        unseen = know.unseen
+        u = unseen.bit_count()
+        k = know.opp_cards
+        pool = [x for x in range(36) if unseen >> x & 1]
+        out: dict[int, float] = {}
         for c in tour.frontier:
-            lines = 0
+            twos = []
             for step in LINE_STEPS:
                 for i in range(4):
                     start = c - i * step
-                    n = (
-                        (cells[start] > 0)
-                        + (cells[start + step] > 0)
-                        + (cells[start + 2 * step] > 0)
-                        + (cells[start + 3 * step] > 0)
-                    )
-                    if n == 2:
-                        lines += 1
-                        break
-            if lines >= 3:
-                out.append(c)
-        return out[:2]
+                    w = [cells[start], cells[start + step], cells[start + 2 * step],
+                         cells[start + 3 * step]]
+                    if w.count(0) == 2:
+                        j = next(t for t in range(4) if t != i and not w[t])
+                        g = start + j * step
+                        if g in fpos or any(g == c + s for s in NEIGHBOUR_STEPS):
+                            twos.append((w, i, j, g))
+            if len(twos) < 2:
+                continue
+            forking = 0
+            for x in pool:
+                code = x + 1
+                others = unseen & ~(1 << x)
+                gaps: set[int] = set()
+                for w, i, j, g in twos:
+                    if g in gaps:
+                        continue
+                    w2 = list(w)
+                    w2[i] = code
+                    f = [v for v in w2 if v]
+                    if gap_mask(f[0], f[1], f[2], j) & others:
+                        gaps.add(g)
+                if len(gaps) >= 2:
+                    forking |= 1 << x
+            if forking:
+                out[c] = chance(forking.bit_count(), u, k)
+        return out
 
     def _quiet_place(self, tour: Tour, seat: int, threats: dict[int, int]) -> tuple[int, int]:
         """A placement that scores nothing and creates as little as possible."""
