@@ -201,7 +201,7 @@ class Heuristic:
                             score += 4.0 * weight
                     else:
                         p_def = chance((m & def_unseen).bit_count(), u_def, k_own)
-                        score += 1.0 * weight * p_def
+                        score += 2.0 * weight * p_def
                         if partner_cards:
                             score += 2.0 * weight * chance(
                                 (m & know.unseen).bit_count(), u_me, partner_cards
@@ -215,7 +215,7 @@ class Heuristic:
                     w2 = list(w)
                     w2[k] = code
                     pp += pair_potential(tuple(w2))  # type: ignore[arg-type]
-                score += pp / 30.0
+                score += pp / 90.0
                 if not pts:
                     for g, m in own_live.items():
                         if g != c and m & bit and not (m & rest):

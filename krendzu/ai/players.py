@@ -156,9 +156,11 @@ class HardPlayer(HeuristicPlayer):
         *,
         iterations: int | None = None,
         budget_ms: float | None = None,
-        width: int = 8,
+        width: int | None = None,
     ) -> None:
         super().__init__(NORMAL, "hard")
+        if width is None:  # more thinking time → more candidate turns worth comparing
+            width = 8 if budget_ms is None else min(14, 8 + int(budget_ms // 250))
         self.search = FlatMonteCarlo(
             self.heur,
             iterations=iterations if iterations is not None else DEFAULT_ITERATIONS,
