@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from krendzu.ai import BOT_BUDGET_MS, HardPlayer, make_player
+from krendzu.ai import BOT_BUDGET_MS, HardPlayer, make_player, warm_up
 from krendzu.arena import ArenaOptions, deal_tour
 from krendzu.tour import OVER
 
@@ -61,7 +61,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--deals", type=int, default=3)
     args = parser.parse_args()
-    measure("normal", 1)  # warm the caches outside the timing
+    warm_up()  # fill the caches outside the timing
     rows = [
         ("normal", None, measure("normal", args.deals * 4)),
         ("easy", None, measure("easy", args.deals * 4)),

@@ -1,7 +1,7 @@
 """Duplicate-deal arena for the computer players.
 
 ``python -m krendzu.arena LEVEL_X LEVEL_Y --deals 400 --seed 7 [--table duel] [--jobs 2]
-[--budget-ms N] [--iterations N] [--exchange K] [--json]``
+[--budget-ms N] [--iterations N] [--exchange K] [--preset P] [--json] [--save FILE]``
 
 Every seeded deal is played twice: X holds the attacking seats with the attackers' cards
 while Y holds the defending seats, then the same cards again with the sides swapped. Per
@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from krendzu.ai import BASELINES, LEVELS, OraclePlayer, Player, make_player
+from krendzu.ai import BASELINES, LEVELS, OraclePlayer, Player, make_player, warm_up
 from krendzu.tables import DEAL_PRESETS, Table, tour_roles
 from krendzu.tour import CHANCE, OVER, Tour
 
@@ -56,6 +56,7 @@ _PLAYERS: dict[tuple[str, float | None, int | None], Player] = {}
 def _player(level: str, opts: ArenaOptions) -> Player:
     key = (level, opts.budget_ms, opts.iterations)
     if key not in _PLAYERS:
+        warm_up()
         _PLAYERS[key] = make_player(level, iterations=opts.iterations, budget_ms=opts.budget_ms)
     return _PLAYERS[key]
 
@@ -222,12 +223,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--preset", default=None, help="deal preset of the table (e.g. sharp)")
     parser.add_argument("--exchange", type=int, default=0, help="exchange limit (0 = none)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--save", default=None, help="also write the JSON object to this file")
     args = parser.parse_args(argv)
     opts = ArenaOptions(
         args.x, args.y, args.deals, args.seed, args.table, max(1, args.jobs),
         args.budget_ms, args.iterations, max(0, args.exchange), args.preset,
     )
     report = run(opts)
+    if args.save:
+        with open(args.save, "w", encoding="utf-8") as handle:
+            json.dump(report, handle, ensure_ascii=False, indent=1)
     if args.json:
         print(json.dumps(report, ensure_ascii=False))
     else:

@@ -19,6 +19,7 @@ from krendzu.ai.players import (
     RandomPlayer,
     make_player,
     turn_to_actions,
+    warm_up,
 )
 from krendzu.ai.state import determinize, rebuild, sample_hidden
 
@@ -36,4 +37,5 @@ __all__ = [
     "rebuild",
     "sample_hidden",
     "turn_to_actions",
+    "warm_up",
 ]

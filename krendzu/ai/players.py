@@ -207,6 +207,17 @@ class OraclePlayer(Player):
         return turn_to_actions(tour, plan)
 
 
+def warm_up() -> None:
+    """Fill the lookup tables and caches once (about 0.1–0.2 s), e.g. at bot start, so the
+    first decision is as fast as the others."""
+    from krendzu.ai.heuristic import seed_value
+    from krendzu.combos import window_table
+
+    window_table()
+    for card in range(36):
+        seed_value(card)
+
+
 def make_player(
     level: str,
     *,
