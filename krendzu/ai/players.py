@@ -184,13 +184,24 @@ class GreedyPlayer(HeuristicPlayer):
 
 
 class OraclePlayer(Player):
-    """Perfect-information reference: the normal tactics with every hand in view. It cannot
-    decide from an observation; the arena calls :meth:`decide_full` with the real tour."""
+    """Perfect-information reference, the upper bound the levels are compared with: the
+    hard level's search, but every playout uses the real hands (and candidates are chosen
+    knowing the exact attacker cards). It cannot decide from an observation; the arena
+    calls :meth:`decide_full` with the real tour."""
 
     level = "oracle"
 
-    def __init__(self) -> None:
+    def __init__(
+        self, *, iterations: int | None = None, budget_ms: float | None = None
+    ) -> None:
         self.heur = Heuristic(NORMAL)
+        width = 8 if budget_ms is None else min(14, 8 + int(budget_ms // 250))
+        self.search = FlatMonteCarlo(
+            self.heur,
+            iterations=iterations if iterations is not None else DEFAULT_ITERATIONS,
+            budget_ms=budget_ms,
+            width=width,
+        )
 
     def decide(self, view: MatchView | TourView, rng: random.Random) -> list[Action]:
         raise TypeError("the oracle sees every hand: call decide_full(tour, rng)")
@@ -203,7 +214,7 @@ class OraclePlayer(Player):
             step = _exchange_step(view, rng, _heuristic_exchange)
             assert step is not None
             return step
-        plan = self.heur.turn(tour, seat, rng, exact=True)
+        plan = self.search.choose_full(tour, rng)
         return turn_to_actions(tour, plan)
 
 
@@ -238,7 +249,7 @@ def make_player(
     if level == "hard":
         return HardPlayer(iterations=iterations, budget_ms=budget_ms)
     if level == "oracle":
-        return OraclePlayer()
+        return OraclePlayer(iterations=iterations, budget_ms=budget_ms)
     if level == "greedy":
         return GreedyPlayer()
     raise ValueError(f"unknown level {level!r}: use one of {', '.join(LEVELS)}")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 
 from krendzu.ai.heuristic import Heuristic, Knowledge, Turn
 from krendzu.ai.state import rebuild, sample_hidden
@@ -186,10 +187,10 @@ def rollout(tour: Tour, threats: dict[int, int], rng: random.Random) -> None:
 
 
 def candidate_turns(
-    heur: Heuristic, tour: Tour, seat: int, width: int
+    heur: Heuristic, tour: Tour, seat: int, width: int, exact: bool = False
 ) -> list[Turn]:
     """The normal player's best few whole turns (its favourite first)."""
-    know = Knowledge(tour, seat)
+    know = Knowledge(tour, seat, exact=exact)
     if tour.is_attacker[seat]:
         moves = heur.attacker_moves(tour, seat, know)
         if moves and moves[0][0] >= 100:
@@ -235,9 +236,27 @@ class FlatMonteCarlo:
         self.stats = SearchStats()
 
     def choose(self, view: TourView, base: Tour, rng: random.Random) -> Turn:
+        """The turn for the view's seat; hidden hands sampled afresh every iteration."""
         seat = view.viewer
         assert seat is not None
         cands = candidate_turns(self.heur, base, seat, self.width)
+        return self._search(cands, base, seat, lambda: rebuild(view, sample_hidden(view, rng)),
+                            rng)
+
+    def choose_full(self, tour: Tour, rng: random.Random) -> Turn:
+        """Perfect information (the oracle): the real hands in every playout."""
+        seat = tour.current_player
+        cands = candidate_turns(self.heur, tour, seat, self.width, exact=True)
+        return self._search(cands, tour, seat, tour.clone, rng)
+
+    def _search(
+        self,
+        cands: list[Turn],
+        base: Tour,
+        seat: int,
+        deal: Callable[[], Tour],
+        rng: random.Random,
+    ) -> Turn:
         if len(cands) <= 1:
             return cands[0] if cands else []
         start = time.perf_counter()
@@ -253,7 +272,7 @@ class FlatMonteCarlo:
                     break
             elif n >= 2 and time.perf_counter() >= deadline:
                 break
-            tour = rebuild(view, sample_hidden(view, rng))
+            tour = deal()
             threats0 = threat_map(tour.cells, tour.placed)
             seed = rng.getrandbits(32)
             for i, turn in enumerate(cands):
