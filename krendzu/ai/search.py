@@ -1,0 +1,308 @@
+"""The hard level: determinized flat Monte-Carlo over whole candidate turns.
+
+1. The normal player's scoring proposes a few candidate turns (attacker: its best
+   placements; defender: pass, its best single blocks and double blocks).
+2. Each iteration samples the hidden hands consistently with the view (hand sizes, board,
+   unseen cards; see :mod:`krendzu.ai.state`), plays every candidate turn on that same
+   deal and finishes the tour with a cheap threat-aware rollout policy, with the same
+   rollout random stream for every candidate (common random numbers: the comparison is
+   paired, so it needs far fewer playouts).
+3. Rollouts are *fair*: a rollout defender judges threats against every card it cannot see
+   in the sampled deal, never against the sampled attacker hand.
+4. The candidate with the best mean (attacker: most points, defender: fewest) wins; the
+   normal player's favourite gets a small head start, so noise alone does not overturn it.
+
+Budget: ``iterations`` (reproducible; the default) or ``budget_ms`` (wall clock, for the
+bot). ``stats`` keeps playouts and elapsed time for the benchmark.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+
+from krendzu.ai.heuristic import Heuristic, Knowledge, Turn
+from krendzu.ai.state import rebuild, sample_hidden
+from krendzu.ai.threats import FULL, chance, gap_mask, mask_of, threat_map, update_threats
+from krendzu.board import LINE_STEPS
+from krendzu.tour import OVER, Tour, TourView
+
+
+def _place(tour: Tour, threats: dict[int, int], card: int, cell: int) -> None:
+    tour.place(card, cell)
+    update_threats(threats, tour.cells, cell)
+
+
+def _new_threats(
+    cells: bytearray, cell: int, step: int, code: int, a1: int, a2: int, b1: int, b2: int
+) -> int:
+    """Cards completing the windows along ``step`` that a card ``code`` on ``cell`` turns
+    into threats (three cards and a gap)."""
+    m = 0
+    if a1:
+        if a2:
+            if not cells[cell - 3 * step]:
+                m |= gap_mask(a2, a1, code, 0)
+            if not b1:
+                m |= gap_mask(a2, a1, code, 3)
+        if b1:
+            if not a2:
+                m |= gap_mask(a1, code, b1, 0)
+            if not b2:
+                m |= gap_mask(a1, code, b1, 3)
+        elif b2:
+            m |= gap_mask(a1, code, b2, 2)
+    if b1:
+        if b2:
+            if not cells[cell + 3 * step]:
+                m |= gap_mask(code, b1, b2, 3)
+            if not a1:
+                m |= gap_mask(code, b1, b2, 0)
+        if not a1 and a2:
+            m |= gap_mask(a2, code, b1, 1)
+    return m
+
+
+def rollout(tour: Tour, threats: dict[int, int], rng: random.Random) -> None:
+    """Finish ``tour`` with the light policy (``threats`` kept current). Fair: every seat
+    uses its own hand and the board only."""
+    cells = tour.cells
+    fpos = tour.fpos
+    frontier = tour.frontier
+    hands = tour.hands
+    is_att = tour.is_attacker
+    attackers = tour.roles.attackers
+    defenders = tour.roles.defenders
+    placed_mask = mask_of([c for c, _ in tour.placed])
+    rand = rng.random
+    while tour.phase != OVER:
+        seat = tour.current_player
+        hand = hands[seat]
+        if is_att[seat]:
+            hm = 0
+            for c in hand:
+                hm |= 1 << c
+            done = False
+            for g, m in threats.items():
+                if m & hm and g in fpos:
+                    both = m & hm
+                    card = (both & -both).bit_length() - 1
+                    _place(tour, threats, card, g)
+                    placed_mask |= 1 << card
+                    done = True
+                    break
+            if done:
+                continue
+            best_card = -1
+            best_cell = -1
+            best = -1.0
+            nf = len(frontier)
+            nh = len(hand)
+            for _ in range(4):
+                cell = frontier[int(rand() * nf)]
+                card = hand[int(rand() * nh)]
+                rest = hm & ~(1 << card)
+                code = card + 1
+                value = rand()
+                for step in LINE_STEPS:
+                    a1 = cells[cell - step]
+                    b1 = cells[cell + step]
+                    if not a1 and not b1:
+                        continue
+                    a2 = cells[cell - 2 * step]
+                    b2 = cells[cell + 2 * step]
+                    value += 2.0 * (
+                        bool(rest & _new_threats(cells, cell, step, code, a1, a2, b1, b2))
+                    )
+                if value > best:
+                    best, best_card, best_cell = value, card, cell
+            _place(tour, threats, best_card, best_cell)
+            placed_mask |= 1 << best_card
+            continue
+        # Defender.
+        if not tour.attackers_have_cards():
+            # Nothing can score any more except an own goal: play anything harmless.
+            for cell in frontier:
+                m = threats.get(cell, 0)
+                card = next((c for c in hand if not m >> c & 1), -1)
+                if card >= 0:
+                    break
+            else:
+                card, cell = hand[0], frontier[0]
+            _place(tour, threats, card, cell)
+            placed_mask |= 1 << card
+            if tour.step_in_turn == 1:
+                tour.end_turn()
+            continue
+        hm = 0
+        for c in hand:
+            hm |= 1 << c
+        unseen = FULL & ~hm & ~placed_mask
+        u = unseen.bit_count()
+        k = 0
+        for s in attackers:
+            k += len(hands[s])
+        mine = 0
+        for s in defenders:
+            mine += len(hands[s])
+        spare = mine - k
+        t1 = 0.22 if spare >= 4 else 0.3 if spare >= 1 else 0.4
+        p1 = p2 = 0.0
+        g1 = g2 = -1
+        for g, m in threats.items():
+            if g in fpos:
+                p = chance((m & unseen).bit_count(), u, k)
+                if p > p1:
+                    p2, g2 = p1, g1
+                    p1, g1 = p, g
+                elif p > p2:
+                    p2, g2 = p, g
+        if p1 < t1:
+            if tour.can_pass():
+                tour.pass_turn()
+            else:  # the opening or no attacker cards: handled above / a quiet card
+                cells_now = frontier or tour.placement_cells()
+                cell = cells_now[int(rand() * len(cells_now))]
+                m = threats.get(cell, 0)
+                card = next((c for c in hand if not m >> c & 1), hand[0])
+                _place(tour, threats, card, cell)
+                placed_mask |= 1 << card
+                if tour.phase != OVER and tour.step_in_turn == 1:
+                    tour.end_turn()
+            continue
+        m = threats[g1]
+        card = next((c for c in hand if not m >> c & 1), hand[0])
+        _place(tour, threats, card, g1)
+        placed_mask |= 1 << card
+        if tour.phase == OVER or tour.step_in_turn != 1:
+            continue
+        if p2 >= t1 + 0.1 and g2 in fpos and g2 in threats:
+            m = threats[g2]
+            card = next((c for c in hand if not m >> c & 1), hand[0])
+            _place(tour, threats, card, g2)
+            placed_mask |= 1 << card
+        else:
+            tour.end_turn()
+
+
+def candidate_turns(
+    heur: Heuristic, tour: Tour, seat: int, width: int, exact: bool = False
+) -> list[Turn]:
+    """The normal player's best few whole turns (its favourite first)."""
+    know = Knowledge(tour, seat, exact=exact)
+    if tour.is_attacker[seat]:
+        moves = heur.attacker_moves(tour, seat, know)
+        if moves and moves[0][0] >= 100:
+            return [[(moves[0][1], moves[0][2])]]  # a sure point: no need to search
+        return [[(card, cell)] for _, card, cell in moves[:width]]
+    options = heur.defender_options(tour, seat, know, second=tour.step_in_turn == 1)
+    out: list[Turn] = []
+    for _, turn in options:
+        if turn not in out:
+            out.append(turn)
+        if len(out) >= width:
+            break
+    return out
+
+
+class SearchStats:
+    """Counters of the last and of all searches (for the benchmark)."""
+
+    def __init__(self) -> None:
+        self.playouts = 0
+        self.seconds = 0.0
+        self.searches = 0
+
+    def rate(self) -> float:
+        return self.playouts / self.seconds if self.seconds else 0.0
+
+
+class FlatMonteCarlo:
+    def __init__(
+        self,
+        heur: Heuristic,
+        *,
+        iterations: int = 24,
+        budget_ms: float | None = None,
+        width: int = 8,
+        prior: float = 0.06,
+    ) -> None:
+        self.heur = heur
+        self.iterations = iterations
+        self.budget_ms = budget_ms
+        self.width = width
+        self.prior = prior
+        self.stats = SearchStats()
+
+    def choose(self, view: TourView, base: Tour, rng: random.Random) -> Turn:
+        """The turn for the view's seat; hidden hands sampled afresh every iteration."""
+        seat = view.viewer
+        assert seat is not None
+        cands = candidate_turns(self.heur, base, seat, self.width)
+        return self._search(cands, base, seat, lambda: rebuild(view, sample_hidden(view, rng)),
+                            rng)
+
+    def choose_full(self, tour: Tour, rng: random.Random) -> Turn:
+        """Perfect information (the oracle): the real hands in every playout."""
+        seat = tour.current_player
+        cands = candidate_turns(self.heur, tour, seat, self.width, exact=True)
+        return self._search(cands, tour, seat, tour.clone, rng)
+
+    def _search(
+        self,
+        cands: list[Turn],
+        base: Tour,
+        seat: int,
+        deal: Callable[[], Tour],
+        rng: random.Random,
+    ) -> Turn:
+        if len(cands) <= 1:
+            return cands[0] if cands else []
+        start = time.perf_counter()
+        deadline = None if self.budget_ms is None else start + self.budget_ms / 1000.0
+        attacker = base.is_attacker[seat]
+        totals = [0.0] * len(cands)
+        n = 0
+        base_points = base.points
+        playouts = 0
+        while True:
+            if deadline is None:
+                if n >= self.iterations:
+                    break
+            elif n >= 2 and time.perf_counter() >= deadline:
+                break
+            tour = deal()
+            threats0 = threat_map(tour.cells, tour.placed)
+            seed = rng.getrandbits(32)
+            for i, turn in enumerate(cands):
+                t = tour.clone()
+                threats = dict(threats0)
+                if not turn:
+                    if t.step_in_turn == 1:
+                        t.end_turn()
+                    else:
+                        t.pass_turn()
+                else:
+                    for card, cell in turn:
+                        _place(t, threats, card, cell)
+                    if t.phase != OVER and t.step_in_turn == 1:
+                        t.end_turn()
+                rollout(t, threats, random.Random(seed))
+                totals[i] += t.points - base_points
+                playouts += 1
+            n += 1
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
+        elapsed = time.perf_counter() - start
+        self.stats.playouts += playouts
+        self.stats.seconds += elapsed
+        self.stats.searches += 1
+        sign = 1.0 if attacker else -1.0
+        best_i = 0
+        best_v = None
+        for i, total in enumerate(totals):
+            value = sign * total / n + (self.prior if i == 0 else 0.0) - 0.0001 * i
+            if best_v is None or value > best_v:
+                best_v, best_i = value, i
+        return cands[best_i]

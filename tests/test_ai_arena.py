@@ -1,0 +1,40 @@
+"""The arena: report shape, determinism, jobs-independence, the command line."""
+
+from __future__ import annotations
+
+import json
+
+from krendzu.arena import ArenaOptions, format_table, main, run
+
+
+def test_report_keys_and_determinism() -> None:
+    opts = ArenaOptions("easy", "random", deals=4, seed=3)
+    report = run(opts)
+    for key in ("x", "y", "deals", "mean_attack_points", "diff_mean", "diff_ci95",
+                "wins_draws_losses", "decision_ms"):
+        assert key in report
+    assert report["deals"] == 4
+    assert set(report["mean_attack_points"]) == {"easy", "random"}
+    assert sum(report["wins_draws_losses"]) == 4
+    low, high = report["diff_ci95"]
+    assert low <= report["diff_mean"] <= high
+    for stats in report["decision_ms"].values():
+        assert stats["median"] <= stats["p95"] <= stats["max"]
+    again = run(opts)
+    assert again["mean_attack_points"] == report["mean_attack_points"]
+    assert "paired difference" in format_table(report)
+
+
+def test_jobs_do_not_change_results() -> None:
+    one = run(ArenaOptions("normal", "easy", deals=4, seed=9, table="teams"))
+    two = run(ArenaOptions("normal", "easy", deals=4, seed=9, table="teams", jobs=2))
+    assert one["mean_attack_points"] == two["mean_attack_points"]
+    assert one["wins_draws_losses"] == two["wins_draws_losses"]
+
+
+def test_cli_json_with_oracle_and_hard(capsys) -> None:
+    assert main(["hard", "oracle", "--deals", "1", "--iterations", "2", "--json",
+                 "--table", "trio-lone-attacker", "--exchange", "1"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["x"] == "hard" and report["y"] == "oracle"
+    assert set(report["decision_ms"]) == {"hard", "oracle"}
