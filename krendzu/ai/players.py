@@ -159,17 +159,24 @@ class HardPlayer(HeuristicPlayer):
         width: int | None = None,
     ) -> None:
         super().__init__(NORMAL, "hard")
-        if width is None:  # more thinking time → more candidate turns worth comparing
-            width = 8 if budget_ms is None else min(14, 8 + int(budget_ms // 250))
-        self.search = FlatMonteCarlo(
-            self.heur,
-            iterations=iterations if iterations is not None else DEFAULT_ITERATIONS,
-            budget_ms=budget_ms,
-            width=width,
-        )
+        self.search = _search(self.heur, iterations, budget_ms, width)
 
     def plan(self, view: TourView, tour: Tour, rng: random.Random) -> Turn:
         return self.search.choose(view, tour, rng)
+
+
+def _search(
+    heur: Heuristic, iterations: int | None, budget_ms: float | None, width: int | None = None
+) -> FlatMonteCarlo:
+    """The flat Monte-Carlo search of the hard level and the oracle."""
+    if width is None:  # more thinking time → more candidate turns worth comparing
+        width = 8 if budget_ms is None else min(14, 8 + int(budget_ms // 250))
+    return FlatMonteCarlo(
+        heur,
+        iterations=iterations if iterations is not None else DEFAULT_ITERATIONS,
+        budget_ms=budget_ms,
+        width=width,
+    )
 
 
 class GreedyPlayer(HeuristicPlayer):
@@ -195,13 +202,7 @@ class OraclePlayer(Player):
         self, *, iterations: int | None = None, budget_ms: float | None = None
     ) -> None:
         self.heur = Heuristic(NORMAL)
-        width = 8 if budget_ms is None else min(14, 8 + int(budget_ms // 250))
-        self.search = FlatMonteCarlo(
-            self.heur,
-            iterations=iterations if iterations is not None else DEFAULT_ITERATIONS,
-            budget_ms=budget_ms,
-            width=width,
-        )
+        self.search = _search(self.heur, iterations, budget_ms)
 
     def decide(self, view: MatchView | TourView, rng: random.Random) -> list[Action]:
         raise TypeError("the oracle sees every hand: call decide_full(tour, rng)")

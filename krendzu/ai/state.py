@@ -68,10 +68,8 @@ def rebuild(view: TourView, hidden: dict[int, list[int]]) -> Tour:
     return tour
 
 
-def fill_hidden(view: TourView) -> dict[int, list[int]]:
-    """Other hands filled with unseen cards in a fixed order (sizes right, contents
-    meaningless): for players that only use the board, their hand and the hand sizes."""
-    pool = unseen_cards(view)
+def _deal_hidden(view: TourView, pool: list[int]) -> dict[int, list[int]]:
+    """Hand ``pool`` out to the other seats in seat order, as many as each holds."""
     out: dict[int, list[int]] = {}
     pos = 0
     for seat, size in enumerate(view.hand_sizes):
@@ -80,6 +78,12 @@ def fill_hidden(view: TourView) -> dict[int, list[int]]:
         out[seat] = pool[pos : pos + size]
         pos += size
     return out
+
+
+def fill_hidden(view: TourView) -> dict[int, list[int]]:
+    """Other hands filled with unseen cards in a fixed order (sizes right, contents
+    meaningless): for players that only use the board, their hand and the hand sizes."""
+    return _deal_hidden(view, unseen_cards(view))
 
 
 def sample_hidden(view: TourView, rng: random.Random) -> dict[int, list[int]]:
@@ -88,14 +92,7 @@ def sample_hidden(view: TourView, rng: random.Random) -> dict[int, list[int]]:
     many cards changed hands; the discards stay unseen, so they may be anywhere)."""
     pool = unseen_cards(view)
     rng.shuffle(pool)
-    out: dict[int, list[int]] = {}
-    pos = 0
-    for seat, size in enumerate(view.hand_sizes):
-        if seat == view.viewer:
-            continue
-        out[seat] = pool[pos : pos + size]
-        pos += size
-    return out
+    return _deal_hidden(view, pool)
 
 
 def determinize(view: MatchView | TourView, rng: random.Random | None = None) -> Tour:
