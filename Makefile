@@ -26,6 +26,9 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/engine.py
+	$(BIN)/python benchmarks/render.py
+	$(BIN)/python benchmarks/storage.py
+	$(BIN)/python benchmarks/ai.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
