@@ -32,12 +32,3 @@ def cell_xy(index: int) -> tuple[int, int]:
 def in_reach(x: int, y: int) -> bool:
     return -REACH <= x <= REACH and -REACH <= y <= REACH
 
-
-def windows_through(cell: int) -> list[tuple[int, int, int, int]]:
-    """The 16 windows of four cells (4 directions × 4 offsets) that contain ``cell``."""
-    out = []
-    for step in LINE_STEPS:
-        for k in range(4):
-            start = cell - k * step
-            out.append((start, start + step, start + 2 * step, start + 3 * step))
-    return out

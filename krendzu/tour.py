@@ -269,12 +269,6 @@ class Tour:
         """The cards of the turn in progress (a defender's first card), if any."""
         return _turn(0, self._pending).cards
 
-    def moves_so_far(self) -> list[Turn]:
-        """Completed turns plus the turn in progress (a defender's first card), if any."""
-        if self._pending:
-            return [*self.turns, _turn(self.current_player, self._pending)]
-        return self.turns
-
     # Legal actions ------------------------------------------------------------------
 
     def can_pass(self) -> bool:
@@ -561,9 +555,6 @@ class Tour:
 
     def draws(self, seat: int) -> tuple[int, ...]:
         return self._draws.get(seat, ())
-
-    def exchange_done(self) -> bool:
-        return self.exchange_limit > 0 and self.phase in (PLAY, OVER)
 
     # Random play (playouts, tests, benchmark) -------------------------------------------
 

@@ -50,6 +50,8 @@ def test_fork_game_from_the_sources() -> None:
     tour = duel("KH 6C 8D 7D 6D 7C", "QC 9D 6H AS AC TS")
     play(tour, "QC@0,0", "KH@1,0", "9D@2,0", "end", "6C@1,1", "6H@1,2", "end", "8D@2,1")
     assert tour.points == 0
+    assert tour.card_at(2, 1) == parse_card("8D") and tour.card_at(3, 1) is None
+    assert tour.card_at(99, 0) is None
     assert tour.current_player == DEF
     # The defender answers one threat only; the attacker completes the other.
     play(tour, "TS@3,1", "end")  # blocks the horizontal 6♣ 8♦ pair
