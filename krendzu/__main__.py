@@ -11,14 +11,7 @@ import json
 import sys
 
 from krendzu.errors import RecordError
-from krendzu.record import replay
-
-
-def _read_json(path: str) -> object:
-    if path == "-":
-        return json.load(sys.stdin)
-    with open(path, encoding="utf-8") as handle:
-        return json.load(handle)
+from krendzu.record import read_json, replay
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("file", help="record file (JSON), or - for standard input")
     args = parser.parse_args(argv)
     try:
-        data = _read_json(args.file)
+        data = read_json(args.file)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         print(f"cannot read {args.file}: {exc}".replace("\n", " "), file=sys.stderr)
         return 2

@@ -15,7 +15,9 @@ second (otherwise a one-card defender turn is closed on import).
 
 from __future__ import annotations
 
+import json
 import random
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -39,6 +41,18 @@ class RuleViolation(KrendzuError):
         self.tour = tour
         self.move = move
         self.reason = reason
+
+
+def read_json(path: str) -> Any:
+    """Read a JSON document from a file, or from standard input for ``-`` (the CLIs).
+
+    Raises ``OSError``, ``UnicodeDecodeError`` or ``json.JSONDecodeError`` for the caller
+    to report.
+    """
+    if path == "-":
+        return json.load(sys.stdin)
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
 
 
 # Export ---------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import json
 import sys
 
 from krendzu.errors import KrendzuError
+from krendzu.record import read_json
 from render.board import board_jpeg, board_png, photo_options
 from render.records import position
 from render.replay import replay_gif
@@ -34,11 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lang", choices=["en", "ru"], default="en")
     args = parser.parse_args(argv)
     try:
-        if args.record == "-":
-            record = json.load(sys.stdin)
-        else:
-            with open(args.record, encoding="utf-8") as handle:
-                record = json.load(handle)
+        record = read_json(args.record)
         if args.gif or args.out.lower().endswith(".gif"):
             data = replay_gif(record, tour=args.tour, cell=args.cell or 48, lang=args.lang)
         else:

@@ -20,7 +20,7 @@ import sys
 from krendzu.actions import Announce, Discard, Place
 from krendzu.ai.players import LEVELS, make_player
 from krendzu.errors import KrendzuError
-from krendzu.record import import_record
+from krendzu.record import import_record, read_json
 from krendzu.tour import TERMINAL
 
 
@@ -69,11 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     sug.add_argument("--budget-ms", type=float, default=None)
     args = parser.parse_args(argv)
     try:
-        if args.record == "-":
-            data = json.load(sys.stdin)
-        else:
-            with open(args.record, encoding="utf-8") as handle:
-                data = json.load(handle)
+        data = read_json(args.record)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         print(f"cannot read {args.record}: {exc}".replace("\n", " "), file=sys.stderr)
         return 2
