@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 from krendzu import IllegalMove, KrendzuError, Match, PlayerAction, Redeal, Settings, Table
 from krendzu import parse_action as _parse_action
@@ -69,6 +69,10 @@ class MatchClosed(StorageError):
 
 class ActiveMatchExists(StorageError):
     """A chat (or forum topic) has at most one active match."""
+
+
+class LobbyExists(StorageError):
+    """A chat (or forum topic) has at most one open lobby."""
 
 
 class CorruptMatch(StorageError):
@@ -158,6 +162,7 @@ class MatchRow:
     created_at: datetime
     finished_at: datetime | None
     totals: tuple[int, ...] | None  # final totals per seat once finished
+    announced_seq: int = 0  # moves up to this one were announced (outbox marker)
 
     @property
     def table(self) -> Table:
@@ -177,6 +182,28 @@ class MatchRow:
             if s.user_id == user_id:
                 return s.seat
         return None
+
+
+class LobbyStatus(StrEnum):
+    OPEN = "open"
+    STARTED = "started"
+    CLOSED = "closed"
+
+
+@dataclass(frozen=True, slots=True)
+class LobbyRow:
+    """A match being gathered. ``state`` is the chat layer's JSON object, opaque here."""
+
+    lobby_id: int
+    chat_id: int
+    thread_id: int | None
+    creator_id: int
+    state: dict[str, Any]
+    message_id: int | None
+    status: LobbyStatus
+    match_id: int | None
+    created_at: datetime
+    updated_at: datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -353,12 +380,14 @@ class Store(abc.ABC):
         thread_id: int | None = None,
         seed: int | None = None,
         board_message_id: int | None = None,
+        lobby_id: int | None = None,
     ) -> StoredMatch:
         """Start a match (status active) and deal it with the engine.
 
         Raises :class:`ActiveMatchExists` if the chat/topic already has an active match,
         :class:`NotFound` for a human seat whose user is not stored. A missing seed is drawn
-        at random; it is stored, so the deal replays exactly.
+        at random; it is stored, so the deal replays exactly. With ``lobby_id`` that open
+        lobby is marked started in the same transaction (:class:`NotFound` if not open).
         """
 
     @abc.abstractmethod
@@ -402,6 +431,46 @@ class Store(abc.ABC):
     @abc.abstractmethod
     async def set_board_message(self, match_id: int, message_id: int | None) -> None:
         """Remember the id of the group message that shows the board."""
+
+    @abc.abstractmethod
+    async def set_announced(self, match_id: int, seq: int) -> None:
+        """Record that moves up to ``seq`` were announced (never lowers the marker)."""
+
+    # Lobbies ----------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def create_lobby(
+        self,
+        chat_id: int,
+        creator_id: int,
+        state: dict[str, Any],
+        *,
+        thread_id: int | None = None,
+    ) -> LobbyRow:
+        """Open a lobby; :class:`LobbyExists` if the chat/topic has an open one."""
+
+    @abc.abstractmethod
+    async def get_lobby(self, lobby_id: int) -> LobbyRow:
+        """The lobby; :class:`NotFound` if there is none."""
+
+    @abc.abstractmethod
+    async def open_lobby(self, chat_id: int, thread_id: int | None = None) -> LobbyRow | None:
+        """The open lobby of a chat or forum topic."""
+
+    @abc.abstractmethod
+    async def update_lobby(
+        self,
+        lobby_id: int,
+        *,
+        state: dict[str, Any] | None = None,
+        message_id: int | None = None,
+        status: LobbyStatus | None = None,
+    ) -> LobbyRow:
+        """Change an open lobby (``None`` leaves a field); :class:`NotFound` if not open."""
+
+    @abc.abstractmethod
+    async def open_lobbies(self) -> list[LobbyRow]:
+        """Every open lobby, oldest first."""
 
     @abc.abstractmethod
     async def active_match(self, chat_id: int, thread_id: int | None = None) -> MatchRow | None:

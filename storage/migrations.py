@@ -142,9 +142,36 @@ _V2 = (
     "ALTER TABLE matches ADD COLUMN totals TEXT",
 )
 
+_V3 = (
+    # Lobbies: a match being gathered in a chat (or forum topic). ``state`` is the chat
+    # layer's JSON (settings, seats, pending invitations); storage keeps it opaque.
+    """
+    CREATE TABLE lobbies (
+        lobby_id   INTEGER PRIMARY KEY AUTOINCREMENT,
+        chat_id    INTEGER NOT NULL REFERENCES chats (chat_id),
+        thread_id  INTEGER NOT NULL DEFAULT 0,
+        creator_id INTEGER NOT NULL,
+        state      TEXT NOT NULL,
+        message_id INTEGER,
+        status     TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'started', 'closed')),
+        match_id   INTEGER REFERENCES matches (match_id),
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL
+    )
+    """,
+    """
+    CREATE UNIQUE INDEX lobbies_one_open_per_topic
+        ON lobbies (chat_id, thread_id) WHERE status = 'open'
+    """,
+    # Outbox marker: moves with seq > announced_seq are stored but not yet announced; a
+    # restart announces them.
+    "ALTER TABLE matches ADD COLUMN announced_seq INTEGER NOT NULL DEFAULT 0",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "core tables: chats, users, matches, seats, move log", _V1),
     Migration(2, "processed updates, user statistics, indices, final totals", _V2),
+    Migration(3, "lobbies; announced move marker (outbox)", _V3),
 )
 
 LATEST = MIGRATIONS[-1].version

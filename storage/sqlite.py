@@ -31,6 +31,9 @@ from storage.base import (
     ActiveMatchExists,
     ChatRow,
     DuplicateUpdate,
+    LobbyExists,
+    LobbyRow,
+    LobbyStatus,
     MatchClosed,
     MatchRow,
     MatchStatus,
@@ -270,7 +273,8 @@ def _chat_settings_load(text: str | None) -> Settings | None:
 _MATCH_COLUMNS = """
     m.match_id, m.chat_id, m.thread_id, m.table_kind, m.settings, m.seed, m.status,
     m.board_message_id, m.created_at, m.finished_at, m.totals,
-    (SELECT COALESCE(MAX(v.seq), 0) FROM moves v WHERE v.match_id = m.match_id)
+    (SELECT COALESCE(MAX(v.seq), 0) FROM moves v WHERE v.match_id = m.match_id),
+    m.announced_seq
 """
 
 
@@ -288,6 +292,28 @@ def _match_row(r: Sequence[Any], seats: tuple[SeatRow, ...]) -> MatchRow:
         created_at=datetime.fromtimestamp(r[8], UTC),
         finished_at=_dt(r[9]),
         totals=None if r[10] is None else tuple(json.loads(r[10])),
+        announced_seq=r[12],
+    )
+
+
+_LOBBY_COLUMNS = (
+    "lobby_id, chat_id, thread_id, creator_id, state, message_id, status, match_id, "
+    "created_at, updated_at"
+)
+
+
+def _lobby_row(r: Sequence[Any]) -> LobbyRow:
+    return LobbyRow(
+        lobby_id=r[0],
+        chat_id=r[1],
+        thread_id=r[2] or None,
+        creator_id=r[3],
+        state=json.loads(r[4]),
+        message_id=r[5],
+        status=LobbyStatus(r[6]),
+        match_id=r[7],
+        created_at=datetime.fromtimestamp(r[8], UTC),
+        updated_at=datetime.fromtimestamp(r[9], UTC),
     )
 
 
@@ -679,6 +705,7 @@ class SqliteStore(Store):
         thread_id: int | None = None,
         seed: int | None = None,
         board_message_id: int | None = None,
+        lobby_id: int | None = None,
     ) -> StoredMatch:
         if seed is None:
             seed = secrets.randbelow(_MAX_SEED)
@@ -741,6 +768,14 @@ class SqliteStore(Store):
             )
             match_id = cur.lastrowid
             assert match_id is not None
+            if lobby_id is not None:
+                started = await conn.execute(
+                    "UPDATE lobbies SET status = 'started', match_id = ?, updated_at = ? "
+                    "WHERE lobby_id = ? AND status = 'open'",
+                    (match_id, now, lobby_id),
+                )
+                if not started.rowcount:
+                    raise NotFound(f"no open lobby {lobby_id}")
             await conn.executemany(
                 "INSERT INTO seats (match_id, seat, kind, user_id, level, label) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
@@ -970,6 +1005,113 @@ class SqliteStore(Store):
                 raise NotFound(f"no match {match_id}")
 
         await self._write(work)
+
+    async def set_announced(self, match_id: int, seq: int) -> None:
+        async def work(conn: aiosqlite.Connection) -> None:
+            await conn.execute(
+                "UPDATE matches SET announced_seq = MAX(announced_seq, ?) WHERE match_id = ?",
+                (seq, match_id),
+            )
+
+        await self._write(work)
+
+    # Lobbies ----------------------------------------------------------------------------
+
+    async def create_lobby(
+        self,
+        chat_id: int,
+        creator_id: int,
+        state: dict[str, Any],
+        *,
+        thread_id: int | None = None,
+    ) -> LobbyRow:
+        now = self._clock()
+        state_text = json.dumps(state)
+
+        async def work(conn: aiosqlite.Connection) -> LobbyRow:
+            await conn.execute(
+                "INSERT INTO chats (chat_id, created_at, updated_at) VALUES (?, ?, ?) "
+                "ON CONFLICT (chat_id) DO NOTHING",
+                (chat_id, now, now),
+            )
+            busy = await self._fetchone(
+                conn,
+                "SELECT lobby_id FROM lobbies WHERE chat_id = ? AND thread_id = ? "
+                "AND status = 'open'",
+                (chat_id, thread_id or 0),
+            )
+            if busy is not None:
+                raise LobbyExists(f"chat {chat_id} topic {thread_id} has lobby {busy[0]}")
+            cur = await conn.execute(
+                "INSERT INTO lobbies (chat_id, thread_id, creator_id, state, created_at, "
+                "updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (chat_id, thread_id or 0, creator_id, state_text, now, now),
+            )
+            row = await self._fetchone(
+                conn, f"SELECT {_LOBBY_COLUMNS} FROM lobbies WHERE lobby_id = ?", (cur.lastrowid,)
+            )
+            return _lobby_row(row)
+
+        return await self._write(work)
+
+    async def _lobbies(self, where: str, params: Sequence[Any]) -> list[LobbyRow]:
+        async def work() -> list[LobbyRow]:
+            async with self._tx("DEFERRED") as conn:
+                rows = await self._fetchall(
+                    conn, f"SELECT {_LOBBY_COLUMNS} FROM lobbies {where}", params
+                )
+            return [_lobby_row(r) for r in rows]
+
+        return await self._guard(work)
+
+    async def get_lobby(self, lobby_id: int) -> LobbyRow:
+        rows = await self._lobbies("WHERE lobby_id = ?", (lobby_id,))
+        if not rows:
+            raise NotFound(f"no lobby {lobby_id}")
+        return rows[0]
+
+    async def open_lobby(self, chat_id: int, thread_id: int | None = None) -> LobbyRow | None:
+        rows = await self._lobbies(
+            "WHERE chat_id = ? AND thread_id = ? AND status = 'open'", (chat_id, thread_id or 0)
+        )
+        return rows[0] if rows else None
+
+    async def open_lobbies(self) -> list[LobbyRow]:
+        return await self._lobbies("WHERE status = 'open' ORDER BY lobby_id", ())
+
+    async def update_lobby(
+        self,
+        lobby_id: int,
+        *,
+        state: dict[str, Any] | None = None,
+        message_id: int | None = None,
+        status: LobbyStatus | None = None,
+    ) -> LobbyRow:
+        now = self._clock()
+        sets, params = ["updated_at = ?"], [now]
+        if state is not None:
+            sets.append("state = ?")
+            params.append(json.dumps(state))
+        if message_id is not None:
+            sets.append("message_id = ?")
+            params.append(message_id)
+        if status is not None:
+            sets.append("status = ?")
+            params.append(status.value)
+
+        async def work(conn: aiosqlite.Connection) -> LobbyRow:
+            cur = await conn.execute(
+                f"UPDATE lobbies SET {', '.join(sets)} WHERE lobby_id = ? AND status = 'open'",
+                (*params, lobby_id),
+            )
+            if not cur.rowcount:
+                raise NotFound(f"no open lobby {lobby_id}")
+            row = await self._fetchone(
+                conn, f"SELECT {_LOBBY_COLUMNS} FROM lobbies WHERE lobby_id = ?", (lobby_id,)
+            )
+            return _lobby_row(row)
+
+        return await self._write(work)
 
     async def active_match(self, chat_id: int, thread_id: int | None = None) -> MatchRow | None:
         async def work() -> MatchRow | None:
