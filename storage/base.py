@@ -469,6 +469,10 @@ class Store(abc.ABC):
         """Change an open lobby (``None`` leaves a field); :class:`NotFound` if not open."""
 
     @abc.abstractmethod
+    async def lobby_of_match(self, match_id: int) -> LobbyRow | None:
+        """The lobby a match was started from (its creator may cancel it)."""
+
+    @abc.abstractmethod
     async def open_lobbies(self) -> list[LobbyRow]:
         """Every open lobby, oldest first."""
 

@@ -1076,6 +1076,10 @@ class SqliteStore(Store):
         )
         return rows[0] if rows else None
 
+    async def lobby_of_match(self, match_id: int) -> LobbyRow | None:
+        rows = await self._lobbies("WHERE match_id = ?", (match_id,))
+        return rows[0] if rows else None
+
     async def open_lobbies(self) -> list[LobbyRow]:
         return await self._lobbies("WHERE status = 'open' ORDER BY lobby_id", ())
 

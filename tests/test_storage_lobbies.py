@@ -28,6 +28,7 @@ async def test_lobby_lifecycle_and_start_in_one_transaction(tmp_path: Path) -> N
         )
         started = await store.get_lobby(lobby.lobby_id)
         assert started.status is LobbyStatus.STARTED and started.match_id == stored.match_id
+        assert await store.lobby_of_match(stored.match_id) == started
         assert await store.open_lobby(-100, 5) is None
         with pytest.raises(NotFound):
             await store.update_lobby(lobby.lobby_id, state={})

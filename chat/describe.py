@@ -1,0 +1,203 @@
+"""Words about a match for people: names, moves, scores, hands and summaries.
+
+Everything is built from what the reader may see: moves are described by replaying the
+public log (a discard is told only as a count), hands only ever for their owner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from chat.i18n import Tr
+from krendzu import (
+    Action,
+    Announce,
+    Card,
+    Discard,
+    EndTurn,
+    Match,
+    MatchView,
+    Pass,
+    Place,
+    Table,
+)
+from krendzu.coords import LabelFrame, frame_for
+from krendzu.tour import ANNOUNCE, DISCARD, TERMINAL
+
+MAX_NAME = 24
+
+
+def short_name(name: str) -> str:
+    name = " ".join(name.split()) or "?"
+    return name if len(name) <= MAX_NAME else name[: MAX_NAME - 1] + "…"
+
+
+def level_label(tr: Tr, level: str) -> str:
+    names = {"easy": tr._("Easy"), "normal": tr._("Normal"), "hard": tr._("Hard"),
+             "random": tr._("Random")}
+    return "🤖 " + names.get(level, level)
+
+
+def cards_text(cards: Sequence[Card]) -> str:
+    return " ".join(c.pretty() for c in sorted(cards)) or "—"
+
+
+def hand_text(tr: Tr, cards: Sequence[Card]) -> str:
+    if not cards:
+        return tr._("Your hand is empty.")
+    return tr.n_("Your hand ({n} card): {cards}", "Your hand ({n} cards): {cards}",
+                 len(cards), cards=cards_text(cards))
+
+
+def side_names(view: MatchView, names: Sequence[str], seats: Sequence[int]) -> str:
+    return " & ".join(names[s] for s in seats)
+
+
+def score_text(tr: Tr, view: MatchView, names: Sequence[str]) -> str:
+    totals = view.totals
+    if view.settings.table is Table.TEAMS:
+        return tr._("Score: {a} {x} · {b} {y}", a=f"{names[0]} & {names[2]}", x=totals[0],
+                    b=f"{names[1]} & {names[3]}", y=totals[1])
+    parts = " · ".join(f"{names[s]} {totals[s]}" for s in range(len(names)))
+    return tr._("Score: {parts}", parts=parts)
+
+
+def role_text(tr: Tr, view: MatchView, seat: int) -> str:
+    if seat in view.tour.roles.attackers:
+        return tr._("you attack")
+    return tr._("you defend")
+
+
+def tour_text(tr: Tr, view: MatchView) -> str:
+    return tr._("Tour {n}/{total}", n=view.tour_index + 1, total=view.settings.tour_count)
+
+
+def next_text(tr: Tr, view: MatchView, names: Sequence[str]) -> str:
+    """Who acts next and in what role, or that the match is over."""
+    if view.match_over:
+        return tr._("The match is over.")
+    seat = view.tour.current_player
+    if seat == TERMINAL:
+        return ""
+    if view.tour.phase == ANNOUNCE:
+        return tr._("Next: {name} announces how many cards to exchange.", name=names[seat])
+    if view.tour.phase == DISCARD:
+        return tr._("Next: {name} chooses cards to exchange.", name=names[seat])
+    if seat in view.tour.roles.attackers:
+        return tr._("Next: {name} (attacker).", name=names[seat])
+    if view.tour.step_in_turn:
+        return tr._("Next: {name} (defender) may place a second card.", name=names[seat])
+    return tr._("Next: {name} (defender).", name=names[seat])
+
+
+def roles_line(tr: Tr, view: MatchView, names: Sequence[str]) -> str:
+    roles = view.tour.roles
+    return tr._("Attack: {att}. Defence: {dfn}. {opener} opens.",
+                att=side_names(view, names, roles.attackers),
+                dfn=side_names(view, names, roles.defenders), opener=names[roles.opener])
+
+
+def tour_frame(game: Match) -> LabelFrame:
+    return frame_for(game.tour.observation(None).placements)
+
+
+def describe_moves(tr: Tr, before: Match, actions: Sequence[Action],
+                   names: Sequence[str]) -> tuple[list[str], Match]:
+    """Replay ``actions`` on a clone of ``before``; lines saying publicly what happened.
+
+    One line per finished turn (``Ann: 9♦ L12 + Q♠ M14``, ``Bob: pass``), a line per scored
+    combination (``+1 Ann: K♥ Q♣ J♦ A♠``), skipped players, exchange announcements, tour ends.
+    Returns the lines and the state after the actions.
+    """
+    game = before.clone()
+    lines: list[str] = []
+    pending: list[tuple[Card, int, int]] = []
+    for action in actions:
+        tour_index = game.tour_index
+        tour = game.tour
+        seat = tour.current_player
+        combos_before = len(tour.combos)
+        order = tour.roles.order
+        game.apply(action)
+        new_tour = game.tour_index != tour_index
+        if isinstance(action, Place):
+            pending.append((action.card, action.x, action.y))
+        frame = frame_for(tour.observation(None).placements)
+        if isinstance(action, Place):
+            for combo in tour.combos[combos_before:]:
+                lines.append(_combo_line(tr, tour, combo, names))
+        if isinstance(action, Announce):
+            lines.append(tr.n_("{name} will exchange {n} card.", "{name} will exchange {n} cards.",
+                               action.count, name=names[seat]))
+            continue
+        if isinstance(action, Discard):
+            if tour.phase not in (ANNOUNCE, DISCARD) or new_tour:
+                lines.append(tr._("The exchange is done: new cards were dealt."))
+            continue
+        turn_over = new_tour or tour.current_player != seat or tour.step_in_turn == 0
+        if isinstance(action, Pass | EndTurn) or turn_over:
+            if not turn_over:
+                continue
+            if pending:
+                cells = " + ".join(f"{c.pretty()} {frame.label(x, y)}" for c, x, y in pending)
+                lines.append(f"{names[seat]}: {cells}")
+            else:
+                lines.append(tr._("{name}: pass", name=names[seat]))
+            pending = []
+            if not new_tour and not tour.is_over:
+                lines.extend(_skips(tr, tour, order, seat, names))
+        if new_tour or tour.is_over:
+            lines.append(tour_over_line(tr, game, tour_index, names))
+    return lines, game
+
+
+def _skips(tr: Tr, tour: object, order: Sequence[int], seat: int,
+           names: Sequence[str]) -> list[str]:
+    """Seats passed over between ``seat`` and the player now to move (empty hands)."""
+    now = tour.current_player  # type: ignore[attr-defined]
+    out = []
+    positions = [i for i, s in enumerate(order) if s == seat]
+    if not positions:
+        return out
+    # The lone player appears twice in the order: start from the position just played.
+    start = positions[0]
+    for k in range(1, len(order) + 1):
+        s = order[(start + k) % len(order)]
+        if s == now:
+            break
+        if s != seat and tour.hand_sizes()[s] == 0:  # type: ignore[attr-defined]
+            line = tr._("{name} has no cards left and is skipped.", name=names[s])
+            if line not in out:
+                out.append(line)
+    return out
+
+
+def _combo_line(tr: Tr, tour: object, combo: object, names: Sequence[str]) -> str:
+    board = tour.board()  # type: ignore[attr-defined]
+    cards = " ".join(board[cell].pretty() for cell in combo.cells)  # type: ignore[attr-defined]
+    attackers = tour.roles.attackers  # type: ignore[attr-defined]
+    side = " & ".join(names[s] for s in attackers)
+    if combo.own_goal:  # type: ignore[attr-defined]
+        by = names[combo.player]  # type: ignore[attr-defined]
+        return tr._("+1 {side}: {cards} (own goal by {name})", side=side, cards=cards, name=by)
+    return f"+1 {side}: {cards}"
+
+
+def tour_over_line(tr: Tr, game: Match, tour_index: int, names: Sequence[str]) -> str:
+    tour = game.tours[tour_index]
+    side = " & ".join(names[s] for s in tour.roles.attackers)
+    return tr.n_("Tour {t} is over: {side} scored {n} point.",
+                 "Tour {t} is over: {side} scored {n} points.", tour.points, t=tour_index + 1,
+                 side=side)
+
+
+def result_text(tr: Tr, game: Match, names: Sequence[str]) -> str:
+    result = game.result()
+    if game.table is Table.TEAMS:
+        if result.draw:
+            return tr._("A draw!")
+        w = result.winners[0] % 2
+        return tr._("{names} win!", names=f"{names[w]} & {names[w + 2]}")
+    if result.draw:
+        return tr._("A draw between {names}!", names=", ".join(names[s] for s in result.winners))
+    return tr._("{name} wins!", name=names[result.winners[0]])

@@ -1,0 +1,1048 @@
+"""Lobbies and matches as plain async code over ``storage`` and ``krendzu``.
+
+Every entry point checks its input, takes the chat's lock, changes what is stored and
+returns an :class:`~chat.notices.Outcome`: a short answer for the actor and the notices for
+everyone else. A move is appended to the store before anything about it is announced; the
+``announced`` marker in the store says how far announcements got, so a restart can finish
+them (:meth:`Flow.resume`). No ``telegram`` here: tests call the flow directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+from collections import defaultdict
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+from chat.describe import (
+    cards_text,
+    describe_moves,
+    hand_text,
+    level_label,
+    next_text,
+    result_text,
+    role_text,
+    roles_line,
+    score_text,
+    short_name,
+    tour_frame,
+    tour_text,
+)
+from chat.i18n import Catalogs, Tr
+from chat.model import (
+    LEVEL_CODES,
+    LEVEL_NAMES,
+    LEVELS,
+    Button,
+    InputError,
+    Keyboard,
+    LobbySeat,
+    LobbyState,
+    Placement,
+    apply_new_args,
+    lobby_data,
+    match_data,
+    rows_of,
+)
+from chat.notices import (
+    Announced,
+    BoardPicture,
+    BoardPost,
+    ComputerTurn,
+    DropPanel,
+    EditPanel,
+    Notice,
+    Outcome,
+    Send,
+    ShowLobby,
+)
+from krendzu import (
+    DEAL_PRESETS,
+    Action,
+    Announce,
+    Card,
+    Discard,
+    EndTurn,
+    IllegalMove,
+    Match,
+    Pass,
+    Place,
+    SettingsError,
+    Table,
+    export_record,
+)
+from krendzu.tour import ANNOUNCE, DISCARD, PLAY
+from storage import (
+    ActiveMatchExists,
+    DuplicateUpdate,
+    LobbyExists,
+    LobbyRow,
+    LobbyStatus,
+    MatchClosed,
+    MatchRow,
+    MatchStatus,
+    NotFound,
+    SeatKind,
+    SeatSpec,
+    SequenceConflict,
+    Store,
+    StoredMatch,
+)
+
+log = logging.getLogger(__name__)
+
+#: A computer's decision: (level, the seat's observation, a seed) → the actions of its turn.
+Decide = Callable[[str, object, int], Awaitable[list[Action]]]
+#: Show cells as buttons directly when there are at most this many; else column, then row.
+DIRECT_CELLS = 40
+PANEL_LINES = 6
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """Who did something: Telegram user id, display name and Telegram language code."""
+
+    user_id: int
+    name: str
+    language_code: str | None = None
+
+
+class Flow:
+    def __init__(self, store: Store, catalogs: Catalogs, decide: Decide, *,
+                 bot_username: str) -> None:
+        self.store = store
+        self.decide = decide
+        self._titles: dict[int, str] = {}
+        self.catalogs = catalogs
+        self.bot_username = bot_username
+        self._locks: dict[tuple[int, int], asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._games: dict[int, StoredMatch] = {}
+        self._names: dict[int, str] = {}
+        self._languages: dict[int, str] = {}
+
+    # People and languages ---------------------------------------------------------------
+
+    def lock(self, chat_id: int, thread_id: int | None) -> asyncio.Lock:
+        return self._locks[(chat_id, thread_id or 0)]
+
+    async def see_user(self, actor: Actor, *, private: bool = False) -> Tr:
+        """Remember the user (name, language on first sight, that they started the bot)."""
+        known = await self.store.get_user(actor.user_id)
+        language = None
+        if known is None or known.language is None:
+            language = self.catalogs.pick(None, actor.language_code).language
+        name = short_name(actor.name)
+        if (
+            known is None or known.display_name != name or language is not None
+            or (private and not known.can_write_privately)
+        ):
+            known = await self.store.upsert_user(
+                actor.user_id, name, language=language,
+                can_write_privately=True if private else None,
+            )
+        self._names[actor.user_id] = known.display_name
+        self._languages[actor.user_id] = known.language or "en"
+        return self.catalogs.get(known.language)
+
+    async def set_language(self, chat_id: int, actor: Actor, language: str) -> Tr:
+        if language not in self.catalogs.languages:
+            raise InputError("Languages: {names}.", names=", ".join(self.catalogs.languages))
+        if chat_id < 0:
+            await self.store.upsert_chat(chat_id, language=language)
+        else:
+            await self.see_user(actor)
+            await self.store.upsert_user(actor.user_id, short_name(actor.name), language=language)
+            self._languages[actor.user_id] = language
+        return self.catalogs.get(language)
+
+    async def user_tr(self, user_id: int) -> Tr:
+        if user_id not in self._languages:
+            row = await self.store.get_user(user_id)
+            self._languages[user_id] = (row.language if row else None) or "en"
+            if row:
+                self._names[user_id] = row.display_name
+        return self.catalogs.get(self._languages[user_id])
+
+    async def chat_tr(self, chat_id: int, fallback: str | None = None) -> Tr:
+        if chat_id > 0:
+            return await self.user_tr(chat_id)
+        row = await self.store.get_chat(chat_id)
+        return self.catalogs.get((row.language if row else None) or fallback)
+
+    async def name_of(self, user_id: int) -> str:
+        if user_id not in self._names:
+            row = await self.store.get_user(user_id)
+            self._names[user_id] = row.display_name if row else str(user_id)
+        return self._names[user_id]
+
+    async def seat_names(self, row: MatchRow, tr: Tr) -> tuple[str, ...]:
+        names = []
+        for seat in row.seats:
+            if seat.kind is SeatKind.HUMAN and seat.user_id is not None:
+                names.append(await self.name_of(seat.user_id))
+            else:
+                names.append(level_label(tr, LEVEL_NAMES.get(seat.level or 2, "normal")))
+        return tuple(names)
+
+    # Lobbies ----------------------------------------------------------------------------
+
+    async def new_lobby(self, chat_id: int, thread_id: int | None, actor: Actor,
+                        args: list[str], *, title: str = "") -> Outcome:
+        private = chat_id > 0
+        tr = await self.see_user(actor, private=private)
+        group_tr = await self.chat_tr(chat_id, tr.language)
+        async with self.lock(chat_id, thread_id):
+            if await self.store.active_match(chat_id, thread_id):
+                return Outcome(group_tr._("A match is already being played here: /board shows "
+                                          "it, /cancel ends it."))
+            lobby = await self.store.open_lobby(chat_id, thread_id)
+            if lobby is not None:
+                state = _state(lobby)
+                return Outcome(notices=[self._show_lobby(lobby, state, group_tr, repost=True)])
+            state = LobbyState(language=group_tr.language, private=private, title=title)
+            apply_new_args(state, args, private=private)
+            state.seats.append(LobbySeat("human", actor.user_id))
+            if private:
+                _fill_computers(state)
+            try:
+                lobby = await self.store.create_lobby(chat_id, actor.user_id, state.to_json(),
+                                                      thread_id=thread_id)
+            except LobbyExists:
+                return Outcome(group_tr._("A new match is being set up here already."))
+            return Outcome(notices=[self._show_lobby(lobby, state, group_tr)])
+
+    async def lobby_action(self, chat_id: int, thread_id: int | None, actor: Actor, op: str,
+                           *, lobby_id: int | None = None, is_admin: bool = False) -> Outcome:
+        """join, leave, add:<level>, go, cancel, level:<l>, table, tours, deal, exchange."""
+        tr = await self.see_user(actor, private=chat_id > 0)
+        async with self.lock(chat_id, thread_id):
+            lobby = await (self.store.get_lobby(lobby_id) if lobby_id is not None
+                           else self.store.open_lobby(chat_id, thread_id))
+            if lobby is None or lobby.chat_id != chat_id:
+                return Outcome(tr._("There is no match being set up here. Start one with /new."))
+            if lobby.status is not LobbyStatus.OPEN:
+                return Outcome(tr._("This match has already started or was cancelled."))
+            state = _state(lobby)
+            group_tr = await self.chat_tr(chat_id, state.language)
+            return await self._lobby_op(lobby, state, actor, op, tr, group_tr, is_admin)
+
+    async def _lobby_op(self, lobby: LobbyRow, state: LobbyState, actor: Actor, op: str,
+                        tr: Tr, group_tr: Tr, is_admin: bool) -> Outcome:
+        creator = actor.user_id == lobby.creator_id
+        seated = state.seat_of(actor.user_id) is not None
+        reply: str | None = None
+        if op == "join":
+            if seated:
+                return Outcome(tr._("You are already seated."))
+            if state.full:
+                return Outcome(tr._("All seats are taken."))
+            user = await self.store.get_user(actor.user_id)
+            if user is None or not user.can_write_privately:
+                if actor.user_id not in state.invited:
+                    state.invited.append(actor.user_id)
+                lobby = await self.store.update_lobby(lobby.lobby_id, state=state.to_json())
+                link = self.deep_link(lobby.lobby_id)
+                return Outcome(
+                    tr._("First open my private chat and press Start — your hand will come "
+                         "there: {link}", link=link),
+                    [self._show_lobby(lobby, state, group_tr)], alert=True,
+                )
+            state.seats.append(LobbySeat("human", actor.user_id))
+            reply = tr._("You are seated.")
+        elif op == "leave":
+            index = state.seat_of(actor.user_id)
+            if index is None:
+                return Outcome(tr._("You are not seated."))
+            del state.seats[index]
+            reply = tr._("You left the table.")
+            if not any(s.kind == "human" for s in state.seats):
+                await self.store.update_lobby(lobby.lobby_id, state=state.to_json(),
+                                              status=LobbyStatus.CLOSED)
+                return Outcome(reply, [ShowLobby(lobby.lobby_id, lobby.chat_id, lobby.thread_id,
+                                                 lobby.message_id,
+                                                 group_tr._("The table is empty: set-up "
+                                                            "cancelled. /new starts again."),
+                                                 None)])
+        elif op.startswith("add:") or op == "add":
+            level = op[4:] or "normal"
+            if level not in LEVELS:
+                return Outcome(tr._("Unknown level “{value}”: use easy, normal or hard.",
+                                    value=level[:20]))
+            if state.full:
+                return Outcome(tr._("All seats are taken."))
+            if not (seated or creator):
+                return Outcome(tr._("Only seated players can add computer players."))
+            state.seats.append(LobbySeat("computer", level=level))
+            reply = tr._("{level} joined.", level=level_label(tr, level))
+        elif op.startswith("kick:"):
+            if not (creator or is_admin):
+                return Outcome(tr._("Only the creator can change the seats."))
+            try:
+                index = int(op[5:])
+                if state.seats[index].kind != "computer":
+                    raise IndexError
+            except (ValueError, IndexError):
+                return Outcome(tr._("This button is not valid any more."))
+            del state.seats[index]
+        elif op in ("table", "tours", "deal", "exchange") or op.startswith("level:"):
+            if not creator:
+                return Outcome(tr._("Only the creator can change the settings."))
+            try:
+                _cycle(state, op)
+            except SettingsError:
+                return Outcome(tr._("This button is not valid any more."))
+            while len(state.seats) > state.table.players:
+                extra = next((i for i in range(len(state.seats) - 1, -1, -1)
+                              if state.seats[i].kind == "computer"), len(state.seats) - 1)
+                del state.seats[extra]
+            if state.private:
+                _fill_computers(state)
+        elif op == "cancel":
+            if not (creator or is_admin):
+                return Outcome(tr._("Only the creator or a chat admin can cancel."))
+            await self.store.update_lobby(lobby.lobby_id, status=LobbyStatus.CLOSED)
+            return Outcome(tr._("Cancelled."), [ShowLobby(
+                lobby.lobby_id, lobby.chat_id, lobby.thread_id, lobby.message_id,
+                group_tr._("Match set-up cancelled. /new starts again."), None)])
+        elif op == "go":
+            return await self._start(lobby, state, actor, tr, group_tr)
+        else:
+            return Outcome(tr._("This button is not valid any more."))
+        lobby = await self.store.update_lobby(lobby.lobby_id, state=state.to_json())
+        return Outcome(reply, [self._show_lobby(lobby, state, group_tr)])
+
+    async def join_by_link(self, actor: Actor, payload: str) -> Outcome:
+        """``/start j<lobby>`` in the private chat: the player can be written to; seat them."""
+        tr = await self.see_user(actor, private=True)
+        try:
+            lobby = await self.store.get_lobby(int(payload[1:]))
+        except (ValueError, NotFound):
+            return Outcome(tr._("This invitation link is not valid. Press Join in the group "
+                                "again."))
+        if lobby.status is not LobbyStatus.OPEN:
+            return Outcome(tr._("This match has already started or was cancelled."))
+        outcome = await self.lobby_action(lobby.chat_id, lobby.thread_id, actor, "join",
+                                          lobby_id=lobby.lobby_id)
+        state = _state(await self.store.get_lobby(lobby.lobby_id))
+        if state.seat_of(actor.user_id) is not None:
+            outcome.reply = tr._("You are seated in “{title}”. Your cards will come here.",
+                                 title=state.title or "?")
+        return outcome
+
+    def deep_link(self, lobby_id: int) -> str:
+        return f"https://t.me/{self.bot_username}?start=j{lobby_id}"
+
+    def _show_lobby(self, lobby: LobbyRow, state: LobbyState, tr: Tr,
+                    *, repost: bool = False) -> ShowLobby:
+        return ShowLobby(lobby.lobby_id, lobby.chat_id, lobby.thread_id,
+                         None if repost else lobby.message_id, self._lobby_text(state, tr),
+                         self._lobby_keyboard(lobby, state, tr))
+
+    def _lobby_text(self, state: LobbyState, tr: Tr) -> str:
+        settings = state.settings()
+        lines = [tr._("🃏 Krendzu — a new match"), "", table_name(tr, state.table)]
+        deal = settings.deal_sizes
+        preset = settings.preset if settings.preset != "custom" else tr._("custom")
+        lines.append(tr._("Tours: {tours} · Deal: {a}/{d} ({preset}) · Exchange: {exchange}",
+                          tours=settings.tour_count, a=deal.attacker, d=deal.defender,
+                          preset=preset, exchange=state.exchange or tr._("off")))
+        lines.append("")
+        for i in range(state.table.players):
+            team = ""
+            if state.table is Table.TEAMS:
+                team = " · " + (tr._("team A") if i % 2 == 0 else tr._("team B"))
+            if i < len(state.seats):
+                seat = state.seats[i]
+                who = (self._names.get(seat.user_id or 0, "?") if seat.kind == "human"
+                       else level_label(tr, seat.level or "normal"))
+            else:
+                who = tr._("— free seat —")
+            lines.append(f"{i + 1}. {who}{team}")
+        waiting = [self._names.get(u, "?") for u in state.invited if state.seat_of(u) is None]
+        if waiting and not state.full:
+            lines.append("")
+            lines.append(tr._("Waiting for {names} to press Start in my private chat.",
+                              names=", ".join(waiting)))
+        lines.append("")
+        if state.private:
+            lines.append(tr._("Choose the computer's level and press Start."))
+        elif state.full:
+            lines.append(tr._("All seats are taken: press Start (or /go)."))
+        else:
+            lines.append(tr._("Press Join (or /join) to take a seat, or add a computer player. "
+                              "The creator may change the settings."))
+        return "\n".join(lines)
+
+    def _lobby_keyboard(self, lobby: LobbyRow, state: LobbyState, tr: Tr) -> Keyboard:
+        lid = lobby.lobby_id
+        rows: Keyboard = []
+        if state.private:
+            rows.append([Button(("✓ " if state.level == lv else "") + level_label(tr, lv),
+                                lobby_data(lid, f"level:{lv}")) for lv in LEVELS])
+        else:
+            rows.append([Button(tr._("Join"), lobby_data(lid, "join")),
+                         Button(tr._("Leave"), lobby_data(lid, "leave"))])
+            if not state.full:
+                rows.append([Button("+ " + level_label(tr, lv), lobby_data(lid, f"add:{lv}"))
+                             for lv in LEVELS])
+            if any(u for u in state.invited if state.seat_of(u) is None):
+                rows.append([Button(tr._("🔑 Open my private chat to join"),
+                                    url=self.deep_link(lid))])
+        rows.append([Button(tr._("Table ↻"), lobby_data(lid, "table")),
+                     Button(tr._("Tours ↻"), lobby_data(lid, "tours")),
+                     Button(tr._("Deal ↻"), lobby_data(lid, "deal")),
+                     Button(tr._("Exchange ↻"), lobby_data(lid, "exchange"))])
+        rows.append([Button(tr._("▶ Start"), lobby_data(lid, "go")),
+                     Button(tr._("✖ Cancel"), lobby_data(lid, "cancel"))])
+        return rows
+
+    async def _start(self, lobby: LobbyRow, state: LobbyState, actor: Actor, tr: Tr,
+                     group_tr: Tr) -> Outcome:
+        if not state.full:
+            missing = state.table.players - len(state.seats)
+            return Outcome(tr.n_("{n} seat is still free.", "{n} seats are still free.", missing))
+        if state.seat_of(actor.user_id) is None and actor.user_id != lobby.creator_id:
+            return Outcome(tr._("Only seated players can start the match."))
+        specs = [SeatSpec.human(s.user_id) if s.kind == "human" and s.user_id is not None
+                 else SeatSpec.computer(LEVEL_CODES[s.level or "normal"]) for s in state.seats]
+        try:
+            stored = await self.store.create_match(lobby.chat_id, state.settings(), specs,
+                                                   thread_id=lobby.thread_id,
+                                                   lobby_id=lobby.lobby_id)
+        except ActiveMatchExists:
+            return Outcome(tr._("A match is already being played here: /board shows it, "
+                                "/cancel ends it."))
+        self._games[stored.match_id] = stored
+        notices: list[Notice] = [ShowLobby(
+            lobby.lobby_id, lobby.chat_id, lobby.thread_id, lobby.message_id,
+            self._lobby_text(state, group_tr).rsplit("\n\n", 1)[0] + "\n\n"
+            + group_tr._("The match has started. Good luck!"), None)]
+        notices += await self._announce(stored, None, [])
+        return Outcome(tr._("The match has started."), notices)
+
+    # Matches ----------------------------------------------------------------------------
+
+    async def load(self, match_id: int) -> StoredMatch:
+        stored = self._games.get(match_id)
+        if stored is None or stored.row.status is not MatchStatus.ACTIVE:
+            stored = await self.store.load_match(match_id)
+            if stored.row.status is MatchStatus.ACTIVE:
+                self._games[match_id] = stored
+        return stored
+
+    async def find_match(self, chat_id: int, thread_id: int | None,
+                         user_id: int) -> StoredMatch | None:
+        """The chat's match; in a private chat, the user's match where it is their turn."""
+        row = await self.store.active_match(chat_id, thread_id)
+        if row is not None or chat_id < 0:
+            return await self.load(row.match_id) if row else None
+        return None
+
+    async def my_matches(self, user_id: int) -> list[StoredMatch]:
+        rows = await self.store.matches_of_user(user_id)
+        return [await self.load(r.match_id) for r in rows]
+
+    async def play(self, match_id: int, actor: Actor, steps: Sequence[Action], *,
+                   update_id: int | None = None, expected_seq: int | None = None,
+                   from_panel: bool = False) -> Outcome:
+        """Apply a player's steps (validated on a clone first), store them, announce them."""
+        tr = await self.see_user(actor)
+        row = await self.store.get_match(match_id)
+        async with self.lock(row.chat_id, row.thread_id):
+            try:
+                stored = await self.load(match_id)
+            except NotFound:
+                return Outcome(tr._("This match does not exist any more."))
+            if stored.row.status is not MatchStatus.ACTIVE:
+                return Outcome(tr._("This match is over."))
+            seat = stored.row.seat_of(actor.user_id)
+            if seat is None:
+                return Outcome(tr._("You are not playing in this match."))
+            if expected_seq is not None and expected_seq != stored.next_seq:
+                return Outcome(tr._("This panel is out of date: use the newest one."))
+            game = stored.game
+            if game.current_player != seat:
+                names = await self.seat_names(stored.row, tr)
+                view = game.observation(None)
+                return Outcome(tr._("It is not your turn. {next}", next=next_text(tr, view, names)))
+            error = self._check(tr, game, steps)
+            if error:
+                return Outcome(error, private_reply=True)
+            return await self._commit(stored, list(steps), tr, update_id=update_id,
+                                      mover=actor.user_id, from_panel=from_panel)
+
+    def _check(self, tr: Tr, game: Match, steps: Sequence[Action]) -> str | None:
+        trial = game.clone()
+        frame = tour_frame(trial)
+        for step in steps:
+            try:
+                if isinstance(step, Place) and step.card not in trial.tour.observation(
+                        trial.current_player).hand:
+                    return tr._("You do not hold {card}.", card=step.card.pretty())
+                trial.apply(step)
+            except IllegalMove as exc:
+                return _illegal(tr, trial, step, frame, exc)
+        return None
+
+    async def _commit(self, stored: StoredMatch, steps: list[Action], tr: Tr, *,
+                      update_id: int | None, mover: int | None,
+                      from_panel: bool = False) -> Outcome:
+        before = stored.game.clone()
+        game = stored.game
+        done: list[Action] = []
+        for i, step in enumerate(steps):
+            after = game.clone()
+            after.apply(step)
+            try:
+                await self.store.append_move(
+                    stored.match_id, stored.next_seq, step,
+                    update_id=update_id if i == 0 else None,
+                    final=after if after.is_over else None,
+                )
+            except DuplicateUpdate:
+                return Outcome(None)
+            except (SequenceConflict, MatchClosed):
+                self._games.pop(stored.match_id, None)
+                if not done:
+                    return Outcome(tr._("Someone was quicker: the position changed. Look at "
+                                        "the newest board."))
+                break
+            game.apply(step)
+            done.append(step)
+        if game.is_over:
+            self._games.pop(stored.match_id, None)
+            stored.row = await self.store.get_match(stored.match_id)
+        notices = await self._announce(stored, before, done, mover=mover, from_panel=from_panel)
+        frame = tour_frame(before if before.tour_index == game.tour_index else game)
+        echo = _echo(tr, done, frame)
+        return Outcome(echo, notices)
+
+    async def _announce(self, stored: StoredMatch, before: Match | None,
+                        actions: Sequence[Action], *, mover: int | None = None,
+                        from_panel: bool = False) -> list[Notice]:
+        """Notices telling everyone about ``actions`` (applied to ``before``) and what next."""
+        row, game = stored.row, stored.game
+        group_tr = await self.chat_tr(row.chat_id)
+        names = await self.seat_names(row, group_tr)
+        private_match = row.chat_id > 0
+        notices: list[Notice] = []
+        lines: list[str] = []
+        if before is not None:
+            lines, _ = describe_moves(group_tr, before, actions, names)
+        new_tour = before is None or before.tour_index != game.tour_index
+        view = game.observation(None)
+        if not private_match:
+            footer = "\n".join(x for x in (
+                score_text(group_tr, view, names),
+                tour_text(group_tr, view) + " · " + next_text(group_tr, view, names)
+                if not view.match_over else next_text(group_tr, view, names),
+            ) if x)
+            head = lines + ([roles_line(group_tr, view, names)]
+                            if new_tour and not view.match_over else [])
+            notices.append(BoardPost(row.match_id, row.chat_id, row.thread_id, tuple(head),
+                                     footer, BoardPicture(view, names, group_tr.language)))
+        humans = [s for s in row.seats if s.kind is SeatKind.HUMAN and s.user_id is not None]
+        current = game.current_player
+        for seat in humans:
+            user_id = seat.user_id
+            assert user_id is not None
+            tr = await self.user_tr(user_id)
+            own_names = await self.seat_names(row, tr)
+            own_lines = lines
+            if tr.language != group_tr.language and before is not None:
+                own_lines, _ = describe_moves(tr, before, actions, own_names)
+            seat_view = game.observation(seat.seat) if not game.is_over else None
+            to_move = seat.seat == current and not game.is_over
+            if user_id == mover:
+                # The mover's panel turns into the record of the move, with the hand.
+                text = "\n".join([*own_lines[-PANEL_LINES:],
+                                  hand_text(tr, seat_view.tour.hand) if seat_view else ""])
+                if to_move and not new_tour:
+                    notices.append(self._panel(stored, seat.seat, user_id, tr, own_names,
+                                               own_lines, edit=from_panel))
+                    continue
+                notices.append(EditPanel(row.match_id, user_id, text.strip(), None,
+                                         fallback=None if from_panel else Send(user_id,
+                                                                               text.strip())))
+            elif not to_move:
+                notices.append(DropPanel(row.match_id, user_id))
+            if new_tour and seat_view is not None:
+                notices.append(self._deal_message(stored, seat.seat, user_id, tr, own_names))
+            if to_move:
+                notices.append(self._panel(stored, seat.seat, user_id, tr, own_names,
+                                           own_lines if private_match or user_id != mover
+                                           else []))
+        if game.is_over:
+            notices.extend(await self._summary(stored, group_tr, names))
+        elif row.seats[current].kind is SeatKind.COMPUTER:
+            notices.append(ComputerTurn(row.match_id, stored.next_seq))
+        notices.append(Announced(row.match_id, len(game.history)))
+        return notices
+
+    def _deal_message(self, stored: StoredMatch, seat: int, user_id: int, tr: Tr,
+                      names: Sequence[str]) -> Send:
+        view = stored.game.observation(seat)
+        where = self._where(stored, tr)
+        text = "\n".join([
+            where, tour_text(tr, view) + " · " + role_text(tr, view, seat),
+            roles_line(tr, view, names), hand_text(tr, view.tour.hand),
+        ])
+        return Send(user_id, text, hand=tuple(view.tour.hand),
+                    silent=seat != stored.game.current_player)
+
+    def _where(self, stored: StoredMatch, tr: Tr) -> str:
+        if stored.row.chat_id > 0:
+            return tr._("🃏 Your match against the computer")
+        lobby_title = self._titles.get(stored.row.chat_id)
+        return tr._("🃏 Match in “{title}”", title=lobby_title or tr._("the group"))
+
+    def remember_title(self, chat_id: int, title: str | None) -> None:
+        if title:
+            self._titles[chat_id] = title
+
+    def _panel(self, stored: StoredMatch, seat: int, user_id: int, tr: Tr,
+               names: Sequence[str], lines: Sequence[str], *, edit: bool = False,
+               stage: str = "", card: Card | None = None, column: int | None = None) -> Notice:
+        """The private panel of the player to move: board, hand, what to do, buttons."""
+        game = stored.game
+        view = game.observation(seat)
+        hand = view.tour.hand
+        head = [self._where(stored, tr), *lines[-PANEL_LINES:],
+                tour_text(tr, view) + " · " + role_text(tr, view, seat) + " · "
+                + score_text(tr, view, names), hand_text(tr, hand)]
+        prompt, keyboard = self._panel_keyboard(stored, view, tr, stage, card, column)
+        text = "\n".join([*head, "", prompt])
+        if edit:
+            return EditPanel(stored.match_id, user_id, text, keyboard,
+                             fallback=Send(user_id, text, keyboard=keyboard,
+                                           picture=BoardPicture(view, tuple(names), tr.language,
+                                                                private=True),
+                                           panel_of=(stored.match_id, user_id)))
+        return Send(user_id, text, keyboard=keyboard,
+                    picture=BoardPicture(view, tuple(names), tr.language, private=True),
+                    panel_of=(stored.match_id, user_id))
+
+    def _panel_keyboard(self, stored: StoredMatch, view: object, tr: Tr, stage: str,
+                        card: Card | None, column: int | None) -> tuple[str, Keyboard]:
+        mid, seq = stored.match_id, stored.next_seq
+        tour = view.tour  # type: ignore[attr-defined]
+        hand = sorted(tour.hand)
+        legal = tour.legal
+
+        def data(op: str) -> str:
+            return match_data(mid, seq, op)
+
+        if tour.phase == ANNOUNCE:
+            counts = sorted(a.count for a in legal if isinstance(a, Announce))
+            return (tr._("Exchange: how many cards do you want to exchange? (/exchange N)"),
+                    rows_of([Button(str(n), data(f"a{n}")) for n in counts], 8))
+        if tour.phase == DISCARD:
+            left = dict(tour.announcements)[tour.current_player] - tour.discards_done[
+                tour.current_player]
+            if stage == "discard" and card is not None:
+                return (tr._("Exchange {card}?", card=card.pretty()),
+                        [[Button(tr._("✓ Exchange {card}", card=card.pretty()),
+                                 data(f"x{card.code()}")), Button(tr._("◀ Back"), data("h"))]])
+            return (tr.n_("Choose {n} more card to exchange (/discard CARD).",
+                          "Choose {n} more cards to exchange (/discard CARD).", left),
+                    rows_of([Button(c.pretty(), data(f"d{c.code()}")) for c in hand], 8))
+        if tour.phase != PLAY:
+            return "", []
+        frame = tour_frame(stored.game)
+        if card is not None:
+            cells = sorted({(a.x, a.y) for a in legal if isinstance(a, Place) and a.card == card},
+                           key=lambda c: (c[1], c[0]))
+            back = [Button(tr._("◀ Back"), data("h"))]
+            if column is not None:
+                cells = [c for c in cells if c[0] == column]
+            if len(cells) <= DIRECT_CELLS:
+                buttons = [Button(frame.label(x, y), data(f"p{card.code()}@{x},{y}"))
+                           for x, y in cells]
+                return (tr._("{card}: choose a cell (the free cells are labelled on the "
+                             "picture).", card=card.pretty()), [*rows_of(buttons, 5), back])
+            columns = sorted({x for x, _ in cells})
+            buttons = [Button(frame.column_label(x), data(f"k{card.code()}:{x}"))
+                       for x in columns]
+            return (tr._("{card}: choose a column, then a row.", card=card.pretty()),
+                    [*rows_of(buttons, 8), back])
+        rows = rows_of([Button(c.pretty(), data(f"c{c.code()}")) for c in hand], 8)
+        extra = []
+        if any(isinstance(a, Pass) for a in legal):
+            extra.append(Button(tr._("Pass"), data("pass")))
+        if any(isinstance(a, EndTurn) for a in legal):
+            extra.append(Button(tr._("End turn"), data("end")))
+        extra.append(Button(tr._("💡 Hint"), data("hint")))
+        rows.append(extra)
+        if tour.step_in_turn:
+            prompt = tr._("Place a second card, or end your turn.")
+        elif any(isinstance(a, Pass) for a in legal):
+            prompt = tr._("Your move: choose a card (or pass).")
+        else:
+            prompt = tr._("Your move: choose a card.")
+        return prompt + " " + tr._("Or type e.g. /play QC M12."), rows
+
+    async def panel_press(self, match_id: int, seq: int, op: str, actor: Actor, *,
+                          update_id: int | None = None) -> Outcome:
+        """A button on a private panel: navigation edits the panel, a step plays it."""
+        tr = await self.see_user(actor, private=True)
+        try:
+            row = await self.store.get_match(match_id)
+        except NotFound:
+            return Outcome(tr._("This button is not valid any more."))
+        if op == "rematch":
+            return await self.rematch(row, actor)
+        step = _op_action(op)
+        if step is not None:
+            return await self.play(match_id, actor, [step], update_id=update_id,
+                                   expected_seq=seq, from_panel=True)
+        async with self.lock(row.chat_id, row.thread_id):
+            stored = await self.load(match_id)
+            seat = stored.row.seat_of(actor.user_id)
+            if stored.row.status is not MatchStatus.ACTIVE:
+                return Outcome(tr._("This match is over."))
+            if seat is None:
+                return Outcome(tr._("You are not playing in this match."))
+            if seq != stored.next_seq or stored.game.current_player != seat:
+                return Outcome(tr._("This panel is out of date: use the newest one."))
+            names = await self.seat_names(stored.row, tr)
+            hand = stored.game.observation(seat).tour.hand
+            card: Card | None = None
+            column: int | None = None
+            stage = ""
+            try:
+                if op[0] in "cdk":
+                    card = Card.parse(op[1:].split(":")[0])
+                    if card not in hand:
+                        raise ValueError
+                    stage = "discard" if op[0] == "d" else ""
+                    if op[0] == "k":
+                        column = int(op.split(":")[1])
+                elif op == "hint":
+                    return Outcome(None, [await self.hint_notice(stored, seat, actor.user_id)])
+                elif op != "h":
+                    raise ValueError
+            except (ValueError, IndexError):
+                return Outcome(tr._("This button is not valid any more."))
+            return Outcome(None, [self._panel(stored, seat, actor.user_id, tr, names, [],
+                                              edit=True, stage=stage, card=card,
+                                              column=column)])
+
+    async def hint_notice(self, stored: StoredMatch, seat: int, user_id: int) -> Send:
+        tr = await self.user_tr(user_id)
+        names = await self.seat_names(stored.row, tr)
+        view = stored.game.observation(seat)
+        actions = await self.suggest(view)
+        frame = tour_frame(stored.game)
+        places = tuple((a.card, a.x, a.y) for a in actions if isinstance(a, Place))
+        text = (tr._("💡 Suggestion: {move}", move=_echo(tr, actions, frame))
+                if actions else tr._("No suggestion."))
+        return Send(user_id, text, picture=BoardPicture(view, names, tr.language, private=True,
+                                                        suggestion=places))
+
+    async def suggest(self, view: object) -> list[Action]:
+        """The normal level's suggestion (set by the application to run off the loop)."""
+        return await self.decide("normal", view, 0)
+
+    async def computer_turn(self, match_id: int, seq: int) -> Outcome:
+        row = await self.store.get_match(match_id)
+        async with self.lock(row.chat_id, row.thread_id):
+            stored = await self.load(match_id)
+            if stored.row.status is not MatchStatus.ACTIVE or stored.next_seq != seq:
+                return Outcome(None)
+            seat = stored.game.current_player
+            seat_row = stored.row.seats[seat]
+            if seat_row.kind is not SeatKind.COMPUTER:
+                return Outcome(None)
+            level = LEVEL_NAMES.get(seat_row.level or 2, "normal")
+            view = stored.game.observation(seat)
+            seed = random.Random(f"{stored.row.seed}:{seq}").randrange(2**32)
+            actions = await self.decide(level, view, seed)
+            tr = await self.chat_tr(stored.row.chat_id)
+            if self._check(tr, stored.game, actions) is not None:
+                log.error("match %s: the computer chose an illegal turn; playing the first "
+                          "legal step instead", match_id)
+                actions = [stored.game.legal_actions()[0]]
+            outcome = await self._commit(stored, actions, tr, update_id=None, mover=None)
+            return Outcome(None, outcome.notices)
+
+    # Other commands ---------------------------------------------------------------------
+
+    async def hand(self, stored: StoredMatch, user_id: int) -> Send:
+        tr = await self.user_tr(user_id)
+        seat = stored.row.seat_of(user_id)
+        assert seat is not None
+        view = stored.game.observation(seat)
+        text = "\n".join([self._where(stored, tr), tour_text(tr, view) + " · "
+                          + role_text(tr, view, seat), hand_text(tr, view.tour.hand)])
+        return Send(user_id, text, hand=tuple(view.tour.hand))
+
+    async def board(self, stored: StoredMatch, chat_id: int, thread_id: int | None,
+                    user_id: int) -> list[Notice]:
+        """``/board``: the public board in a group; the own panel in a private chat."""
+        if chat_id > 0:
+            seat = stored.row.seat_of(user_id)
+            tr = await self.user_tr(user_id)
+            names = await self.seat_names(stored.row, tr)
+            if seat is not None and stored.game.current_player == seat:
+                return [self._panel(stored, seat, user_id, tr, names, [])]
+            view = stored.game.observation(seat)
+            text = "\n".join([tour_text(tr, view), score_text(tr, view, names),
+                              next_text(tr, view, names)])
+            return [Send(chat_id, text, picture=BoardPicture(view, names, tr.language))]
+        tr = await self.chat_tr(chat_id)
+        names = await self.seat_names(stored.row, tr)
+        view = stored.game.observation(None)
+        text = "\n".join([tour_text(tr, view), score_text(tr, view, names),
+                          next_text(tr, view, names)])
+        return [Send(chat_id, text, thread_id=thread_id, silent=True, group=True,
+                     picture=BoardPicture(view, names, tr.language))]
+
+    async def score(self, stored: StoredMatch, tr: Tr) -> str:
+        names = await self.seat_names(stored.row, tr)
+        view = stored.game.observation(None)
+        per_tour = []
+        for i, points in enumerate(view.tour_points):
+            scored = [names[s] for s, p in points if p]
+            per_tour.append(tr._("Tour {t}: {side} {n}", t=i + 1,
+                                 side=" & ".join(scored) or "—",
+                                 n=max((p for _, p in points), default=0)))
+        return "\n".join([score_text(tr, view, names), *per_tour, next_text(tr, view, names)])
+
+    def export(self, stored: StoredMatch) -> tuple[bytes, int]:
+        """The record of finished tours only (a running tour's record holds the hands)."""
+        record = export_record(stored.game)
+        finished = [t for t in stored.game.tours if t.is_over]
+        record["tours"] = record["tours"][: len(finished)]
+        return json.dumps(record, ensure_ascii=False, indent=1).encode(), len(finished)
+
+    async def resign(self, stored: StoredMatch, actor: Actor) -> Outcome:
+        tr = await self.chat_tr(stored.row.chat_id)
+        seat = stored.row.seat_of(actor.user_id)
+        if seat is None:
+            return Outcome(tr._("You are not playing in this match."))
+        async with self.lock(stored.row.chat_id, stored.row.thread_id):
+            if not await self.store.abandon_match(stored.match_id):
+                return Outcome(tr._("This match is over."))
+            self._games.pop(stored.match_id, None)
+        names = await self.seat_names(stored.row, tr)
+        text = tr._("{name} resigned. The match is over.", name=names[seat])
+        return Outcome(None, self._closing(stored, tr, text))
+
+    async def cancel(self, stored: StoredMatch, actor: Actor, is_admin: bool) -> Outcome:
+        tr = await self.chat_tr(stored.row.chat_id)
+        lobby = await self.store.lobby_of_match(stored.match_id)
+        creator = lobby is not None and lobby.creator_id == actor.user_id
+        if not (creator or is_admin or stored.row.chat_id > 0):
+            return Outcome(tr._("Only the creator or a chat admin can cancel."))
+        async with self.lock(stored.row.chat_id, stored.row.thread_id):
+            if not await self.store.abandon_match(stored.match_id):
+                return Outcome(tr._("This match is over."))
+            self._games.pop(stored.match_id, None)
+        return Outcome(None, self._closing(stored, tr, tr._("The match was cancelled.")))
+
+    def _closing(self, stored: StoredMatch, tr: Tr, text: str) -> list[Notice]:
+        notices: list[Notice] = [Send(stored.row.chat_id, text, thread_id=stored.row.thread_id,
+                                      group=stored.row.chat_id < 0)]
+        for seat in stored.row.seats:
+            if seat.user_id is not None:
+                notices.append(DropPanel(stored.match_id, seat.user_id))
+                if stored.row.chat_id < 0:
+                    notices.append(Send(seat.user_id, text, silent=True))
+        return notices
+
+    async def _summary(self, stored: StoredMatch, tr: Tr, names: Sequence[str]) -> list[Notice]:
+        game = stored.game
+        lines = [tr._("🏁 The match is over."), result_text(tr, game, names),
+                 score_text(tr, game.observation(None), names)]
+        for i, tour in enumerate(game.tours):
+            side = " & ".join(names[s] for s in tour.roles.attackers)
+            lines.append(tr._("Tour {t}: {side} {n}", t=i + 1, side=side, n=tour.points))
+        keyboard = [[Button(tr._("🔁 Rematch"), match_data(stored.match_id, 0, "rematch"))]]
+        notices: list[Notice] = [Send(stored.row.chat_id, "\n".join(lines),
+                                      thread_id=stored.row.thread_id, keyboard=keyboard,
+                                      group=stored.row.chat_id < 0)]
+        if stored.row.chat_id < 0:
+            for seat in stored.row.seats:
+                if seat.user_id is not None:
+                    utr = await self.user_tr(seat.user_id)
+                    unames = await self.seat_names(stored.row, utr)
+                    notices.append(Send(seat.user_id, "\n".join([
+                        self._where(stored, utr), result_text(utr, game, unames),
+                        score_text(utr, game.observation(None), unames)]), silent=True))
+        return notices
+
+    async def rematch(self, row: MatchRow, actor: Actor) -> Outcome:
+        """A new lobby with the same table and settings, seats rotated by one."""
+        tr = await self.user_tr(actor.user_id)
+        if row.status is MatchStatus.ACTIVE:
+            return Outcome(tr._("This match is not over yet."))
+        if row.seat_of(actor.user_id) is None:
+            return Outcome(tr._("You are not playing in this match."))
+        old = await self.store.lobby_of_match(row.match_id)
+        state = _state(old) if old else LobbyState()
+        seats = [LobbySeat("human", s.user_id) if s.user_id is not None
+                 else LobbySeat("computer", level=LEVEL_NAMES.get(s.level or 2, "normal"))
+                 for s in row.seats]
+        seats = seats[1:] + seats[:1]
+        state.seats = [s for s in seats if s.kind == "computer" or s.user_id == actor.user_id
+                       or row.chat_id > 0]
+        if row.chat_id < 0:
+            # Humans other than the presser take their seats again with Join.
+            state.seats = [s for s in seats if s.kind == "computer" or s.user_id == actor.user_id]
+        state.invited = []
+        group_tr = await self.chat_tr(row.chat_id, state.language)
+        async with self.lock(row.chat_id, row.thread_id):
+            if await self.store.active_match(row.chat_id, row.thread_id):
+                return Outcome(tr._("A match is already being played here: /board shows it, "
+                                    "/cancel ends it."))
+            try:
+                lobby = await self.store.create_lobby(row.chat_id, actor.user_id,
+                                                      state.to_json(), thread_id=row.thread_id)
+            except LobbyExists:
+                lobby = await self.store.open_lobby(row.chat_id, row.thread_id)
+                assert lobby is not None
+                state = _state(lobby)
+            return Outcome(tr._("A rematch is being set up."),
+                           [self._show_lobby(lobby, state, group_tr, repost=True)])
+
+    # Restart ----------------------------------------------------------------------------
+
+    async def resume(self) -> list[Notice]:
+        """After a restart: announce what was stored but not announced; wake computers."""
+        notices: list[Notice] = []
+        for row in await self.store.active_matches():
+            try:
+                stored = await self.load(row.match_id)
+            except Exception:
+                log.exception("match %s cannot be resumed", row.match_id)
+                continue
+            game = stored.game
+            if row.announced_seq < len(game.history):
+                before = Match(row.labels, row.settings, seed=row.seed)
+                for text in (m.action for m in stored.moves[: row.announced_seq]):
+                    before.apply(text)
+                actions = list(game.history[row.announced_seq:])
+                notices += await self._announce(stored, before, actions)
+            elif row.seats[game.current_player].kind is SeatKind.COMPUTER:
+                notices.append(ComputerTurn(row.match_id, stored.next_seq))
+        return notices
+
+
+# Helpers --------------------------------------------------------------------------------
+
+
+def _state(lobby: LobbyRow) -> LobbyState:
+    try:
+        return LobbyState.from_json(lobby.state)
+    except (ValueError, TypeError, KeyError, SettingsError):
+        log.warning("lobby %s: unreadable state, starting it afresh", lobby.lobby_id)
+        return LobbyState(seats=[LobbySeat("human", lobby.creator_id)])
+
+
+def _fill_computers(state: LobbyState) -> None:
+    state.seats = [s for s in state.seats if s.kind == "human"][:1]
+    while len(state.seats) < state.table.players:
+        state.seats.append(LobbySeat("computer", level=state.level))
+
+
+def _cycle(state: LobbyState, op: str) -> None:
+    if op.startswith("level:"):
+        level = op[6:]
+        if level not in LEVELS:
+            raise SettingsError(level)
+        state.level = level
+        return
+    if op == "table":
+        tables = list(Table)
+        state.table = tables[(tables.index(state.table) + 1) % len(tables)]
+        state.tours, state.preset, state.deal = None, "standard", None
+    elif op == "tours":
+        step = 6 if state.table.players == 3 else 2
+        tours = state.settings().tour_count + step
+        state.tours = tours if tours <= 12 else step
+    elif op == "deal":
+        presets = list(DEAL_PRESETS[state.table])
+        current = state.preset if state.preset in presets else presets[-1]
+        state.preset, state.deal = presets[(presets.index(current) + 1) % len(presets)], None
+    elif op == "exchange":
+        state.exchange = (state.exchange + 1) % 4
+    state.settings()
+
+
+def table_name(tr: Tr, table: Table) -> str:
+    return {
+        Table.DUEL: tr._("Table: 2 players, one against one"),
+        Table.TRIO_LONE_ATTACKER: tr._("Table: 3 players — a lone attacker against two "
+                                       "defenders"),
+        Table.TRIO_LONE_DEFENDER: tr._("Table: 3 players — two attackers against a lone "
+                                       "defender"),
+        Table.TEAMS: tr._("Table: 4 players in two teams (seats 1 & 3 against 2 & 4)"),
+    }[table]
+
+
+def _op_action(op: str) -> Action | None:
+    """Panel ops that are game steps: p<card>@x,y, pass, end, a<n>, x<card>."""
+    try:
+        if op.startswith("p") and op != "pass":
+            card, _, cell = op[1:].partition("@")
+            x, _, y = cell.partition(",")
+            return Place(Card.parse(card), int(x), int(y))
+        if op == "pass":
+            return Pass()
+        if op == "end":
+            return EndTurn()
+        if op.startswith("a") and op[1:].isdigit():
+            return Announce(int(op[1:]))
+        if op.startswith("x"):
+            return Discard(Card.parse(op[1:]))
+    except ValueError:
+        return None
+    return None
+
+
+def placements_to_steps(placements: Sequence[Placement], defender_turn: bool) -> list[Action]:
+    steps: list[Action] = [Place(p.card, p.x, p.y) for p in placements]
+    if defender_turn and len(steps) == 1:
+        steps.append(EndTurn())
+    return steps
+
+
+def _echo(tr: Tr, actions: Sequence[Action], frame: object) -> str:
+    parts = []
+    for a in actions:
+        if isinstance(a, Place):
+            parts.append(f"{a.card.pretty()} → {frame.label(a.x, a.y)}")  # type: ignore[attr-defined]
+        elif isinstance(a, Pass):
+            parts.append(tr._("pass"))
+        elif isinstance(a, Announce):
+            parts.append(tr.n_("exchange {n} card", "exchange {n} cards", a.count))
+        elif isinstance(a, Discard):
+            parts.append(tr._("exchange {card}", card=a.card.pretty()))
+    return "✓ " + ", ".join(parts) if parts else "✓"
+
+
+def _illegal(tr: Tr, game: Match, step: Action, frame: object, exc: IllegalMove) -> str:
+    if isinstance(step, Place):
+        label = frame.label(step.x, step.y) if frame.fits(step.x, step.y) else "?"  # type: ignore[attr-defined]
+        if game.tour.phase != PLAY:
+            return tr._("Cards are placed after the exchange.")
+        if game.tour.card_at(step.x, step.y) is not None:
+            return tr._("{cell} is taken. Choose a free cell next to a card.", cell=label)
+        if not game.tour.placed:
+            return tr._("The first card goes to M13.")
+        return tr._("{card} cannot go to {cell}: a card must touch another card edge to edge.",
+                    card=step.card.pretty(), cell=label)
+    if isinstance(step, Pass):
+        return tr._("You cannot pass now.")
+    if isinstance(step, Announce):
+        return tr._("You cannot exchange that many cards now.")
+    if isinstance(step, Discard):
+        return tr._("You cannot exchange {card} now.", card=step.card.pretty())
+    log.debug("illegal step %s: %s", type(step).__name__, type(exc).__name__)
+    return tr._("That move is not allowed now.")
+
+
+__all__ = ["Actor", "Flow", "cards_text", "placements_to_steps"]

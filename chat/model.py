@@ -1,0 +1,310 @@
+"""Plain data of the chat layer: lobby state, keyboards, button data, command arguments.
+
+Nothing here imports ``telegram``: buttons are :class:`Button` rows that delivery turns into
+inline keyboards, and every parser raises :class:`InputError` (a ``ValueError``) whose
+``key`` and ``values`` name a translatable message.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from krendzu import DEAL_PRESETS, Card, DealSizes, Settings, SettingsError, Table, parse_card
+from krendzu.coords import CoordinateError, LabelFrame
+
+#: Computer levels offered to players, weakest first, and their storage codes.
+LEVELS: tuple[str, ...] = ("easy", "normal", "hard")
+LEVEL_CODES: dict[str, int] = {"random": 0, "easy": 1, "normal": 2, "hard": 3}
+LEVEL_NAMES: dict[int, str] = {code: name for name, code in LEVEL_CODES.items()}
+DEFAULT_LEVEL = "normal"
+#: Telegram: callback data is at most 64 bytes, a keyboard at most 100 buttons, 8 a row.
+MAX_CALLBACK_BYTES = 64
+MAX_BUTTONS = 100
+MAX_ROW = 8
+#: Longest message text we read; anything longer is refused before parsing.
+MAX_INPUT = 300
+
+
+class InputError(ValueError):
+    """Bad input from a player; ``key`` is an English message to translate with ``values``."""
+
+    def __init__(self, key: str, **values: Any) -> None:
+        super().__init__(key.format(**values) if values else key)
+        self.key = key
+        self.values = values
+
+
+# Keyboards ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Button:
+    label: str
+    data: str | None = None
+    url: str | None = None
+
+
+Keyboard = list[list[Button]]
+
+
+def rows_of(buttons: list[Button], width: int) -> Keyboard:
+    width = max(1, min(width, MAX_ROW))
+    return [buttons[i : i + width] for i in range(0, len(buttons), width)]
+
+
+# Button data ----------------------------------------------------------------------------
+#
+# ``v1:l:<lobby>:<op>`` for a lobby, ``v1:m:<match>:<seq>:<op>`` for a match step where seq is
+# the number the next move gets: a press from an older panel no longer matches and is refused.
+
+_LOBBY_DATA = re.compile(r"^v1:l:(\d{1,12}):([a-z0-9:=/_-]{1,40})$")
+_MATCH_DATA = re.compile(r"^v1:m:(\d{1,12}):(\d{1,6}):([A-Za-z0-9@,:=/_-]{1,40})$")
+
+
+@dataclass(frozen=True, slots=True)
+class LobbyPress:
+    lobby_id: int
+    op: str
+
+
+@dataclass(frozen=True, slots=True)
+class MatchPress:
+    match_id: int
+    seq: int
+    op: str
+
+
+def lobby_data(lobby_id: int, op: str) -> str:
+    return _checked(f"v1:l:{lobby_id}:{op}")
+
+
+def match_data(match_id: int, seq: int, op: str) -> str:
+    return _checked(f"v1:m:{match_id}:{seq}:{op}")
+
+
+def _checked(data: str) -> str:
+    if len(data.encode()) > MAX_CALLBACK_BYTES:
+        raise ValueError(f"button data over {MAX_CALLBACK_BYTES} bytes: {data!r}")
+    return data
+
+
+def parse_press(data: str | None) -> LobbyPress | MatchPress:
+    """Untrusted button data → a press; :class:`InputError` for anything malformed."""
+    if not data or len(data) > MAX_CALLBACK_BYTES:
+        raise InputError("This button is not valid any more.")
+    if m := _LOBBY_DATA.match(data):
+        return LobbyPress(int(m.group(1)), m.group(2))
+    if m := _MATCH_DATA.match(data):
+        return MatchPress(int(m.group(1)), int(m.group(2)), m.group(3))
+    raise InputError("This button is not valid any more.")
+
+
+# Lobby state ----------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class LobbySeat:
+    kind: str  # "human" or "computer"
+    user_id: int | None = None
+    level: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "user_id": self.user_id, "level": self.level}
+
+    @classmethod
+    def from_json(cls, data: Any) -> LobbySeat:
+        if not isinstance(data, dict) or data.get("kind") not in ("human", "computer"):
+            raise ValueError("bad seat")
+        seat = cls(data["kind"], data.get("user_id"), data.get("level"))
+        if seat.kind == "human" and not isinstance(seat.user_id, int):
+            raise ValueError("bad human seat")
+        if seat.kind == "computer" and seat.level not in LEVEL_CODES:
+            raise ValueError("bad computer seat")
+        return seat
+
+
+@dataclass(slots=True)
+class LobbyState:
+    """What a lobby holds: table, settings, seats in joining order, invitations, language."""
+
+    table: Table = Table.DUEL
+    tours: int | None = None
+    preset: str = "standard"
+    deal: tuple[int, int] | None = None  # custom (attacker, defender) sizes
+    exchange: int = 0
+    seats: list[LobbySeat] = field(default_factory=list)
+    invited: list[int] = field(default_factory=list)  # users sent to start the bot
+    language: str = "en"
+    private: bool = False
+    level: str = DEFAULT_LEVEL  # the computer level of a private match
+    title: str = ""  # the chat's title, for private panels
+
+    def settings(self) -> Settings:
+        """The match settings; :class:`SettingsError` if they cannot be played."""
+        deal = DealSizes(*self.deal) if self.deal else None
+        return Settings(
+            table=self.table, tours=self.tours, exchange_limit=self.exchange, deal=deal,
+            preset=self.preset,
+        )
+
+    @property
+    def full(self) -> bool:
+        return len(self.seats) >= self.table.players
+
+    def seat_of(self, user_id: int) -> int | None:
+        for i, seat in enumerate(self.seats):
+            if seat.kind == "human" and seat.user_id == user_id:
+                return i
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "table": self.table.value, "tours": self.tours, "preset": self.preset,
+            "deal": list(self.deal) if self.deal else None, "exchange": self.exchange,
+            "seats": [s.to_json() for s in self.seats], "invited": self.invited,
+            "language": self.language, "private": self.private, "level": self.level,
+            "title": self.title,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> LobbyState:
+        """Read stored state; ``ValueError`` for anything that is not a valid lobby."""
+        if not isinstance(data, dict):
+            raise ValueError("lobby state is not an object")
+        deal = data.get("deal")
+        state = cls(
+            table=Table.parse(data.get("table", "duel")),
+            tours=data.get("tours"),
+            preset=str(data.get("preset", "standard")),
+            deal=(int(deal[0]), int(deal[1])) if deal else None,
+            exchange=int(data.get("exchange", 0)),
+            seats=[LobbySeat.from_json(s) for s in data.get("seats", [])],
+            invited=[int(u) for u in data.get("invited", [])],
+            language=str(data.get("language", "en")),
+            private=bool(data.get("private", False)),
+            level=str(data.get("level", DEFAULT_LEVEL)),
+            title=str(data.get("title", "")),
+        )
+        if state.level not in LEVEL_CODES:
+            raise ValueError("bad level")
+        return state
+
+
+# Command arguments ----------------------------------------------------------------------
+
+_KEY_VALUE = re.compile(r"^([a-z]+)=(\S+)$")
+_DEAL = re.compile(r"^(\d{1,2})/(\d{1,2})$")
+
+
+def apply_new_args(state: LobbyState, args: list[str], *, private: bool) -> LobbyState:
+    """``/new [TABLE] [tours=N] [deal=A/D|deal=PRESET] [exchange=K] [level=L]`` → state."""
+    for raw in args:
+        word = raw.strip().lower()
+        if not word:
+            continue
+        if word in {t.value for t in Table}:
+            state.table = Table(word)
+            state.preset, state.deal, state.tours = "standard", None, None
+            continue
+        m = _KEY_VALUE.match(word)
+        if not m:
+            raise InputError(
+                "I did not understand “{word}”. Try: /new duel tours=2 deal=12/14 exchange=2",
+                word=raw[:30],
+            )
+        key, value = m.groups()
+        if key == "tours":
+            state.tours = _int(value, key)
+        elif key == "exchange":
+            state.exchange = _int(value, key)
+        elif key == "deal":
+            if dm := _DEAL.match(value):
+                state.deal, state.preset = (int(dm.group(1)), int(dm.group(2))), "custom"
+            elif value in DEAL_PRESETS[state.table]:
+                state.preset, state.deal = value, None
+            else:
+                names = ", ".join(DEAL_PRESETS[state.table])
+                raise InputError(
+                    "Unknown deal “{value}”: write cards per attacker/defender like 12/14, "
+                    "or a preset: {names}.", value=value[:20], names=names,
+                )
+        elif key == "level" and private:
+            if value not in LEVELS:
+                raise InputError("Unknown level “{value}”: use easy, normal or hard.",
+                                 value=value[:20])
+            state.level = value
+        else:
+            raise InputError("Unknown setting “{key}”.", key=key[:20])
+    try:
+        state.settings()
+    except SettingsError as exc:
+        raise InputError("These settings cannot be played: {reason}", reason=str(exc)) from exc
+    return state
+
+
+def _int(value: str, key: str) -> int:
+    if not value.isdigit() or len(value) > 3:
+        raise InputError("“{key}” needs a whole number.", key=key)
+    return int(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    card: Card
+    x: int
+    y: int
+
+
+def parse_placements(words: list[str], frame: LabelFrame) -> list[Placement]:
+    """``QC M12 [9D L12]`` (also ``QC@M12``, ``Q♣ m 12``) → one or two placements."""
+    tokens = _tokens(words)
+    if not tokens:
+        raise InputError("Write a card and a cell, e.g. /play QC M12.")
+    out: list[Placement] = []
+    i = 0
+    while i < len(tokens):
+        card_text = tokens[i]
+        try:
+            card = parse_card(card_text)
+        except ValueError as exc:
+            raise InputError("“{text}” is not a card. Cards look like QC, 10D, Q♣ or Дт.",
+                             text=card_text[:12]) from exc
+        cell_words = tokens[i + 1 : i + 3]
+        if not cell_words:
+            raise InputError("Where should {card} go? Add a cell, e.g. {card} M12.",
+                             card=card.pretty())
+        # A cell is one token (M12, 12M) or two (M 12).
+        for used in (1, 2):
+            text = " ".join(cell_words[:used])
+            try:
+                x, y = frame.parse(text)
+            except CoordinateError:
+                continue
+            out.append(Placement(card, x, y))
+            i += 1 + used
+            break
+        else:
+            raise InputError("“{text}” is not a cell: a column letter and a row number, e.g. "
+                             "M12.", text=cell_words[0][:12])
+    if len(out) > 2:
+        raise InputError("At most two cards in one turn.")
+    return out
+
+
+def _tokens(words: list[str]) -> list[str]:
+    out: list[str] = []
+    for word in words:
+        out.extend(t for t in re.split(r"[\s@,;]+|(?:->|→)", word) if t)
+    return out
+
+
+def looks_like_move(text: str) -> bool:
+    """Plain text in a private chat that is meant as a move (``QC M12``, ``pass``)."""
+    words = text.strip().split()
+    return 2 <= len(words) <= 6 and len(text) <= 60
+
+
+PASS_WORDS = frozenset({"pass", "пас", "/pass"})
+END_WORDS = frozenset({"end", "конец", "хватит"})

@@ -1,0 +1,116 @@
+"""What the flow asks delivery to do: plain data, no ``telegram``.
+
+The flow decides *what to tell whom*; delivery decides *how* (pictures, keyboards, pacing,
+flood limits, retries). A picture travels as a :class:`BoardPicture` — an immutable view of
+the position — and is drawn by delivery off the event loop, only if it is still sent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from chat.model import Keyboard
+from krendzu import Card, MatchView
+
+
+@dataclass(frozen=True, slots=True)
+class BoardPicture:
+    """A board drawn from ``view`` (a public or one seat's observation)."""
+
+    view: MatchView
+    names: tuple[str, ...]
+    language: str
+    private: bool = False  # the reader's own panel: label the free cells
+    suggestion: tuple[tuple[Card, int, int], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    """A new message: text, or a picture with ``text`` as its caption."""
+
+    chat_id: int
+    text: str
+    thread_id: int | None = None
+    keyboard: Keyboard | None = None
+    silent: bool = False
+    picture: BoardPicture | None = None
+    hand: tuple[Card, ...] | None = None  # a hand picture instead of a board
+    document: tuple[str, bytes] | None = None  # (file name, content)
+    animation: tuple[str, bytes] | None = None
+    group: bool = False  # counts against the group's message limit
+    #: Remember the sent message as this player's panel in this match.
+    panel_of: tuple[int, int] | None = None  # (match_id, user_id)
+
+
+@dataclass(frozen=True, slots=True)
+class EditPanel:
+    """Replace the text/caption and keyboard of a player's current panel, if there is one;
+    otherwise send ``fallback``."""
+
+    match_id: int
+    user_id: int
+    text: str
+    keyboard: Keyboard | None
+    fallback: Send | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ShowLobby:
+    """Edit the lobby message in place (or post it when it has none yet)."""
+
+    lobby_id: int
+    chat_id: int
+    thread_id: int | None
+    message_id: int | None
+    text: str
+    keyboard: Keyboard | None
+
+
+@dataclass(frozen=True, slots=True)
+class BoardPost:
+    """The group's board after moves. Coalescable: a newer one for the same match replaces
+    one not yet sent, keeping every move line."""
+
+    match_id: int
+    chat_id: int
+    thread_id: int | None
+    lines: tuple[str, ...]
+    footer: str
+    picture: BoardPicture
+
+
+@dataclass(frozen=True, slots=True)
+class ComputerTurn:
+    """Let the computer seat to move play, after the pacing delay."""
+
+    match_id: int
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class Announced:
+    """Everything before this was handed to delivery: move the outbox marker."""
+
+    match_id: int
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class DropPanel:
+    """The player's panel is out of date: remove its keyboard."""
+
+    match_id: int
+    user_id: int
+
+
+Notice = Send | EditPanel | ShowLobby | BoardPost | ComputerTurn | Announced | DropPanel
+
+
+@dataclass(slots=True)
+class Outcome:
+    """A flow call's answer: a short toast/reply for the actor plus notices for everyone."""
+
+    reply: str | None = None
+    notices: list[Notice] = field(default_factory=list)
+    alert: bool = False  # show the toast as an alert box
+    private_reply: bool = False  # answer the actor privately (it names a held card)
