@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench install clean
+.PHONY: run test lint bench install clean messages
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,3 +32,8 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
+
+# Refresh the translation template and catalogs after changing texts in chat/ (Babel).
+messages: $(STAMP)
+	$(BIN)/pybabel extract -F babel.cfg -k _ -k n_:1,2 -k InputError --no-location --sort-output -o chat/locales/krendzu.pot .
+	$(BIN)/pybabel update -i chat/locales/krendzu.pot -d chat/locales -D krendzu --no-fuzzy-matching

@@ -1,58 +1,175 @@
-"""Builds the python-telegram-bot Application: one async handler per command, one error handler."""
+"""Builds the python-telegram-bot Application: handlers, services, command menus, restart."""
 
 from __future__ import annotations
 
 import logging
+from typing import Any
 
-from telegram import Update
-from telegram.ext import Application, CommandHandler, ContextTypes
+from telegram import (
+    BotCommand,
+    BotCommandScopeAllGroupChats,
+    BotCommandScopeAllPrivateChats,
+)
+from telegram.ext import (
+    AIORateLimiter,
+    Application,
+    CallbackQueryHandler,
+    ChatMemberHandler,
+    CommandHandler,
+    MessageHandler,
+    filters,
+)
+from telegram.request import BaseRequest
 
+from chat import handlers as h
+from chat.computer import Pacer, Thinker
 from chat.config import Config
-from chat.texts import language_of, text
+from chat.delivery import Delivery
+from chat.flow import Flow
+from chat.i18n import Catalogs, Tr
+from chat.notices import Send
+from storage import open_store
 
 log = logging.getLogger(__name__)
 
-
-def _lang(update: Update) -> str:
-    user = update.effective_user
-    return language_of(user.language_code if user else None)
-
-
-async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    if update.effective_message:
-        await update.effective_message.reply_text(text("start", _lang(update)))
+PRIVATE_COMMANDS = ("new", "play", "pass", "hand", "board", "score", "hint", "exchange",
+                    "discard", "export", "resign", "cancel", "lang", "rules", "help")
+GROUP_COMMANDS = ("new", "join", "leave", "add", "go", "play", "pass", "board", "score", "hand",
+                  "export", "resign", "cancel", "lang", "rules", "help")
 
 
-async def help_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    if update.effective_message:
-        await update.effective_message.reply_text(text("help", _lang(update)))
+def command_descriptions(tr: Tr) -> dict[str, str]:
+    return {
+        "new": tr._("set up a new match"),
+        "join": tr._("take a seat"),
+        "leave": tr._("leave your seat"),
+        "add": tr._("add a computer player: /add easy|normal|hard"),
+        "go": tr._("start the match"),
+        "play": tr._("place cards: /play QC M12"),
+        "pass": tr._("pass (defender)"),
+        "hand": tr._("your cards, privately"),
+        "board": tr._("show the board"),
+        "score": tr._("the score"),
+        "hint": tr._("a suggestion for your move"),
+        "exchange": tr._("announce an exchange: /exchange 2"),
+        "discard": tr._("cards to exchange: /discard QC 7H"),
+        "export": tr._("the record and a replay"),
+        "resign": tr._("give up the match"),
+        "cancel": tr._("cancel the match"),
+        "lang": tr._("language: /lang ru or /lang en"),
+        "rules": tr._("the rules"),
+        "help": tr._("all commands"),
+    }
 
 
-async def rules(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    if update.effective_message:
-        await update.effective_message.reply_text(text("rules", _lang(update)))
+async def set_commands(app: Application, catalogs: Catalogs) -> None:
+    """The command menu per scope (private, groups) and per language."""
+    for language in catalogs.languages:
+        tr = catalogs.get(language)
+        text = command_descriptions(tr)
+        code = None if language == "en" else language
+        for scope, names in ((BotCommandScopeAllPrivateChats(), PRIVATE_COMMANDS),
+                             (BotCommandScopeAllGroupChats(), GROUP_COMMANDS)):
+            await app.bot.set_my_commands([BotCommand(n, text[n]) for n in names], scope=scope,
+                                          language_code=code)
 
 
-async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """Log the failure (never message contents: they may hold a hand) and apologise."""
-    log.error("handler failed: %s", type(context.error).__name__, exc_info=context.error)
-    if isinstance(update, Update) and update.effective_message:
-        try:
-            await update.effective_message.reply_text(text("error", _lang(update)))
-        except Exception:  # the apology itself may fail (network); nothing more to do
-            log.warning("could not send the error reply")
-
-
-def build_application(config: Config) -> Application:
+def build_application(
+    config: Config,
+    *,
+    request: BaseRequest | None = None,
+    updates_request: BaseRequest | None = None,
+    rate_limiter: bool = True,
+) -> Application:
     if not config.token:
         raise ValueError("a bot token is required")
-    builder = Application.builder().token(config.token)
+    builder = Application.builder().token(config.token).concurrent_updates(True)
     if config.api_base_url:
         base = config.api_base_url.rstrip("/")
         builder = builder.base_url(f"{base}/bot").base_file_url(f"{base}/file/bot")
-    app = builder.build()
-    app.add_handler(CommandHandler("start", start))
-    app.add_handler(CommandHandler("help", help_command))
-    app.add_handler(CommandHandler("rules", rules))
-    app.add_error_handler(on_error)
+    if request is not None:
+        builder = builder.request(request).get_updates_request(updates_request or request)
+    if rate_limiter:
+        builder = builder.rate_limiter(AIORateLimiter(max_retries=3,
+                                                      overall_max_rate=config.overall_rate))
+
+    async def post_init(app: Application) -> None:
+        store = await open_store(config.database)
+        catalogs = Catalogs()
+        thinker = Thinker(workers=config.ai_workers, hard_budget_ms=config.hard_budget_ms)
+        flow = Flow(store, catalogs, thinker.decide, bot_username=app.bot.username)
+        delivery = Delivery(app.bot, store, group_limit=config.group_limit)
+
+        async def computer(match_id: int, seq: int) -> None:
+            outcome = await flow.computer_turn(match_id, seq)
+            delivery.run(outcome.notices)
+
+        pacer = Pacer(computer, config.ai_delay)
+        delivery.on_computer = pacer.schedule
+
+        async def cannot_write(match_id: int, user_id: int) -> None:
+            row = await store.get_match(match_id)
+            if row.chat_id > 0:
+                return
+            tr = await flow.chat_tr(row.chat_id)
+            name = await flow.name_of(user_id)
+            delivery.run([Send(row.chat_id, tr._(
+                "I cannot write to {name} privately, so their cards cannot reach them. "
+                "{name}, please open my private chat and press Start: your seat is kept.",
+                name=name) + f"\nhttps://t.me/{app.bot.username}", thread_id=row.thread_id,
+                group=True)])
+
+        delivery.on_forbidden = cannot_write
+        app.bot_data["services"] = h.Services(store, flow, delivery, thinker, pacer)
+        try:
+            await set_commands(app, catalogs)
+        except Exception:
+            log.warning("could not register the command menu", exc_info=True)
+        delivery.run(await flow.resume())
+
+    async def post_shutdown(app: Application) -> None:
+        svc: h.Services | None = app.bot_data.get("services")
+        if svc is None:
+            return
+        await svc.pacer.close()
+        await svc.delivery.close()
+        svc.thinker.close()
+        await svc.store.close()
+
+    app = builder.post_init(post_init).post_shutdown(post_shutdown).build()
+    register(app)
     return app
+
+
+def register(app: Application) -> None:
+    commands: dict[str, Any] = {
+        "start": h.start, "help": h.help_command, "rules": h.rules, "lang": h.lang,
+        "new": h.new, "join": h.lobby_command("join"), "leave": h.lobby_command("leave"),
+        "add": h.lobby_command("add"), "go": h.lobby_command("go"),
+        "play": h.play, "pass": h.pass_command, "exchange": h.exchange, "discard": h.discard,
+        "hand": h.match_command("hand"), "board": h.match_command("board"),
+        "score": h.match_command("score"), "hint": h.match_command("hint"),
+        "export": h.match_command("export"), "resign": h.match_command("resign"),
+    }
+    for name, callback in commands.items():
+        app.add_handler(CommandHandler(name, callback))
+    app.add_handler(CommandHandler("cancel", cancel_any))
+    app.add_handler(CallbackQueryHandler(h.button))
+    app.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, h.migrated))
+    app.add_handler(ChatMemberHandler(h.membership, ChatMemberHandler.MY_CHAT_MEMBER))
+    app.add_handler(MessageHandler(filters.ChatType.PRIVATE & filters.TEXT & ~filters.COMMAND,
+                                   h.text_move))
+    app.add_error_handler(h.on_error)
+
+
+async def cancel_any(update: Any, context: Any) -> None:
+    """``/cancel``: the lobby being set up, or else the match being played."""
+    svc: h.Services = h.services(context)
+    chat = update.effective_chat
+    if chat is None:
+        return
+    lobby = await svc.store.open_lobby(chat.id, h.thread_of(update))
+    if lobby is not None:
+        await h.lobby_command("cancel")(update, context)
+    else:
+        await h.match_command("cancel")(update, context)

@@ -24,6 +24,16 @@ class Config:
     database: str
     log_level: str
     api_base_url: str | None = None
+    #: Seconds a computer player waits before moving, so people can follow.
+    ai_delay: float = 1.5
+    #: Worker processes for computer players (0: a thread pool, for tests).
+    ai_workers: int = 2
+    #: Thinking time of the hard level per decision.
+    hard_budget_ms: float = 1000.0
+    #: New messages per group in any 60 s (Telegram allows about 20).
+    group_limit: int = 19
+    #: API calls per second over all chats (Telegram allows about 30).
+    overall_rate: float = 30.0
 
 
 def read_env_file(path: Path) -> dict[str, str]:
@@ -56,10 +66,23 @@ def load_config(env_file: Path | None = Path(".env")) -> Config:
             value = file_values.get(key) or default
         return value
 
+    def number(key: str, default: float, low: float, high: float) -> float:
+        raw = get(key)
+        try:
+            value = float(raw) if raw else default
+        except ValueError:
+            value = default
+        return min(max(value, low), high)
+
     token = get("TELEGRAM_BOT_TOKEN")
     return Config(
         token=token.strip() if token else None,
         database=get("KRENDZU_DB", "krendzu.sqlite3") or "krendzu.sqlite3",
         log_level=(get("LOG_LEVEL", "INFO") or "INFO").upper(),
-        api_base_url=get("TELEGRAM_API_BASE_URL"),
+        api_base_url=get("TELEGRAM_API_BASE_URL", "https://api.telegram.org"),
+        ai_delay=number("KRENDZU_AI_DELAY", 1.5, 0.0, 10.0),
+        ai_workers=int(number("KRENDZU_AI_WORKERS", 2, 0, 8)),
+        hard_budget_ms=number("KRENDZU_HARD_MS", 1000.0, 50.0, 5000.0),
+        group_limit=int(number("KRENDZU_GROUP_LIMIT", 19, 1, 20)),
+        overall_rate=number("KRENDZU_OVERALL_RATE", 30.0, 1.0, 1000.0),
     )

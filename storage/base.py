@@ -436,6 +436,10 @@ class Store(abc.ABC):
     async def set_announced(self, match_id: int, seq: int) -> None:
         """Record that moves up to ``seq`` were announced (never lowers the marker)."""
 
+    @abc.abstractmethod
+    async def migrate_chat(self, old_chat_id: int, new_chat_id: int) -> None:
+        """A group became a supergroup: move its matches, lobbies and statistics over."""
+
     # Lobbies ----------------------------------------------------------------------------
 
     @abc.abstractmethod

@@ -1015,6 +1015,30 @@ class SqliteStore(Store):
 
         await self._write(work)
 
+    async def migrate_chat(self, old_chat_id: int, new_chat_id: int) -> None:
+        now = self._clock()
+
+        async def work(conn: aiosqlite.Connection) -> None:
+            await conn.execute(
+                "INSERT INTO chats (chat_id, language, default_settings, created_at, updated_at)"
+                " SELECT ?, language, default_settings, created_at, ? FROM chats"
+                " WHERE chat_id = ? ON CONFLICT (chat_id) DO NOTHING",
+                (new_chat_id, now, old_chat_id),
+            )
+            for table in ("matches", "lobbies"):
+                await conn.execute(
+                    f"UPDATE {table} SET chat_id = ? WHERE chat_id = ?", (new_chat_id, old_chat_id)
+                )
+            await conn.execute(
+                "INSERT INTO user_stats (user_id, chat_id, matches, wins, draws, points_scored,"
+                " points_conceded) SELECT user_id, ?, matches, wins, draws, points_scored,"
+                " points_conceded FROM user_stats WHERE chat_id = ? ON CONFLICT DO NOTHING",
+                (new_chat_id, old_chat_id),
+            )
+            await conn.execute("DELETE FROM user_stats WHERE chat_id = ?", (old_chat_id,))
+
+        await self._write(work)
+
     # Lobbies ----------------------------------------------------------------------------
 
     async def create_lobby(

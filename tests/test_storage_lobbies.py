@@ -62,3 +62,16 @@ async def test_announced_marker_only_grows(tmp_path: Path) -> None:
         await store.set_announced(stored.match_id, 0)
         row = await store.get_match(stored.match_id)
         assert row.announced_seq == 1 and row.move_count == 1
+
+
+async def test_migrate_chat_moves_matches_and_lobbies(tmp_path: Path) -> None:
+    async with await open_store(tmp_path / "k.sqlite3") as store:
+        await store.upsert_chat(-5, language="ru")
+        stored = await store.create_match(-5, Settings(), [SeatSpec.computer(1),
+                                                           SeatSpec.computer(2)])
+        lobby = await store.create_lobby(-5, 1, {}, thread_id=3)
+        await store.migrate_chat(-5, -1005)
+        assert (await store.active_match(-1005)).match_id == stored.match_id
+        assert await store.active_match(-5) is None
+        assert (await store.open_lobby(-1005, 3)).lobby_id == lobby.lobby_id
+        assert (await store.get_chat(-1005)).language == "ru"

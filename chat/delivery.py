@@ -1,0 +1,368 @@
+"""Turns notices into Bot API calls: pictures, keyboards, pacing and flood limits.
+
+Every chat has one FIFO worker, so messages to a chat keep their order. A group also has a
+:class:`GroupGate`: at most ``group_limit`` new messages in any 60 seconds (Telegram allows
+about 20). Board posts waiting for the gate are coalesced: a newer post for the same match
+replaces the queued one and keeps every move line, so the newest post always shows the
+current position. Pictures are drawn off the event loop, only when actually sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Message
+from telegram.error import BadRequest, ChatMigrated, Forbidden, RetryAfter, TelegramError
+
+from chat.model import Keyboard
+from chat.notices import (
+    Announced,
+    BoardPicture,
+    BoardPost,
+    ComputerTurn,
+    DropPanel,
+    EditPanel,
+    Notice,
+    Send,
+    ShowLobby,
+)
+from render import board_photo, hand_png
+from storage import NotFound, Store
+
+log = logging.getLogger(__name__)
+
+CAPTION_LIMIT = 1024
+TEXT_LIMIT = 4096
+WINDOW = 60.0
+
+
+def markup(keyboard: Keyboard | None) -> InlineKeyboardMarkup | None:
+    if not keyboard:
+        return None
+    return InlineKeyboardMarkup([
+        [InlineKeyboardButton(b.label, url=b.url) if b.url
+         else InlineKeyboardButton(b.label, callback_data=b.data) for b in row]
+        for row in keyboard if row
+    ])
+
+
+def fit(text: str, limit: int) -> str:
+    """Keep the end of ``text`` (the newest lines and the footer) within ``limit``."""
+    if len(text) <= limit:
+        return text
+    lines = text.split("\n")
+    while len(lines) > 2 and len("\n".join(["…", *lines])) > limit:
+        lines.pop(0)
+    out = "\n".join(["…", *lines])
+    return out if len(out) <= limit else out[: limit - 1] + "…"
+
+
+def draw_board(picture: BoardPicture) -> bytes:
+    options: dict[str, Any] = {"players": picture.names, "lang": picture.language}
+    if picture.private:
+        options["cell_labels"] = True
+    if picture.suggestion:
+        options["suggestion"] = picture.suggestion
+    try:
+        return board_photo(picture.view, **options)
+    except TypeError:  # a renderer without the panel options: the plain board
+        return board_photo(picture.view, players=picture.names, lang=picture.language)
+
+
+class GroupGate:
+    """Sliding-window limit of new messages per group chat."""
+
+    def __init__(self, limit: int, window: float = WINDOW,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.limit = limit
+        self.window = window
+        self.clock = clock
+        self.sent: deque[float] = deque()
+
+    def wait_time(self) -> float:
+        now = self.clock()
+        while self.sent and self.sent[0] <= now - self.window:
+            self.sent.popleft()
+        if len(self.sent) < self.limit:
+            return 0.0
+        return self.sent[0] + self.window - now
+
+    async def acquire(self) -> None:
+        while (wait := self.wait_time()) > 0:
+            await asyncio.sleep(min(wait, 1.0))
+        self.sent.append(self.clock())
+
+
+@dataclass
+class _Item:
+    notice: Notice
+    done: asyncio.Future[None] = field(default_factory=lambda: asyncio.get_running_loop()
+                                       .create_future())
+
+
+class Delivery:
+    def __init__(self, bot: Bot, store: Store, *, group_limit: int = 19,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.bot = bot
+        self.store = store
+        self.group_limit = group_limit
+        self.clock = clock
+        #: Set by the application: schedule a computer's move.
+        self.on_computer: Callable[[int, int], None] = lambda match_id, seq: None
+        #: Set by the application: text for the group when a player cannot be written to.
+        self.on_forbidden: Callable[[int, int], Awaitable[None]] | None = None
+        self.panels: dict[tuple[int, int], tuple[int, bool]] = {}
+        self._queues: dict[int, deque[_Item]] = {}
+        self._workers: dict[int, asyncio.Task[None]] = {}
+        self._gates: dict[int, GroupGate] = {}
+        self._moved: dict[int, int] = {}  # group → supergroup after a migration
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # Entry ------------------------------------------------------------------------------
+
+    def run(self, notices: list[Notice]) -> asyncio.Task[None] | None:
+        """Queue the notices (in order per chat); returns a task finishing when all are out."""
+        if not notices:
+            return None
+        items: list[_Item] = []
+        for notice in notices:
+            if isinstance(notice, ComputerTurn):
+                self.on_computer(notice.match_id, notice.seq)
+                continue
+            if isinstance(notice, Announced):
+                waits = [i.done for i in items]
+                task = asyncio.create_task(self._mark(notice, waits))
+                self._keep(task)
+                continue
+            chat = self._chat_of(notice)
+            item = _Item(notice)
+            queue = self._queues.setdefault(chat, deque())
+            last = queue[-1] if queue else None
+            if (isinstance(notice, BoardPost) and last is not None
+                    and isinstance(last.notice, BoardPost)
+                    and last.notice.match_id == notice.match_id):
+                # Coalesce: the queued post now shows the newest position and every line.
+                last.notice = replace(notice, lines=last.notice.lines + notice.lines)
+                items.append(last)
+                continue
+            queue.append(item)
+            items.append(item)
+            if chat not in self._workers or self._workers[chat].done():
+                self._workers[chat] = asyncio.create_task(self._work(chat))
+        waits = [i.done for i in items]
+        task = asyncio.create_task(self._wait(waits))
+        self._keep(task)
+        return task
+
+    def _keep(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _wait(self, waits: list[asyncio.Future[None]]) -> None:
+        if waits:
+            await asyncio.gather(*waits, return_exceptions=True)
+
+    async def _mark(self, notice: Announced, waits: list[asyncio.Future[None]]) -> None:
+        await self._wait(waits)
+        try:
+            await self.store.set_announced(notice.match_id, notice.seq)
+        except Exception:
+            log.exception("match %s: could not store the announcement marker", notice.match_id)
+
+    async def idle(self) -> None:
+        """Wait until every queued notice is out (tests, shutdown)."""
+        while any(q for q in self._queues.values()) or any(
+                not t.done() for t in list(self._tasks)):
+            await asyncio.sleep(0.01)
+
+    async def close(self) -> None:
+        for task in [*self._workers.values(), *self._tasks]:
+            task.cancel()
+        for task in [*self._workers.values(), *self._tasks]:
+            with contextlib.suppress(BaseException):
+                await task
+
+    def _chat_of(self, notice: Notice) -> int:
+        if isinstance(notice, Send | ShowLobby | BoardPost):
+            return notice.chat_id
+        if isinstance(notice, EditPanel | DropPanel):
+            return notice.user_id
+        raise TypeError(type(notice).__name__)
+
+    async def _work(self, chat: int) -> None:
+        queue = self._queues[chat]
+        while queue:
+            item = queue[0]
+            try:
+                counts = isinstance(item.notice, Send | BoardPost) or (
+                    isinstance(item.notice, ShowLobby) and item.notice.message_id is None)
+                if chat < 0 and counts:
+                    await self._gate(chat).acquire()
+                queue.popleft()
+                await self._deliver(item.notice)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("could not deliver %s", type(item.notice).__name__)
+            finally:
+                if queue and queue[0] is item:
+                    queue.popleft()
+                if not item.done.done():
+                    item.done.set_result(None)
+
+    def _gate(self, chat: int) -> GroupGate:
+        if chat not in self._gates:
+            self._gates[chat] = GroupGate(self.group_limit, clock=self.clock)
+        return self._gates[chat]
+
+    # Sending ----------------------------------------------------------------------------
+
+    async def _deliver(self, notice: Notice) -> None:
+        if isinstance(notice, Send):
+            await self._send(notice)
+        elif isinstance(notice, BoardPost):
+            text = fit("\n".join([*notice.lines, notice.footer]), CAPTION_LIMIT)
+            await self._send(Send(notice.chat_id, text, thread_id=notice.thread_id, silent=True,
+                                  picture=notice.picture, group=True))
+        elif isinstance(notice, ShowLobby):
+            await self._lobby(notice)
+        elif isinstance(notice, EditPanel):
+            await self._edit_panel(notice)
+        elif isinstance(notice, DropPanel):
+            known = self.panels.pop((notice.match_id, notice.user_id), None)
+            if known:
+                with contextlib.suppress(TelegramError):
+                    await self.bot.edit_message_reply_markup(notice.user_id, known[0],
+                                                             reply_markup=None)
+
+    async def _send(self, send: Send) -> Message | None:
+        chat_id = self._moved.get(send.chat_id, send.chat_id)
+        kwargs: dict[str, Any] = {
+            "chat_id": chat_id, "reply_markup": markup(send.keyboard),
+            "disable_notification": send.silent,
+        }
+        if send.thread_id:
+            kwargs["message_thread_id"] = send.thread_id
+        try:
+            message = await self._call_send(send, kwargs)
+        except ChatMigrated as exc:
+            self._moved[send.chat_id] = exc.new_chat_id
+            with contextlib.suppress(Exception):
+                await self.store.migrate_chat(send.chat_id, exc.new_chat_id)
+            kwargs["chat_id"] = exc.new_chat_id
+            message = await self._call_send(send, kwargs)
+        except Forbidden:
+            if send.chat_id > 0:
+                await self._forbidden(send)
+            else:
+                log.info("chat %s does not let me write (removed?)", send.chat_id)
+            return None
+        if message is not None and send.panel_of is not None:
+            old = self.panels.get(send.panel_of)
+            self.panels[send.panel_of] = (message.message_id, send.picture is not None)
+            if old and old[0] != message.message_id:
+                with contextlib.suppress(TelegramError):
+                    await self.bot.edit_message_reply_markup(chat_id, old[0], reply_markup=None)
+        return message
+
+    async def _call_send(self, send: Send, kwargs: dict[str, Any]) -> Message | None:
+        for attempt in range(3):
+            try:
+                if send.picture is not None or send.hand is not None:
+                    try:
+                        return await self._send_picture(send, kwargs)
+                    except BadRequest as exc:
+                        if "rights" not in str(exc).lower() and "photo" not in str(exc).lower():
+                            raise
+                        log.info("chat %s refuses photos: sending text", kwargs["chat_id"])
+                if send.document is not None:
+                    name, data = send.document
+                    return await self.bot.send_document(
+                        document=data, filename=name, caption=fit(send.text, CAPTION_LIMIT),
+                        **kwargs)
+                if send.animation is not None:
+                    name, data = send.animation
+                    return await self.bot.send_animation(animation=data, filename=name,
+                                                         caption=fit(send.text, CAPTION_LIMIT),
+                                                         **kwargs)
+                return await self.bot.send_message(text=fit(send.text, TEXT_LIMIT), **kwargs)
+            except RetryAfter as exc:
+                wait = exc.retry_after
+                seconds = wait.total_seconds() if hasattr(wait, "total_seconds") else float(wait)
+                log.warning("flood control: waiting %.0f s", seconds)
+                await asyncio.sleep(seconds + 0.5 * attempt)
+        return None
+
+    async def _send_picture(self, send: Send, kwargs: dict[str, Any]) -> Message:
+        if send.picture is not None:
+            data = await asyncio.to_thread(draw_board, send.picture)
+        else:
+            assert send.hand is not None
+            data = await asyncio.to_thread(hand_png, send.hand, None,
+                                           lang=send.picture.language if send.picture else "en")
+        return await self.bot.send_photo(photo=data, caption=fit(send.text, CAPTION_LIMIT),
+                                         **kwargs)
+
+    async def _forbidden(self, send: Send) -> None:
+        with contextlib.suppress(Exception):
+            row = await self.store.get_user(send.chat_id)
+            if row is not None:
+                await self.store.upsert_user(send.chat_id, row.display_name,
+                                             can_write_privately=False)
+        if self.on_forbidden is not None and send.panel_of is not None:
+            await self.on_forbidden(send.panel_of[0], send.chat_id)
+
+    async def _lobby(self, notice: ShowLobby) -> None:
+        if notice.message_id is not None:
+            try:
+                await self.bot.edit_message_text(fit(notice.text, TEXT_LIMIT), notice.chat_id,
+                                                 notice.message_id,
+                                                 reply_markup=markup(notice.keyboard))
+                return
+            except BadRequest as exc:
+                if "not modified" in str(exc):
+                    return
+                log.info("lobby %s: edit failed (%s); posting anew", notice.lobby_id, exc)
+                await self._gate(notice.chat_id).acquire()
+        message = await self._send(Send(notice.chat_id, notice.text, thread_id=notice.thread_id,
+                                        keyboard=notice.keyboard, group=notice.chat_id < 0))
+        if message is not None and notice.keyboard:
+            with contextlib.suppress(NotFound):
+                await self.store.update_lobby(notice.lobby_id, message_id=message.message_id)
+
+    async def _edit_panel(self, notice: EditPanel) -> None:
+        known = self.panels.get((notice.match_id, notice.user_id))
+        if known is None:
+            if notice.fallback is not None:
+                await self._send(notice.fallback)
+            return
+        message_id, is_photo = known
+        try:
+            if is_photo and notice.fallback is not None and notice.fallback.picture is not None \
+                    and notice.keyboard is None:
+                await self.bot.edit_message_caption(
+                    notice.user_id, message_id, caption=fit(notice.text, CAPTION_LIMIT))
+            elif is_photo:
+                await self.bot.edit_message_caption(
+                    notice.user_id, message_id, caption=fit(notice.text, CAPTION_LIMIT),
+                    reply_markup=markup(notice.keyboard))
+            else:
+                await self.bot.edit_message_text(
+                    fit(notice.text, TEXT_LIMIT), notice.user_id, message_id,
+                    reply_markup=markup(notice.keyboard))
+        except BadRequest as exc:
+            if "not modified" in str(exc):
+                return
+            log.info("panel edit failed (%s); sending a new one", exc)
+            self.panels.pop((notice.match_id, notice.user_id), None)
+            if notice.fallback is not None:
+                await self._send(notice.fallback)
+        if notice.keyboard is None:
+            self.panels.pop((notice.match_id, notice.user_id), None)

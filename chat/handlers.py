@@ -1,0 +1,548 @@
+"""One small async handler per command or button family: parse, call the flow, answer.
+
+No game logic here. Every handler reads untrusted input, turns it into an intent for
+:class:`chat.flow.Flow`, and hands the outcome's notices to delivery.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from telegram import Chat, Update
+from telegram.constants import ChatMemberStatus, ChatType
+from telegram.error import TelegramError
+from telegram.ext import ContextTypes
+
+from chat.computer import Pacer, Thinker
+from chat.delivery import Delivery
+from chat.flow import Actor, Flow, placements_to_steps
+from chat.i18n import Tr
+from chat.model import (
+    END_WORDS,
+    MAX_INPUT,
+    PASS_WORDS,
+    InputError,
+    LobbyPress,
+    MatchPress,
+    looks_like_move,
+    parse_placements,
+    parse_press,
+)
+from chat.notices import Outcome, Send
+from krendzu import Announce, Discard, EndTurn, Pass, PlayerAction, parse_card
+from krendzu.tour import PLAY
+from storage import Store, StoredMatch
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[Update, ContextTypes.DEFAULT_TYPE], Awaitable[None]]
+
+
+@dataclass
+class Services:
+    """Everything the handlers use, built in ``post_init`` (no singletons at import)."""
+
+    store: Store
+    flow: Flow
+    delivery: Delivery
+    thinker: Thinker
+    pacer: Pacer
+
+
+def services(context: ContextTypes.DEFAULT_TYPE) -> Services:
+    return context.application.bot_data["services"]
+
+
+def actor_of(update: Update) -> Actor:
+    user = update.effective_user
+    assert user is not None
+    return Actor(user.id, user.full_name or user.username or str(user.id), user.language_code)
+
+
+def thread_of(update: Update) -> int | None:
+    message = update.effective_message
+    if message is not None and message.is_topic_message:
+        return message.message_thread_id
+    return None
+
+
+def is_private(update: Update) -> bool:
+    chat = update.effective_chat
+    return chat is not None and chat.type == ChatType.PRIVATE
+
+
+async def reply_tr(svc: Services, update: Update) -> Tr:
+    """The language to answer in: the user's in a private chat, the group's in a group."""
+    actor = actor_of(update)
+    tr = await svc.flow.see_user(actor, private=is_private(update))
+    chat = update.effective_chat
+    if chat is not None and chat.type != ChatType.PRIVATE:
+        return await svc.flow.chat_tr(chat.id, tr.language)
+    return tr
+
+
+async def answer(svc: Services, update: Update, outcome: Outcome, tr: Tr | None = None) -> None:
+    """Deliver the notices; say the reply (privately if it names a held card)."""
+    svc.flow.remember_title(update.effective_chat.id if update.effective_chat else 0,
+                            update.effective_chat.title if update.effective_chat else None)
+    notices = list(outcome.notices)
+    if outcome.reply and update.effective_chat is not None:
+        chat = update.effective_chat
+        if outcome.private_reply and chat.type != ChatType.PRIVATE:
+            notices.insert(0, Send(actor_of(update).user_id, outcome.reply))
+        elif not notices or chat.type == ChatType.PRIVATE:
+            notices.insert(0, Send(chat.id, outcome.reply, thread_id=thread_of(update),
+                                   group=chat.type != ChatType.PRIVATE))
+    svc.delivery.run(notices)
+
+
+async def say(svc: Services, update: Update, text: str) -> None:
+    chat = update.effective_chat
+    if chat is not None:
+        svc.delivery.run([Send(chat.id, text, thread_id=thread_of(update),
+                               group=chat.type != ChatType.PRIVATE)])
+
+
+async def is_admin(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
+    chat, user = update.effective_chat, update.effective_user
+    if chat is None or user is None or chat.type == ChatType.PRIVATE:
+        return False
+    try:
+        member = await context.bot.get_chat_member(chat.id, user.id)
+    except TelegramError:
+        return False
+    return member.status in (ChatMemberStatus.OWNER, ChatMemberStatus.ADMINISTRATOR)
+
+
+# Start, help, rules, language -----------------------------------------------------------
+
+
+async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    svc = services(context)
+    actor = actor_of(update)
+    tr = await svc.flow.see_user(actor, private=is_private(update))
+    args = context.args or []
+    if is_private(update) and args and args[0].startswith("j"):
+        await answer(svc, update, await svc.flow.join_by_link(actor, args[0][:64]))
+        return
+    await say(svc, update, welcome_text(tr))
+
+
+def welcome_text(tr: Tr) -> str:
+    return "\n".join([
+        tr._("Hi! I am the Krendzu bot — card renju, «four in a row» with a 36-card deck."),
+        "",
+        tr._("• In a group: /new sets up a match; players press Join; Start deals the cards."),
+        tr._("• Here, privately: /new starts a match against the computer."),
+        tr._("• Your cards always come here, in this private chat, never to the group."),
+        "",
+        tr._("/rules — the rules with pictures, /help — every command."),
+    ])
+
+
+async def help_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    svc = services(context)
+    tr = await reply_tr(svc, update)
+    await say(svc, update, help_text(tr))
+
+
+def help_text(tr: Tr) -> str:
+    return "\n".join([
+        tr._("Setting up"),
+        tr._("/new [duel|trio-lone-attacker|trio-lone-defender|teams] [tours=N] [deal=12/14] "
+             "[exchange=K] [level=easy|normal|hard] — a new match"),
+        tr._("/join, /leave — take or leave a seat; /add LEVEL — a computer player; "
+             "/go — start"),
+        "",
+        tr._("Playing"),
+        tr._("/play CARD CELL [CARD CELL] — e.g. /play QC M12 or /play 9D L12 QS M14"),
+        tr._("/pass — a defender passes; /exchange N — announce an exchange; "
+             "/discard CARD … — the cards you give away"),
+        tr._("/hand — your cards (privately); /board — the position; /score — the score; "
+             "/hint — a suggestion (privately)"),
+        tr._("/export — the record and a replay; /resign; /cancel — end the match "
+             "(creator or admin)"),
+        tr._("/lang ru|en — language; /rules — the rules"),
+        "",
+        tr._("Cards: QC, 10D (or TD), Q♣, Дт. Cells: a column letter and a row number, "
+             "e.g. M12; the first card of every tour is at M13."),
+    ])
+
+
+async def rules(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    svc = services(context)
+    tr = await reply_tr(svc, update)
+    chat = update.effective_chat
+    if chat is None:
+        return
+    text = rules_text(tr)
+    svc.delivery.run([Send(chat.id, text, thread_id=thread_of(update),
+                           group=chat.type != ChatType.PRIVATE)])
+    picture = await rules_picture(tr.language)
+    if picture is not None:
+        svc.delivery.run([Send(chat.id, tr._("Combinations, drawn with real cards."),
+                               thread_id=thread_of(update), document=("krendzu-rules.png",
+                                                                      picture),
+                               group=chat.type != ChatType.PRIVATE)])
+
+
+async def rules_picture(language: str) -> bytes | None:
+    import asyncio
+
+    try:
+        from render import rules_picture as draw  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return await asyncio.to_thread(draw, language)
+
+
+def rules_text(tr: Tr) -> str:
+    return "\n".join([
+        tr._("Krendzu in short"),
+        tr._("• A deck of 36 cards (6 to A). Cards go face up on an open grid, each touching "
+             "a card edge to edge."),
+        tr._("• Four in a line (across, down or diagonal) score 1 point for the attackers when "
+             "they are of one suit, or when their values form an arithmetic progression."),
+        tr._("• Values: 6–10 as printed; J = 2 or 12; Q = 3 or 13; K = 4 or 14; A = 1, 5, 11 "
+             "or 15. Examples: A 6 7 8; J 9 6 Q; A A 9 Q."),
+        tr._("• A defender opens with one card. Then an attacker plays exactly one card; a "
+             "defender passes, plays one or two."),
+        tr._("• Every line completed scores for the attackers, even one the defender "
+             "completes (an own goal)."),
+        tr._("• Roles rotate every tour; the highest total after the last tour wins."),
+        tr._("• With an exchange limit, everyone first announces how many cards to exchange, "
+             "then gives them away secretly and gets new ones."),
+    ])
+
+
+async def lang(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    svc = services(context)
+    chat = update.effective_chat
+    if chat is None:
+        return
+    args = context.args or []
+    try:
+        tr = await svc.flow.set_language(chat.id, actor_of(update),
+                                         (args[0] if args else "").lower()[:5])
+    except InputError as exc:
+        tr = await reply_tr(svc, update)
+        await say(svc, update, tr._(exc.key, **exc.values))
+        return
+    await say(svc, update, tr._("Language: English.") if tr.language == "en"
+              else tr._("Language: {name}.", name=tr.language))
+
+
+# Lobby ----------------------------------------------------------------------------------
+
+
+async def new(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    svc = services(context)
+    chat = update.effective_chat
+    if chat is None:
+        return
+    tr = await reply_tr(svc, update)
+    try:
+        outcome = await svc.flow.new_lobby(chat.id, thread_of(update), actor_of(update),
+                                           (context.args or [])[:10], title=chat.title or "")
+    except InputError as exc:
+        await say(svc, update, tr._(exc.key, **exc.values))
+        return
+    await answer(svc, update, outcome, tr)
+
+
+def lobby_command(op: str) -> Handler:
+    async def handler(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        svc = services(context)
+        chat = update.effective_chat
+        if chat is None:
+            return
+        chosen = op
+        if op == "add":
+            level = (context.args or ["normal"])[0].lower()[:10]
+            chosen = f"add:{level}"
+        outcome = await svc.flow.lobby_action(chat.id, thread_of(update), actor_of(update),
+                                              chosen, is_admin=await is_admin(update, context)
+                                              if op == "cancel" else False)
+        await answer(svc, update, outcome)
+
+    handler.__name__ = f"lobby_{op}"
+    return handler
+
+
+# Moves ----------------------------------------------------------------------------------
+
+
+async def target_match(svc: Services, update: Update, tr: Tr) -> StoredMatch | None:
+    """The match a move command means; says why when there is none or it is ambiguous."""
+    chat = update.effective_chat
+    user_id = actor_of(update).user_id
+    assert chat is not None
+    if chat.type != ChatType.PRIVATE:
+        stored = await svc.flow.find_match(chat.id, thread_of(update), user_id)
+        if stored is None:
+            await say(svc, update, tr._("No match is being played here. /new sets one up."))
+        return stored
+    matches = await svc.flow.my_matches(user_id)
+    if not matches:
+        await say(svc, update, tr._("You are not in a match. /new starts one against the "
+                                    "computer; in a group, /new sets one up for friends."))
+        return None
+    own = [m for m in matches if m.game.current_player == m.row.seat_of(user_id)]
+    if len(own) == 1:
+        return own[0]
+    if not own:
+        if len(matches) == 1:
+            return matches[0]
+        await say(svc, update, tr._("It is not your turn in any of your matches."))
+        return None
+    await say(svc, update, tr._("It is your turn in {n} matches: use the buttons on the panel "
+                                "of the one you mean.", n=len(own)))
+    return None
+
+
+async def play(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    await _play_words(update, context, context.args or [])
+
+
+async def _play_words(update: Update, context: ContextTypes.DEFAULT_TYPE,
+                      words: list[str]) -> None:
+    svc = services(context)
+    tr = await reply_tr(svc, update)
+    stored = await target_match(svc, update, tr)
+    if stored is None:
+        return
+    actor = actor_of(update)
+    game = stored.game
+    seat = stored.row.seat_of(actor.user_id)
+    steps: list[PlayerAction]
+    lowered = [w.lower() for w in words]
+    try:
+        if lowered in (["pass"], ["пас"]):
+            steps = [Pass()]
+        elif lowered and lowered[0] in END_WORDS and len(lowered) == 1:
+            steps = [EndTurn()]
+        else:
+            from chat.describe import tour_frame
+
+            placements = parse_placements(words, tour_frame(game))
+            defender = (seat is not None and game.current_player == seat
+                        and game.tour.phase == PLAY
+                        and seat not in game.tour.roles.attackers
+                        and bool(game.tour.placed) and game.tour.step_in_turn == 0)
+            steps = placements_to_steps(placements, defender)  # type: ignore[assignment]
+    except InputError as exc:
+        await answer(svc, update, Outcome(tr._(exc.key, **exc.values), private_reply=True))
+        return
+    outcome = await svc.flow.play(stored.match_id, actor, steps, update_id=update.update_id)
+    await answer(svc, update, outcome)
+
+
+async def pass_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    await _play_words(update, context, ["pass"])
+
+
+async def exchange(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    svc = services(context)
+    tr = await reply_tr(svc, update)
+    args = context.args or []
+    if len(args) != 1 or not args[0].isdigit() or len(args[0]) > 2:
+        await say(svc, update, tr._("Write how many cards you exchange, e.g. /exchange 2."))
+        return
+    stored = await target_match(svc, update, tr)
+    if stored is not None:
+        outcome = await svc.flow.play(stored.match_id, actor_of(update), [Announce(int(args[0]))],
+                                      update_id=update.update_id)
+        await answer(svc, update, outcome)
+
+
+async def discard(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    svc = services(context)
+    tr = await reply_tr(svc, update)
+    args = (context.args or [])[:8]
+    try:
+        if not args:
+            raise InputError("Name the cards you give away, e.g. /discard QC 7H.")
+        cards = [parse_card(a) for a in args]
+    except ValueError:
+        await answer(svc, update, Outcome(tr._("Name the cards you give away, e.g. "
+                                               "/discard QC 7H."), private_reply=True))
+        return
+    stored = await target_match(svc, update, tr)
+    if stored is not None:
+        outcome = await svc.flow.play(stored.match_id, actor_of(update),
+                                      [Discard(c) for c in cards], update_id=update.update_id)
+        outcome.private_reply = True
+        await answer(svc, update, outcome)
+
+
+async def text_move(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Plain text in a private chat: ``QC M12``, ``pass``; anything else gets a hint."""
+    message = update.effective_message
+    if message is None or not message.text:
+        return
+    svc = services(context)
+    text = message.text
+    if len(text) > MAX_INPUT:
+        tr = await reply_tr(svc, update)
+        await say(svc, update, tr._("That message is too long for me. Moves look like QC M12."))
+        return
+    words = text.split()
+    if text.strip().lower() in PASS_WORDS or looks_like_move(text):
+        await _play_words(update, context, words)
+        return
+    tr = await reply_tr(svc, update)
+    await say(svc, update, tr._("Moves look like QC M12 (a card and a cell). /help lists the "
+                                "commands."))
+
+
+# Information ----------------------------------------------------------------------------
+
+
+def match_command(kind: str) -> Handler:
+    async def handler(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        svc = services(context)
+        tr = await reply_tr(svc, update)
+        stored = await target_match(svc, update, tr)
+        chat = update.effective_chat
+        if stored is None or chat is None:
+            return
+        actor = actor_of(update)
+        seated = stored.row.seat_of(actor.user_id) is not None
+        flow = svc.flow
+        if kind == "hand":
+            if not seated:
+                await say(svc, update, tr._("You are not playing in this match."))
+                return
+            svc.delivery.run([await flow.hand(stored, actor.user_id)])
+        elif kind == "board":
+            svc.delivery.run(await flow.board(stored, chat.id, thread_of(update), actor.user_id))
+        elif kind == "score":
+            await say(svc, update, await flow.score(stored, tr))
+        elif kind == "hint":
+            seat = stored.row.seat_of(actor.user_id)
+            utr = await flow.user_tr(actor.user_id)
+            if seat is None or stored.game.current_player != seat:
+                svc.delivery.run([Send(actor.user_id, utr._("A hint is given on your own turn."))])
+                return
+            svc.delivery.run([await flow.hint_notice(stored, seat, actor.user_id)])
+        elif kind == "export":
+            await export(svc, update, stored, tr)
+        elif kind == "resign":
+            await answer(svc, update, await flow.resign(stored, actor))
+        elif kind == "cancel":
+            await answer(svc, update, await flow.cancel(stored, actor,
+                                                        await is_admin(update, context)))
+
+    handler.__name__ = f"match_{kind}"
+    return handler
+
+
+async def export(svc: Services, update: Update, stored: StoredMatch, tr: Tr) -> None:
+    import asyncio
+
+    from render import replay_gif
+
+    chat = update.effective_chat
+    assert chat is not None
+    data, finished = svc.flow.export(stored)
+    if not finished:
+        await say(svc, update, tr._("No tour is finished yet: the record is sent when a tour "
+                                    "is over (a running tour's record would show the hands)."))
+        return
+    group = chat.type != ChatType.PRIVATE
+    notices = [Send(chat.id, tr.n_("The record of {n} finished tour.",
+                                   "The record of {n} finished tours.", finished),
+                    thread_id=thread_of(update), document=(f"krendzu-{stored.match_id}.json",
+                                                           data), group=group)]
+    import json
+
+    record = json.loads(data)
+    gif = await asyncio.to_thread(replay_gif, record, tour=finished - 1)
+    notices.append(Send(chat.id, tr._("Replay of tour {t}.", t=finished),
+                        thread_id=thread_of(update), animation=("replay.gif", gif), group=group))
+    svc.delivery.run(notices)
+
+
+# Buttons --------------------------------------------------------------------------------
+
+
+async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    query = update.callback_query
+    if query is None:
+        return
+    svc = services(context)
+    actor = actor_of(update)
+    tr = await svc.flow.see_user(actor)
+    try:
+        press = parse_press(query.data)
+    except InputError as exc:
+        await query.answer(tr._(exc.key, **exc.values))
+        return
+    message = query.message
+    chat: Chat | None = message.chat if message is not None else None
+    if isinstance(press, LobbyPress):
+        if chat is None:
+            await query.answer(tr._("This button is not valid any more."))
+            return
+        outcome = await svc.flow.lobby_action(
+            chat.id, getattr(message, "message_thread_id", None) if getattr(
+                message, "is_topic_message", False) else None,
+            actor, press.op, lobby_id=press.lobby_id,
+            is_admin=await is_admin(update, context) if press.op == "cancel" else False)
+    else:
+        assert isinstance(press, MatchPress)
+        if message is not None and chat is not None and chat.type == ChatType.PRIVATE:
+            known = svc.delivery.panels.get((press.match_id, actor.user_id))
+            if known is None or known[0] != message.message_id:
+                svc.delivery.panels[(press.match_id, actor.user_id)] = (
+                    message.message_id, bool(getattr(message, "photo", None)))
+        outcome = await svc.flow.panel_press(press.match_id, press.seq, press.op, actor,
+                                             update_id=update.update_id)
+    await query.answer((outcome.reply or "")[:190] or None, show_alert=outcome.alert)
+    svc.delivery.run(outcome.notices)
+
+
+# Chat changes and errors ----------------------------------------------------------------
+
+
+async def migrated(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    message = update.effective_message
+    if message is not None and message.migrate_to_chat_id:
+        await services(context).store.migrate_chat(message.chat.id, message.migrate_to_chat_id)
+
+
+async def membership(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """The bot was removed from a group: end what it can no longer show."""
+    change = update.my_chat_member
+    if change is None or change.chat.type == ChatType.PRIVATE:
+        return
+    if change.new_chat_member.status in (ChatMemberStatus.LEFT, ChatMemberStatus.BANNED):
+        svc = services(context)
+        row = await svc.store.active_match(change.chat.id)
+        if row is not None:
+            await svc.store.abandon_match(row.match_id)
+        lobby = await svc.store.open_lobby(change.chat.id)
+        if lobby is not None:
+            from storage import LobbyStatus
+
+            await svc.store.update_lobby(lobby.lobby_id, status=LobbyStatus.CLOSED)
+        log.info("removed from chat %s: its match and lobby are closed", change.chat.id)
+
+
+async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Log the failure by type only (a message may hold a hand) and apologise."""
+    log.error("handler failed: %s", type(context.error).__name__, exc_info=context.error)
+    if not isinstance(update, Update) or update.effective_chat is None:
+        return
+    try:
+        svc = services(context)
+        tr = await reply_tr(svc, update)
+        text = tr._("Sorry, something went wrong on my side. Please try again.")
+        if update.callback_query is not None:
+            await update.callback_query.answer(text)
+        else:
+            await say(svc, update, text)
+    except Exception:  # the apology itself may fail; nothing more to do
+        log.warning("could not send the error reply")
