@@ -111,7 +111,8 @@ def describe_moves(tr: Tr, before: Match, actions: Sequence[Action],
     """
     game = before.clone()
     lines: list[str] = []
-    pending: list[tuple[Card, int, int]] = []
+    # A defender's first card, told already, is the start of the turn being finished.
+    pending: list[tuple[Card, int, int]] = list(game.tour.pending)
     for action in actions:
         tour_index = game.tour_index
         tour = game.tour
@@ -148,6 +149,11 @@ def describe_moves(tr: Tr, before: Match, actions: Sequence[Action],
                 lines.extend(_skips(tr, tour, order, seat, names))
         if new_tour or tour.is_over:
             lines.append(tour_over_line(tr, game, tour_index, names))
+    if pending and game.tour.pending:
+        frame = frame_for(game.tour.observation(None).placements)
+        cells = " + ".join(f"{c.pretty()} {frame.label(x, y)}" for c, x, y in pending)
+        lines.append(tr._("{name}: {cells} (may place a second card)",
+                          name=names[game.current_player], cells=cells))
     return lines, game
 
 

@@ -74,6 +74,7 @@ from krendzu import (
     Table,
     export_record,
 )
+from krendzu.coords import frame_for
 from krendzu.tour import ANNOUNCE, DISCARD, PLAY
 from storage import (
     ActiveMatchExists,
@@ -416,6 +417,7 @@ class Flow:
             return Outcome(tr._("A match is already being played here: /board shows it, "
                                 "/cancel ends it."))
         self._games[stored.match_id] = stored
+        self.remember_title(lobby.chat_id, state.title)
         notices: list[Notice] = [ShowLobby(
             lobby.lobby_id, lobby.chat_id, lobby.thread_id, lobby.message_id,
             self._lobby_text(state, group_tr).rsplit("\n\n", 1)[0] + "\n\n"
@@ -431,6 +433,10 @@ class Flow:
             stored = await self.store.load_match(match_id)
             if stored.row.status is MatchStatus.ACTIVE:
                 self._games[match_id] = stored
+            if stored.row.chat_id not in self._titles:
+                lobby = await self.store.lobby_of_match(match_id)
+                if lobby is not None:
+                    self.remember_title(lobby.chat_id, _state(lobby).title)
         return stored
 
     async def find_match(self, chat_id: int, thread_id: int | None,
@@ -516,7 +522,7 @@ class Flow:
             self._games.pop(stored.match_id, None)
             stored.row = await self.store.get_match(stored.match_id)
         notices = await self._announce(stored, before, done, mover=mover, from_panel=from_panel)
-        frame = tour_frame(before if before.tour_index == game.tour_index else game)
+        frame = frame_for(game.tours[before.tour_index].observation(None).placements)
         echo = _echo(tr, done, frame)
         return Outcome(echo, notices)
 
@@ -597,7 +603,9 @@ class Flow:
         if stored.row.chat_id > 0:
             return tr._("🃏 Your match against the computer")
         lobby_title = self._titles.get(stored.row.chat_id)
-        return tr._("🃏 Match in “{title}”", title=lobby_title or tr._("the group"))
+        if not lobby_title:
+            return tr._("🃏 Match in a group")
+        return tr._("🃏 Match in “{title}”", title=lobby_title)
 
     def remember_title(self, chat_id: int, title: str | None) -> None:
         if title:

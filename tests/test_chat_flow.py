@@ -1,0 +1,156 @@
+"""The chat flow without Telegram: lobbies, whole matches on every table, bad input."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import AsyncIterator
+
+import pytest
+
+from chat.computer import Thinker
+from chat.flow import Actor, Flow
+from chat.i18n import Catalogs
+from chat.notices import BoardPost, ComputerTurn, Send, ShowLobby
+from krendzu import Place, Table, replay
+from storage import MatchStatus, Store, open_store
+
+ANN, BOB, CY, DEE = (Actor(1, "Ann", "en"), Actor(2, "Боб", "ru"), Actor(3, "Cy", "en"),
+                     Actor(4, "Dee", "en"))
+
+
+@pytest.fixture
+async def flow() -> AsyncIterator[Flow]:
+    store = await open_store(":memory:")
+    thinker = Thinker(workers=0)
+    yield Flow(store, Catalogs(), thinker.decide, bot_username="kbot")
+    thinker.close()
+    await store.close()
+
+
+async def play_out(flow: Flow, match_id: int, humans: dict[int, Actor],
+                   rng: random.Random) -> list[str]:
+    """Humans play random legal steps through the flow; computers play their turns."""
+    group_lines: list[str] = []
+    update = 1000
+    while True:
+        stored = await flow.load(match_id)
+        if stored.row.status is not MatchStatus.ACTIVE:
+            return group_lines
+        seat = stored.game.current_player
+        seat_row = stored.row.seats[seat]
+        if seat_row.user_id is None:
+            outcome = await flow.computer_turn(match_id, stored.next_seq)
+        else:
+            update += 1
+            step = rng.choice(stored.game.legal_actions())
+            outcome = await flow.play(match_id, humans[seat_row.user_id], [step],
+                                      update_id=update)
+            assert outcome.reply and outcome.reply.startswith("✓"), outcome.reply
+        posts = [n for n in outcome.notices if isinstance(n, BoardPost)]
+        for post in posts:
+            group_lines.extend(post.lines)
+        assert outcome.notices, "every accepted move is announced"
+
+
+@pytest.mark.parametrize(("table", "humans", "args"), [
+    (Table.DUEL, [ANN, BOB], ["exchange=2"]),
+    (Table.TRIO_LONE_ATTACKER, [ANN], []),
+    (Table.TRIO_LONE_DEFENDER, [ANN, BOB], ["exchange=1"]),
+    (Table.TEAMS, [ANN, BOB, CY], []),
+])
+async def test_whole_match_on_every_table(flow: Flow, table: Table, humans: list[Actor],
+                                          args: list[str]) -> None:
+    for actor in humans:
+        await flow.see_user(actor, private=True)
+    outcome = await flow.new_lobby(-100, None, humans[0], [table.value, *args], title="Friends")
+    assert isinstance(outcome.notices[0], ShowLobby)
+    for actor in humans[1:]:
+        assert (await flow.lobby_action(-100, None, actor, "join")).reply == "You are seated." \
+            or actor.language_code == "ru"
+    while True:
+        lobby = await flow.store.open_lobby(-100)
+        assert lobby is not None
+        if len(lobby.state["seats"]) == table.players:
+            break
+        await flow.lobby_action(-100, None, humans[0], "add:easy")
+    started = await flow.lobby_action(-100, None, humans[0], "go")
+    sends = [n for n in started.notices if isinstance(n, Send)]
+    hands = {n.chat_id for n in sends if n.hand}
+    assert hands == {a.user_id for a in humans}, "every human gets their hand privately"
+    stored = await flow.find_match(-100, None, humans[0].user_id)
+    assert stored is not None
+    lines = await play_out(flow, stored.match_id, {a.user_id: a for a in humans},
+                           random.Random(table.value))
+    final = await flow.store.load_match(stored.match_id)
+    assert final.row.status is MatchStatus.FINISHED
+    # The referee's replay of the exported record gives the stored totals.
+    record = json.loads(json.dumps(final.game.to_record()))
+    result = replay(record)
+    assert result["valid"]
+    assert tuple(result["totals"][p] for p in record["players"]) == final.row.totals
+    assert any(line.startswith("+1 ") for line in lines) or sum(final.row.totals or ()) == 0
+
+
+async def test_wrong_turn_foreign_card_and_stale_panel_change_nothing(flow: Flow) -> None:
+    for actor in (ANN, BOB):
+        await flow.see_user(actor, private=True)
+    await flow.new_lobby(-5, None, ANN, [])
+    await flow.lobby_action(-5, None, BOB, "join")
+    await flow.lobby_action(-5, None, ANN, "go")
+    stored = await flow.find_match(-5, None, 1)
+    assert stored is not None
+    game = stored.game
+    mover = game.current_player
+    other = [ANN, BOB][1 - mover]
+    me = [ANN, BOB][mover]
+    seq = stored.next_seq
+    wrong = await flow.play(stored.match_id, other, [game.legal_actions()[0]])
+    assert "not your turn" in (wrong.reply or "") or "не ваш" in (wrong.reply or "").lower()
+    hand = set(game.observation(mover).tour.hand)
+    foreign = next(c for c in game.observation(1 - mover).tour.hand if c not in hand)
+    refused = await flow.play(stored.match_id, me, [Place(foreign, 0, 0)])
+    assert refused.private_reply and not refused.notices
+    far = await flow.play(stored.match_id, me, [Place(sorted(hand)[0], 5, 5)])
+    assert "M13" in (far.reply or "") and not far.notices
+    stale = await flow.panel_press(stored.match_id, seq + 3, "pass", me)
+    assert not stale.notices
+    forged = await flow.panel_press(stored.match_id, seq, "pZZ@0,0", me)
+    assert not forged.notices
+    assert (await flow.store.get_match(stored.match_id)).move_count == 0
+
+
+async def test_duplicate_update_applies_once(flow: Flow) -> None:
+    for actor in (ANN, BOB):
+        await flow.see_user(actor, private=True)
+    await flow.new_lobby(-6, None, ANN, [])
+    await flow.lobby_action(-6, None, BOB, "join")
+    await flow.lobby_action(-6, None, ANN, "go")
+    stored = await flow.find_match(-6, None, 1)
+    assert stored is not None
+    me = [ANN, BOB][stored.game.current_player]
+    step = stored.game.legal_actions()[0]
+    first = await flow.play(stored.match_id, me, [step], update_id=77)
+    assert first.notices
+    again = await flow.play(stored.match_id, me, [step], update_id=77)
+    assert not again.notices
+    assert (await flow.store.get_match(stored.match_id)).move_count == 1
+
+
+async def test_private_match_against_the_computer(flow: Flow) -> None:
+    await flow.see_user(ANN, private=True)
+    lobby = await flow.new_lobby(ANN.user_id, None, ANN, ["level=easy"])
+    show = lobby.notices[0]
+    assert isinstance(show, ShowLobby) and "Easy" in show.text
+    started = await flow.lobby_action(ANN.user_id, None, ANN, "go")
+    assert not any(isinstance(n, BoardPost) for n in started.notices), "no group here"
+    stored = await flow.find_match(ANN.user_id, None, 1) or (await flow.my_matches(1))[0]
+    assert any(isinstance(n, ComputerTurn) for n in started.notices) or \
+        stored.game.current_player == stored.row.seat_of(1)
+    await play_out(flow, stored.match_id, {1: ANN}, random.Random(3))
+    assert (await flow.store.get_match(stored.match_id)).status is MatchStatus.FINISHED
+
+
+async def test_store_only_grows_by_accepted_moves(flow: Flow) -> None:
+    store: Store = flow.store
+    assert await store.active_matches() == []
