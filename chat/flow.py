@@ -278,16 +278,6 @@ class Flow:
                 return Outcome(tr._("Only seated players can add computer players."))
             state.seats.append(LobbySeat("computer", level=level))
             reply = tr._("{level} joined.", level=level_label(tr, level))
-        elif op.startswith("kick:"):
-            if not (creator or is_admin):
-                return Outcome(tr._("Only the creator can change the seats."))
-            try:
-                index = int(op[5:])
-                if state.seats[index].kind != "computer":
-                    raise IndexError
-            except (ValueError, IndexError):
-                return Outcome(tr._("This button is not valid any more."))
-            del state.seats[index]
         elif op in ("table", "tours", "deal", "exchange") or op.startswith("level:"):
             if not creator:
                 return Outcome(tr._("Only the creator can change the settings."))
@@ -645,7 +635,7 @@ class Flow:
 
         if tour.phase == ANNOUNCE:
             counts = sorted(a.count for a in legal if isinstance(a, Announce))
-            return (tr._("Exchange: how many cards do you want to exchange? (/exchange N)"),
+            return (tr._("Exchange: how many cards will you swap for new ones? (/exchange N)"),
                     rows_of([Button(str(n), data(f"a{n}")) for n in counts], 8))
         if tour.phase == DISCARD:
             left = dict(tour.announcements)[tour.current_player] - tour.discards_done[
@@ -814,9 +804,10 @@ class Flow:
         per_tour = []
         for i, points in enumerate(view.tour_points):
             scored = [names[s] for s, p in points if p]
-            per_tour.append(tr._("Tour {t}: {side} {n}", t=i + 1,
-                                 side=" & ".join(scored) or "—",
-                                 n=max((p for _, p in points), default=0)))
+            best = max((p for _, p in points), default=0)
+            per_tour.append(tr.n_("Tour {t}: {side} scored {n} point.",
+                                  "Tour {t}: {side} scored {n} points.", best, t=i + 1,
+                                  side=" & ".join(scored) or "—"))
         return "\n".join([score_text(tr, view, names), *per_tour, next_text(tr, view, names)])
 
     def export(self, stored: StoredMatch) -> tuple[bytes, int]:
@@ -867,7 +858,9 @@ class Flow:
                  score_text(tr, game.observation(None), names)]
         for i, tour in enumerate(game.tours):
             side = " & ".join(names[s] for s in tour.roles.attackers)
-            lines.append(tr._("Tour {t}: {side} {n}", t=i + 1, side=side, n=tour.points))
+            lines.append(tr.n_("Tour {t}: {side} scored {n} point.",
+                               "Tour {t}: {side} scored {n} points.", tour.points, t=i + 1,
+                               side=side))
         keyboard = [[Button(tr._("🔁 Rematch"), match_data(stored.match_id, 0, "rematch"))]]
         notices: list[Notice] = [Send(stored.row.chat_id, "\n".join(lines),
                                       thread_id=stored.row.thread_id, keyboard=keyboard,

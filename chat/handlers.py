@@ -152,7 +152,7 @@ def help_text(tr: Tr) -> str:
     return "\n".join([
         tr._("Setting up"),
         tr._("/new [duel|trio-lone-attacker|trio-lone-defender|teams] [tours=N] [deal=12/14] "
-             "[exchange=K] [level=easy|normal|hard] — a new match"),
+             "[exchange=K] — a new match; in a private chat also [level=easy|normal|hard]"),
         tr._("/join, /leave — take or leave a seat; /add LEVEL — a computer player; "
              "/go — start"),
         "",
@@ -198,6 +198,16 @@ async def rules_picture(language: str) -> bytes | None:
     return await asyncio.to_thread(draw, language)
 
 
+def language_name(code: str) -> str:
+    """``ru`` → ``русский``, ``en`` → ``English`` (from the CLDR data in Babel)."""
+    from babel import Locale, UnknownLocaleError
+
+    try:
+        return Locale.parse(code).get_display_name(code) or code
+    except (ValueError, UnknownLocaleError):
+        return code
+
+
 def rules_text(tr: Tr) -> str:
     return "\n".join([
         tr._("Krendzu in short"),
@@ -208,8 +218,8 @@ def rules_text(tr: Tr) -> str:
         tr._("• Values: 6–10 as printed; J = 2 or 12; Q = 3 or 13; K = 4 or 14; A = 1, 5, 11 "
              "or 15. Examples: A 6 7 8; J 9 6 Q; A A 9 Q."),
         tr._("• A defender opens with one card. Then an attacker plays exactly one card; a "
-             "defender passes, plays one or two."),
-        tr._("• Every line completed scores for the attackers, even one the defender "
+             "defender passes or plays one or two cards."),
+        tr._("• Every combination completed scores for the attackers, even one the defender "
              "completes (an own goal)."),
         tr._("• Roles rotate every tour; the highest total after the last tour wins."),
         tr._("• With an exchange limit, everyone first announces how many cards to exchange, "
@@ -230,8 +240,7 @@ async def lang(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         tr = await reply_tr(svc, update)
         await say(svc, update, tr._(exc.key, **exc.values))
         return
-    await say(svc, update, tr._("Language: English.") if tr.language == "en"
-              else tr._("Language: {name}.", name=tr.language))
+    await say(svc, update, tr._("Language: {name}.", name=language_name(tr.language)))
 
 
 # Lobby ----------------------------------------------------------------------------------
@@ -297,8 +306,9 @@ async def target_match(svc: Services, update: Update, tr: Tr) -> StoredMatch | N
             return matches[0]
         await say(svc, update, tr._("It is not your turn in any of your matches."))
         return None
-    await say(svc, update, tr._("It is your turn in {n} matches: use the buttons on the panel "
-                                "of the one you mean.", n=len(own)))
+    await say(svc, update, tr.n_("It is your turn in {n} match: use the buttons on its panel.",
+                                 "It is your turn in {n} matches: use the buttons on the panel "
+                                 "of the one you mean.", len(own)))
     return None
 
 

@@ -240,7 +240,9 @@ def apply_new_args(state: LobbyState, args: list[str], *, private: bool) -> Lobb
     try:
         state.settings()
     except SettingsError as exc:
-        raise InputError("These settings cannot be played: {reason}", reason=str(exc)) from exc
+        raise InputError("These settings cannot be played: tours are an even number (a multiple "
+                         "of 6 for three players, at most 60) and the deal must fit the 36 "
+                         "cards.") from exc
     return state
 
 
