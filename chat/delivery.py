@@ -345,11 +345,7 @@ class Delivery:
             return
         message_id, is_photo = known
         try:
-            if is_photo and notice.fallback is not None and notice.fallback.picture is not None \
-                    and notice.keyboard is None:
-                await self.bot.edit_message_caption(
-                    notice.user_id, message_id, caption=fit(notice.text, CAPTION_LIMIT))
-            elif is_photo:
+            if is_photo:
                 await self.bot.edit_message_caption(
                     notice.user_id, message_id, caption=fit(notice.text, CAPTION_LIMIT),
                     reply_markup=markup(notice.keyboard))

@@ -446,12 +446,12 @@ class Flow:
                    from_panel: bool = False) -> Outcome:
         """Apply a player's steps (validated on a clone first), store them, announce them."""
         tr = await self.see_user(actor)
-        row = await self.store.get_match(match_id)
+        try:
+            row = await self.store.get_match(match_id)
+        except NotFound:
+            return Outcome(tr._("This match does not exist any more."))
         async with self.lock(row.chat_id, row.thread_id):
-            try:
-                stored = await self.load(match_id)
-            except NotFound:
-                return Outcome(tr._("This match does not exist any more."))
+            stored = await self.load(match_id)
             if stored.row.status is not MatchStatus.ACTIVE:
                 return Outcome(tr._("This match is over."))
             seat = stored.row.seat_of(actor.user_id)
