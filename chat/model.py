@@ -30,7 +30,7 @@ MAX_INPUT = 300
 class InputError(ValueError):
     """Bad input from a player; ``key`` is an English message to translate with ``values``."""
 
-    def __init__(self, key: str, **values: Any) -> None:
+    def __init__(self, key: str, /, **values: Any) -> None:
         super().__init__(key.format(**values) if values else key)
         self.key = key
         self.values = values

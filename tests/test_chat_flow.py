@@ -11,6 +11,7 @@ import pytest
 from chat.computer import Thinker
 from chat.flow import Actor, Flow
 from chat.i18n import Catalogs
+from chat.model import InputError
 from chat.notices import BoardPost, ComputerTurn, Send, ShowLobby
 from krendzu import Place, Table, replay
 from storage import MatchStatus, Store, open_store
@@ -154,3 +155,59 @@ async def test_private_match_against_the_computer(flow: Flow) -> None:
 async def test_store_only_grows_by_accepted_moves(flow: Flow) -> None:
     store: Store = flow.store
     assert await store.active_matches() == []
+
+
+async def test_lobby_join_needs_private_chat_then_deep_link_seats(flow: Flow) -> None:
+    await flow.see_user(ANN, private=True)
+    await flow.see_user(BOB)  # seen in the group only: the bot cannot write to Боб yet
+    await flow.new_lobby(-7, None, ANN, [], title="Friends")
+    refused = await flow.lobby_action(-7, None, BOB, "join")
+    assert refused.alert and "start=j" in (refused.reply or "")
+    lobby = await flow.store.open_lobby(-7)
+    assert lobby is not None and lobby.state["invited"] == [BOB.user_id]
+    assert len(lobby.state["seats"]) == 1
+    show = refused.notices[0]
+    assert isinstance(show, ShowLobby)
+    urls = [b.url for row in show.keyboard or [] for b in row if b.url]
+    assert urls == [f"https://t.me/kbot?start=j{lobby.lobby_id}"]
+    payload = urls[0].rsplit("=", 1)[1]
+    assert len(payload) <= 64 and payload.isalnum()
+    seated = await flow.join_by_link(BOB, payload)
+    assert "Friends" in (seated.reply or "")
+    lobby = await flow.store.open_lobby(-7)
+    assert lobby is not None and [s["user_id"] for s in lobby.state["seats"]] == [1, 2]
+    forged = await flow.join_by_link(BOB, "j99999")
+    assert not forged.notices
+
+
+async def test_only_the_creator_changes_settings_and_cancels(flow: Flow) -> None:
+    for actor in (ANN, CY):
+        await flow.see_user(actor, private=True)
+    await flow.new_lobby(-8, None, ANN, [])
+    assert not (await flow.lobby_action(-8, None, CY, "table")).notices
+    changed = await flow.lobby_action(-8, None, ANN, "table")
+    assert changed.notices and "lone attacker" in changed.notices[0].text  # type: ignore[union-attr]
+    assert not (await flow.lobby_action(-8, None, CY, "cancel")).notices
+    assert (await flow.lobby_action(-8, None, CY, "cancel", is_admin=True)).notices
+    assert await flow.store.open_lobby(-8) is None
+
+
+async def test_bad_new_arguments_are_refused_politely(flow: Flow) -> None:
+    await flow.see_user(ANN, private=True)
+    for args in (["tours=3"], ["deal=30/30"], ["colour=red"], ["nonsense"], ["deal=huge"]):
+        with pytest.raises(InputError):
+            await flow.new_lobby(-9, None, ANN, args)
+    assert await flow.store.open_lobby(-9) is None
+
+
+async def test_rematch_after_a_finished_match(flow: Flow) -> None:
+    await flow.see_user(ANN, private=True)
+    await flow.new_lobby(ANN.user_id, None, ANN, ["level=easy"])
+    await flow.lobby_action(ANN.user_id, None, ANN, "go")
+    stored = (await flow.my_matches(1))[0]
+    await play_out(flow, stored.match_id, {1: ANN}, random.Random(4))
+    again = await flow.panel_press(stored.match_id, 0, "rematch", ANN)
+    assert again.notices and isinstance(again.notices[0], ShowLobby)
+    lobby = await flow.store.open_lobby(ANN.user_id)
+    assert lobby is not None and lobby.state["level"] == "easy"
+    assert {s["kind"] for s in lobby.state["seats"]} == {"human", "computer"}
