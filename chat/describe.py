@@ -118,7 +118,6 @@ def describe_moves(tr: Tr, before: Match, actions: Sequence[Action],
         tour = game.tour
         seat = tour.current_player
         combos_before = len(tour.combos)
-        order = tour.roles.order
         game.apply(action)
         new_tour = game.tour_index != tour_index
         if isinstance(action, Place):
@@ -128,8 +127,12 @@ def describe_moves(tr: Tr, before: Match, actions: Sequence[Action],
             for combo in tour.combos[combos_before:]:
                 lines.append(_combo_line(tr, tour, combo, names))
         if isinstance(action, Announce):
-            lines.append(tr.n_("{name} will exchange {n} card.", "{name} will exchange {n} cards.",
-                               action.count, name=names[seat]))
+            if action.count == 0:
+                lines.append(tr._("{name} exchanges no cards.", name=names[seat]))
+            else:
+                lines.append(tr.n_("{name} will exchange {n} card.",
+                                   "{name} will exchange {n} cards.", action.count,
+                                   name=names[seat]))
             continue
         if isinstance(action, Discard):
             if tour.phase not in (ANNOUNCE, DISCARD) or new_tour:
@@ -145,8 +148,9 @@ def describe_moves(tr: Tr, before: Match, actions: Sequence[Action],
             else:
                 lines.append(tr._("{name}: pass", name=names[seat]))
             pending = []
-            if not new_tour and not tour.is_over:
-                lines.extend(_skips(tr, tour, order, seat, names))
+            if not new_tour and not tour.is_over and tour.hand_sizes()[seat] == 0:
+                lines.append(tr._("{name} has no cards left and will be skipped from now on.",
+                                  name=names[seat]))
         if new_tour or tour.is_over:
             lines.append(tour_over_line(tr, game, tour_index, names))
     if pending and game.tour.pending:
@@ -155,27 +159,6 @@ def describe_moves(tr: Tr, before: Match, actions: Sequence[Action],
         lines.append(tr._("{name}: {cells} (may place a second card)",
                           name=names[game.current_player], cells=cells))
     return lines, game
-
-
-def _skips(tr: Tr, tour: object, order: Sequence[int], seat: int,
-           names: Sequence[str]) -> list[str]:
-    """Seats passed over between ``seat`` and the player now to move (empty hands)."""
-    now = tour.current_player  # type: ignore[attr-defined]
-    out = []
-    positions = [i for i, s in enumerate(order) if s == seat]
-    if not positions:
-        return out
-    # The lone player appears twice in the order: start from the position just played.
-    start = positions[0]
-    for k in range(1, len(order) + 1):
-        s = order[(start + k) % len(order)]
-        if s == now:
-            break
-        if s != seat and tour.hand_sizes()[s] == 0:  # type: ignore[attr-defined]
-            line = tr._("{name} has no cards left and is skipped.", name=names[s])
-            if line not in out:
-                out.append(line)
-    return out
 
 
 def _combo_line(tr: Tr, tour: object, combo: object, names: Sequence[str]) -> str:

@@ -180,12 +180,17 @@ class Flow:
         return self._names[user_id]
 
     async def seat_names(self, row: MatchRow, tr: Tr) -> tuple[str, ...]:
+        """Display names by seat; computers of the same level get their seat number."""
         names = []
+        levels = [s.level for s in row.seats if s.kind is SeatKind.COMPUTER]
         for seat in row.seats:
             if seat.kind is SeatKind.HUMAN and seat.user_id is not None:
                 names.append(await self.name_of(seat.user_id))
             else:
-                names.append(level_label(tr, LEVEL_NAMES.get(seat.level or 2, "normal")))
+                label = level_label(tr, LEVEL_NAMES.get(seat.level or 2, "normal"))
+                if levels.count(seat.level) > 1:
+                    label += f" ({seat.seat + 1})"
+                names.append(label)
         return tuple(names)
 
     # Lobbies ----------------------------------------------------------------------------
@@ -203,6 +208,10 @@ class Flow:
             if lobby is not None:
                 state = _state(lobby)
                 return Outcome(notices=[self._show_lobby(lobby, state, group_tr, repost=True)])
+            known = None if private else await self.store.get_chat(chat_id)
+            if not private and (known is None or known.language is None):
+                # The group speaks its first creator's language until /lang says otherwise.
+                await self.store.upsert_chat(chat_id, language=group_tr.language)
             state = LobbyState(language=group_tr.language, private=private, title=title)
             apply_new_args(state, args, private=private)
             state.seats.append(LobbySeat("human", actor.user_id))
