@@ -1,0 +1,148 @@
+"""A fake Telegram Bot API for tests: the real python-telegram-bot stack against a local emulator.
+
+Telegram is not reachable from the tests, so :class:`FakeTelegram` plays the server: it keeps
+users, chats, messages and files, answers the Bot API methods with the real JSON shapes, and
+rejects what Telegram rejects with Telegram's own error descriptions (see ``errors.py``).
+
+Connecting
+==========
+In-process (fast; no sockets)::
+
+    fake = FakeTelegram()                      # token "123456:TEST-token", @krendzu_test_bot
+    app = (Application.builder().token(fake.token)
+           .request(fake.request()).get_updates_request(fake.request()).build())
+    app.add_handler(CommandHandler("play", play))
+    async with app:                            # initialize (getMe) ... shutdown
+        await app.start()
+        await app.updater.start_polling(poll_interval=0)   # long-polls the emulator
+        ...
+        await app.updater.stop(); await app.stop()
+
+``fake.request()`` is a ``telegram.request.BaseRequest``; any base_url works (the method is the
+last path component, the token must match, else 401 Unauthorized; ``/file/bot<token>/<path>``
+downloads a file). getUpdates long-polls without blocking the event loop.
+
+Over real HTTP (e.g. ``python bot.py`` in a subprocess with ``TELEGRAM_API_BASE_URL=base``)::
+
+    base = fake.serve_http()                   # "http://127.0.0.1:<free port>"
+    bot = Bot(fake.token, base_url=f"{base}/bot", base_file_url=f"{base}/file/bot")
+    ...
+    fake.stop()
+
+The server (stdlib ``ThreadingHTTPServer`` in a daemon thread) takes GET/POST with query
+strings, form, JSON and multipart bodies. The state is guarded by a lock, so the test may act
+and inspect from its own thread/loop while the server threads answer the bot.
+
+The world
+=========
+``FakeTelegram(token=..., bot_username=..., bot_id=None, clock=None, *, privacy=True,
+group_limit=20, group_window=60, global_limit=30, callback_timeout=900)`` -- ``clock`` is a
+callable returning seconds (default ``time.time``); it dates messages (whole seconds) and drives
+the flood limits and the callback timeout. ``bot_id`` defaults to the token's number.
+
+- ``fake.user(user_id, first_name, last_name=None, username=None, language_code="en")``
+  -> :class:`FakeUser`; its private chat has the user's id (``fake.private_chat(user)``).
+- ``fake.group(chat_id, title, forum=False, *, username=None, bot=True, bot_admin=False,
+  creator=None, members=())`` -> :class:`Chat`. Ids above -10**12 are basic groups, -100...
+  ids supergroups; forums must be supergroups. With ``bot=False`` add it later:
+- ``fake.add_bot(group, by=user, admin=False)``: my_chat_member + new_chat_members updates.
+- ``fake.remove_bot(group, by=None)``: my_chat_member (kicked); sends then fail with 403.
+- ``fake.migrate(group)`` -> the new supergroup (id ``-(10**12 + |old|)``) with the two
+  migrate service messages; writes to the old id fail with 400 + migrate_to_chat_id.
+- ``fake.forbid_media(group, kinds=("photo", "document", "animation"))`` / ``allow_media``.
+- ``fake.set_admin(group, user, admin=True)``, ``fake.set_bot_admin(group, admin=True)``.
+- ``fake.inline_message(text, reply_markup=None)`` -> an inline message to edit by
+  ``inline_message_id`` (edits return True) or to press buttons on.
+- ``fake.privacy = False`` delivers every group message to the bot.
+
+Simulated users' actions (each queues updates with increasing update_id; messages get
+per-chat increasing message_id and an integer date):
+
+- ``user.send(chat, text, *, thread_id=None, reply_to=None)`` -> the :class:`Message`, or None
+  when the bot does not receive it. ``chat=None`` is the private chat. Commands carry a
+  ``bot_command`` entity (``/play@krendzu_test_bot QC M13`` -> length of the command part).
+- ``user.start_bot(payload=None)``: ``/start [payload]`` in the private chat; the bot may
+  then write to the user (before that: 403 "bot can't initiate conversation with a user").
+  After ``block_bot`` it unblocks (my_chat_member kicked -> member).
+- ``user.press(message, text=None, data=None)`` -> :class:`CallbackQuery` record: presses
+  the inline button found by text or callback_data (AssertionError if there is none).
+- ``user.block_bot()``: my_chat_member update; sends fail with 403 "bot was blocked by the
+  user".
+
+Privacy mode (on by default), kept simple: in a group the bot receives ``/cmd@its_username``
+always, a bare ``/cmd`` only when the last message in the chat was the bot's, replies to its
+messages, and service messages; other text never. An admin bot, or ``fake.privacy = False``,
+receives everything. Private chats: everything.
+
+Inspecting
+==========
+- ``fake.sent(chat, deleted=True)`` -> the bot's :class:`Message` list (oldest first);
+  ``fake.last(chat)`` -> newest not deleted; ``fake.messages(chat)`` -> users' too;
+  ``fake.message(chat, message_id)``. ``chat`` may be a Chat, a user or an id.
+- :class:`Message`: ``text``/``caption`` (as shown, after parse_mode), ``raw_text``/
+  ``raw_caption`` (as sent), ``content``, ``parse_mode``, ``entities``, ``caption_entities``,
+  ``kind`` ("text", "photo", "document", "animation", "service"), ``photo``/``document``/
+  ``animation`` (:class:`FileRecord`: ``data``, ``filename``, ``mime_type``, ``file_id``,
+  ``width``, ``height``), ``data``, ``reply_markup`` (plain dict), ``buttons()``,
+  ``button_texts()``, ``button(text=..., data=...)``, ``disable_notification``,
+  ``protect_content``, ``message_thread_id``, ``reply_to``, ``edits`` (earlier versions),
+  ``edit_date``, ``deleted``, ``method``, ``date``.
+- ``fake.answer(query)`` / ``fake.callbacks[id]`` -> :class:`CallbackQuery` (``answered``,
+  ``text``, ``show_alert``, ``url``).
+- ``fake.commands(scope=None, language_code=None)`` -> the setMyCommands list for a scope
+  ("default", "all_private_chats", a scope dict) and language, or None; ``all_commands()``.
+- ``fake.calls`` / ``fake.calls_to(method=None, chat=None, ok=None)`` -> :class:`Call`
+  (method, chat_id, time (clock), wall, status, description, params);
+  ``fake.max_sends_in_window(chat, 60)`` -> the most new messages in any 60 s window.
+- ``fake.update_log``, ``fake.pending_updates()``, ``fake.files``, ``fake.errors``
+  (emulator bugs, answered with HTTP 500), ``fake.describe()`` (recent calls and messages).
+
+Waiting (async; ``*_sync`` twins for synchronous tests):
+
+- ``await fake.wait_for(predicate, timeout=5)`` -> the predicate's first truthy value;
+  AssertionError with recent calls and messages on timeout.
+- ``await fake.wait_for_message(chat, contains=None, *, since=None, where=None, timeout=5)``
+  -> the first bot message newer than ``since`` (``fake.mark()``; default: the latest
+  simulated user action).
+- ``await fake.wait_until_idle(quiet=0.2, timeout=10)``: every queued update fetched and no
+  API call for ``quiet`` seconds of wall time.
+
+Rejections
+==========
+Sends/edits are checked like Telegram does: chat exists ("chat not found"), user started the
+bot / did not block it (403), bot still in the group (403 kicked / not a member), group not
+migrated (400 + migrate_to_chat_id), media rights, text 1..4096 and captions ..1024 characters
+after entity parsing and trimming, HTML parse errors (TDLib's texts), inline keyboards
+(callback_data 1..64 bytes, at most 8 per row and 100 buttons, every button needs an action),
+reply targets, file ids, "message is not modified", message to edit/delete not found or not
+the bot's, callback answers (once, within ``callback_timeout``, text <= 200), command names,
+and flood control: more than ``group_limit`` (20) new messages to one group within
+``group_window`` (60) clock seconds, or ``global_limit`` (30) per second overall -> 429
+"Too Many Requests: retry after N" with parameters.retry_after (edits do not count).
+Unknown methods: 404 "Not Found". Wrong token: 401 "Unauthorized".
+
+Limitations: Markdown/MarkdownV2 are not parsed (the text is kept as sent, no entities);
+photos keep their uploaded bytes (Telegram would re-encode to JPEG) and the small PhotoSize
+shares them; URLs as files are refused ("failed to get HTTP URL content"); no webhooks
+delivery, inline queries, polls, stickers, videos or albums; entities are not auto-detected
+in the bot's own texts (no url/mention entities added); forum topic ids are not validated.
+"""
+
+from tests.fakebot import errors
+from tests.fakebot.emulator import FakeTelegram
+from tests.fakebot.errors import ApiError
+from tests.fakebot.model import Call, CallbackQuery, Chat, FakeUser, FileRecord, Message
+from tests.fakebot.transport import FakeRequest
+
+__all__ = [
+    "ApiError",
+    "Call",
+    "CallbackQuery",
+    "Chat",
+    "FakeRequest",
+    "FakeTelegram",
+    "FakeUser",
+    "FileRecord",
+    "Message",
+    "errors",
+]
