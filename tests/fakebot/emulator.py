@@ -1203,7 +1203,10 @@ class FakeTelegram:
         chat_id = _int(p, "chat_id")
         if chat_id is not None:
             self._resolve_chat(chat_id)
-        self.menu_buttons[chat_id] = p.get("menu_button") or {"type": "default"}
+        if p.get("menu_button"):
+            self.menu_buttons[chat_id] = p["menu_button"]
+        else:
+            self.menu_buttons.pop(chat_id, None)  # back to the default
         return True
 
     def _m_getchatmenubutton(self, p: dict, files: dict) -> dict:
