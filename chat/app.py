@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
 from typing import Any
 
 from telegram import (
@@ -79,8 +81,10 @@ def build_application(
     *,
     request: BaseRequest | None = None,
     updates_request: BaseRequest | None = None,
-    rate_limiter: bool = True,
+    clock: Callable[[], float] = time.time,
 ) -> Application:
+    """The application. ``request``/``updates_request`` and ``clock`` are for tests (a fake
+    Bot API and a clock that may run faster than real time)."""
     if not config.token:
         raise ValueError("a bot token is required")
     builder = Application.builder().token(config.token).concurrent_updates(True)
@@ -89,16 +93,17 @@ def build_application(
         builder = builder.base_url(f"{base}/bot").base_file_url(f"{base}/file/bot")
     if request is not None:
         builder = builder.request(request).get_updates_request(updates_request or request)
-    if rate_limiter:
-        builder = builder.rate_limiter(AIORateLimiter(max_retries=3,
-                                                      overall_max_rate=config.overall_rate))
+    # The overall rate and RetryAfter retries come from PTB; per-group pacing is delivery's
+    # own gate, which can coalesce board posts (a limiter could only delay them).
+    builder = builder.rate_limiter(AIORateLimiter(max_retries=3, group_max_rate=0,
+                                                  overall_max_rate=config.overall_rate))
 
     async def post_init(app: Application) -> None:
         store = await open_store(config.database)
         catalogs = Catalogs()
         thinker = Thinker(workers=config.ai_workers, hard_budget_ms=config.hard_budget_ms)
         flow = Flow(store, catalogs, thinker.decide, bot_username=app.bot.username)
-        delivery = Delivery(app.bot, store, group_limit=config.group_limit)
+        delivery = Delivery(app.bot, store, group_limit=config.group_limit, clock=clock)
 
         async def computer(match_id: int, seq: int) -> None:
             outcome = await flow.computer_turn(match_id, seq)

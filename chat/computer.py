@@ -73,6 +73,10 @@ class Pacer:
         except Exception:
             log.exception("match %s: the computer's move %s failed", match_id, seq)
 
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
     async def idle(self) -> None:
         while self._pending:
             await asyncio.gather(*list(self._pending.values()), return_exceptions=True)

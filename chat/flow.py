@@ -446,6 +446,16 @@ class Flow:
             return await self.load(row.match_id) if row else None
         return None
 
+    async def latest_match(self, chat_id: int, thread_id: int | None,
+                           user_id: int) -> StoredMatch | None:
+        """The chat's active match, else the newest one the user played in this chat."""
+        row = await self.store.active_match(chat_id, thread_id)
+        if row is None:
+            mine = await self.store.matches_of_user(user_id, status=None)
+            row = next((r for r in mine if r.chat_id == chat_id
+                        and r.thread_id == thread_id), None)
+        return await self.load(row.match_id) if row else None
+
     async def my_matches(self, user_id: int) -> list[StoredMatch]:
         rows = await self.store.matches_of_user(user_id)
         return [await self.load(r.match_id) for r in rows]

@@ -414,9 +414,15 @@ def match_command(kind: str) -> Handler:
     async def handler(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         svc = services(context)
         tr = await reply_tr(svc, update)
-        stored = await target_match(svc, update, tr)
         chat = update.effective_chat
-        if stored is None or chat is None:
+        if chat is None:
+            return
+        stored = None
+        if kind == "export":  # after a match too: the newest one the user played here
+            stored = await svc.flow.latest_match(chat.id, thread_of(update),
+                                                 actor_of(update).user_id)
+        stored = stored or await target_match(svc, update, tr)
+        if stored is None:
             return
         actor = actor_of(update)
         seated = stored.row.seat_of(actor.user_id) is not None

@@ -1,0 +1,148 @@
+"""Run the real application in-process against the fake Bot API, and play like people do."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from telegram.ext import Application
+
+from chat.app import build_application
+from chat.config import Config
+from chat.handlers import Services
+from tests.fakebot import FakeTelegram, FakeUser, Message
+
+BOT = "krendzu_test_bot"
+
+
+class FastClock:
+    """Seconds that pass ``speed`` times faster than real ones (shared by bot and fake), so a
+    60-second flood window lasts a fraction of a real second."""
+
+    def __init__(self, speed: float = 60.0) -> None:
+        self.speed = speed
+        self.start = time.time()
+        self.offset = 0.0
+
+    def __call__(self) -> float:
+        return self.start + (time.time() - self.start) * self.speed + self.offset
+
+    def advance(self, seconds: float) -> None:
+        self.offset += seconds
+
+
+@dataclass
+class Harness:
+    fake: FakeTelegram
+    app: Application
+    config: Config
+
+    @property
+    def services(self) -> Services:
+        return self.app.bot_data["services"]
+
+    def busy(self) -> bool:
+        return bool(self.fake.pending_updates() or not self.app.update_queue.empty()
+                    or self.app.update_processor.current_concurrent_updates
+                    or self.services.pacer.pending or not self.services.delivery.is_idle())
+
+    async def settle(self, quiet: float = 0.03, timeout: float = 30.0) -> None:
+        """Until every update is handled, every notice delivered, no computer pending."""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout
+        while loop.time() < end:
+            await self.fake.wait_until_idle(quiet=quiet, timeout=timeout)
+            await self.services.pacer.idle()
+            await self.services.delivery.idle()
+            if self.busy():
+                await asyncio.sleep(quiet)
+                continue
+            await asyncio.sleep(quiet)
+            if not self.busy():
+                return
+        raise AssertionError("the bot did not settle:\n" + self.fake.describe())
+
+
+def test_config(tmp_path: Path, fake: FakeTelegram, **changes: object) -> Config:
+    base = Config(token=fake.token, database=str(tmp_path / "krendzu.sqlite3"),
+                  log_level="INFO", api_base_url=None, ai_delay=0.0, ai_workers=0,
+                  hard_budget_ms=100.0, overall_rate=1000.0)
+    return replace(base, **changes)  # type: ignore[arg-type]
+
+
+@asynccontextmanager
+async def running_bot(tmp_path: Path, fake: FakeTelegram,
+                      **changes: object) -> AsyncIterator[Harness]:
+    config = test_config(tmp_path, fake, **changes)
+    app = build_application(config, request=fake.request(), updates_request=fake.request(),
+                            clock=fake.clock)
+    async with app:
+        assert app.post_init is not None and app.post_shutdown is not None
+        await app.post_init(app)  # run_polling would call it; the harness starts by hand
+        await app.start()
+        assert app.updater is not None
+        await app.updater.start_polling(poll_interval=0, timeout=1)
+        harness = Harness(fake, app, config)
+        try:
+            yield harness
+        finally:
+            await app.updater.stop()
+            await app.stop()
+            await app.post_shutdown(app)
+
+
+def panel(fake: FakeTelegram, user: FakeUser) -> Message | None:
+    """The user's newest private message with match buttons (the live panel)."""
+    for message in reversed(fake.sent(user, deleted=False)):
+        data = [b.get("callback_data", "") for b in message.buttons()]
+        if any(d.startswith("v1:m:") and not d.endswith(":rematch") for d in data):
+            return message
+    return None
+
+
+def buttons_with(message: Message, marker: str) -> list[dict]:
+    return [b for b in message.buttons()
+            if b.get("callback_data", "").split(":")[-1].startswith(marker)]
+
+
+async def play_step_with_buttons(h: Harness, user: FakeUser, rng: random.Random) -> bool:
+    """Make one step from the user's panel with taps; False if they have no panel."""
+    message = panel(h.fake, user)
+    if message is None:
+        return False
+    ops = {b["callback_data"].split(":")[-1][:1]: b for b in message.buttons()
+           if "callback_data" in b}
+    choices = [b for b in message.buttons() if b.get("callback_data", "").startswith("v1:m:")]
+    ann = buttons_with(message, "a")
+    drops = buttons_with(message, "d")
+    cards = buttons_with(message, "c")
+    if ann:
+        user.press(message, data=rng.choice(ann)["callback_data"])
+    elif drops:
+        user.press(message, data=rng.choice(drops)["callback_data"])
+        await h.settle()
+        user.press(message, data=buttons_with(message, "x")[0]["callback_data"])
+    elif cards:
+        finish = [b for b in choices if b["callback_data"].endswith((":pass", ":end"))]
+        if finish and rng.random() < 0.15:
+            user.press(message, data=finish[0]["callback_data"])
+        else:
+            user.press(message, data=rng.choice(cards)["callback_data"])
+            await h.settle()
+            columns = buttons_with(message, "k")
+            if columns:
+                user.press(message, data=rng.choice(columns)["callback_data"])
+                await h.settle()
+            cells = buttons_with(message, "p")
+            assert cells, f"no cell buttons after choosing a card: {message.buttons()}"
+            user.press(message, data=rng.choice(cells)["callback_data"])
+    else:
+        del ops
+        return False
+    await h.settle()
+    return True
