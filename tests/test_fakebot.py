@@ -397,6 +397,24 @@ async def test_text_and_edit_rejections(fake: FakeTelegram, bot: Bot) -> None:
                  bot.delete_message(gina.id, msg.message_id))
 
 
+async def test_markdown_parse_modes(fake: FakeTelegram, bot: Bot) -> None:
+    pia = fake.user(119, "Pia")
+    pia.start_bot()
+    await expect(fake, BadRequest, "Bad Request: can't parse entities: Character '.' is reserved "
+                                   "and must be escaped with the preceding '\\'",
+                 bot.send_message(pia.id, "1. done", parse_mode="MarkdownV2"))
+    done = await bot.send_message(pia.id, r"*bold* and __under__ 1\. [link](https://t.me/x)",
+                                  parse_mode="MarkdownV2")
+    assert done.text == "bold and under 1. link"
+    assert [(e.type, e.offset, e.length) for e in done.entities] == [
+        ("bold", 0, 4), ("underline", 9, 5), ("text_link", 18, 4)]
+    await expect(fake, BadRequest, "Bad Request: can't parse entities: Can't find end of the "
+                                   "entity starting at byte offset 4",
+                 bot.send_message(pia.id, "see *this", parse_mode="Markdown"))
+    legacy = await bot.send_message(pia.id, "*b* a.b", parse_mode="Markdown")
+    assert legacy.text == "b a.b" and legacy.entities[0].type == "bold"
+
+
 async def test_keyboard_rejections(fake: FakeTelegram, bot: Bot) -> None:
     hugo = fake.user(108, "Hugo")
     hugo.start_bot()
@@ -607,6 +625,10 @@ async def test_over_http_with_a_real_bot_and_application(fake: FakeTelegram) -> 
         file = await client.get_file(sent.photo[-1].file_id)
         assert file.file_path.startswith(f"{base}/file/bot{fake.token}/photos/")
         assert bytes(await file.download_as_bytearray()) == picture
+        odd = png(8, 8) + b"\r\n--boundary\r\n\r\n" + bytes(range(256))
+        await client.send_document(mike.id, odd, filename='запись "1".bin', caption="две\nстроки")
+        assert fake.last(mike).document.filename == 'запись "1".bin'
+        assert (fake.last(mike).data, fake.last(mike).caption) == (odd, "две\nстроки")
         await expect(fake, BadRequest, "Bad Request: message text is empty",
                      client.send_message(mike.id, ""))
         await expect(fake, Forbidden, "Forbidden: bot can't initiate conversation with a user",
@@ -645,4 +667,5 @@ async def test_over_http_with_a_real_bot_and_application(fake: FakeTelegram) -> 
         query = panel_owner.press(panel, data="pick:a")
         await fake.wait_for(lambda: fake.answer(query).answered)
         await fake.wait_for(lambda: panel.text == "chosen pick:a")
+        await fake.wait_until_idle(quiet=0.1)
     fake.stop()

@@ -121,11 +121,14 @@ and flood control: more than ``group_limit`` (20) new messages to one group with
 "Too Many Requests: retry after N" with parameters.retry_after (edits do not count).
 Unknown methods: 404 "Not Found". Wrong token: 401 "Unauthorized".
 
-Limitations: Markdown/MarkdownV2 are not parsed (the text is kept as sent, no entities);
-photos keep their uploaded bytes (Telegram would re-encode to JPEG) and the small PhotoSize
-shares them; URLs as files are refused ("failed to get HTTP URL content"); no webhooks
-delivery, inline queries, polls, stickers, videos or albums; entities are not auto-detected
-in the bot's own texts (no url/mention entities added); forum topic ids are not validated.
+parse_mode HTML, MarkdownV2 and Markdown are parsed after TDLib (entities in UTF-16 units;
+errors such as "Character '.' is reserved and must be escaped with the preceding '\\'").
+
+Limitations: photos keep their uploaded bytes (Telegram would re-encode them to JPEG) and the
+small PhotoSize shares them; URLs as files are refused ("failed to get HTTP URL content"); no
+webhook delivery, inline queries, polls, stickers, videos or albums; entities are not
+auto-detected in the bot's own texts (no url/mention entities added); forum topic ids are not
+validated; private chats have no per-chat rate limit.
 """
 
 from tests.fakebot import errors

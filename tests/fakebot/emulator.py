@@ -19,7 +19,14 @@ from tests.fakebot import errors as E
 from tests.fakebot.errors import ApiError, bad, too_many
 from tests.fakebot.media import extension, guess_mime, image_size, scaled
 from tests.fakebot.model import Call, CallbackQuery, Chat, FakeUser, FileRecord, Message
-from tests.fakebot.text import EntityError, command_entities, parse_html, trim
+from tests.fakebot.text import (
+    EntityError,
+    command_entities,
+    parse_html,
+    parse_markdown,
+    parse_markdown_v2,
+    trim,
+)
 
 UPDATE_TYPES = (
     "message", "edited_message", "channel_post", "edited_channel_post", "business_connection",
@@ -942,9 +949,13 @@ class FakeTelegram:
                 text, parsed = parse_html(text)
             except EntityError as exc:
                 raise ApiError(400, E.CANT_PARSE_ENTITIES + str(exc)) from None
-        elif mode in ("", "none", "markdown", "markdownv2"):
-            # Markdown modes are not parsed (a documented limitation): the text stays as sent.
-            parsed = [dict(e) for e in entities] if isinstance(entities, list) and not mode else []
+        elif mode in ("markdownv2", "markdown"):
+            try:
+                text, parsed = (parse_markdown_v2 if mode == "markdownv2" else parse_markdown)(text)
+            except EntityError as exc:
+                raise ApiError(400, E.CANT_PARSE_ENTITIES + str(exc)) from None
+        elif mode in ("", "none"):
+            parsed = [dict(e) for e in entities] if isinstance(entities, list) else []
         else:
             raise bad("unsupported parse_mode")
         text, parsed = trim(text, parsed)

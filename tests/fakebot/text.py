@@ -14,6 +14,8 @@ __all__ = [
     "EntityError",
     "command_entities",
     "parse_html",
+    "parse_markdown",
+    "parse_markdown_v2",
     "trim",
     "utf16_len",
 ]
@@ -276,3 +278,219 @@ def command_entities(text: str) -> list[dict]:
         entities.append({"type": "bot_command", "offset": utf16_len(text[:start]),
                          "length": utf16_len(match.group())})
     return entities
+
+
+_MD2_RESERVED = "_*[]()~`>#+-=|{}.!"
+_MD2_ESCAPE = "Character '{}' is reserved and must be escaped with the preceding '\\'"
+
+
+def _link_entity(url: str, offset: int, length: int) -> dict:
+    match = re.fullmatch(r"tg://user\?id=(\d+)", url)
+    if match:
+        return {"type": "text_mention", "offset": offset, "length": length,
+                "user": {"id": int(match.group(1)), "is_bot": False, "first_name": ""}}
+    return {"type": "text_link", "offset": offset, "length": length, "url": url}
+
+
+def parse_markdown_v2(text: str) -> tuple[str, list[dict]]:
+    """(plain text, entities) for ``parse_mode=MarkdownV2``, after TDLib's parser."""
+    out: list[str] = []
+    out_len = 0
+    entities: list[dict] = []
+    stack: list[dict] = []  # type, offset (UTF-16), at (byte offset), begin (index in out)
+    quote: dict | None = None  # the open blockquote, if the current line is quoted
+    i, n = 0, len(text)
+
+    def at(pos: int) -> int:
+        return len(text[:pos].encode("utf-8"))
+
+    def emit(chars: str) -> None:
+        nonlocal out_len
+        out.append(chars)
+        out_len += utf16_len(chars)
+
+    while i < n:
+        c = text[i]
+        line_start = i == 0 or text[i - 1] == "\n"
+        if line_start and not stack:
+            if c == ">":
+                if quote is None:
+                    quote = {"offset": out_len}
+                i += 1
+                continue
+            if quote is not None:
+                length = out_len - quote["offset"]
+                if out and out[-1] == "\n":
+                    length -= 1
+                if length > 0:
+                    entities.append({"type": "blockquote", "offset": quote["offset"],
+                                     "length": length})
+                quote = None
+        if c == "\\" and i + 1 < n and 0 < ord(text[i + 1]) <= 126:
+            emit(text[i + 1])
+            i += 2
+            continue
+        top = stack[-1]["type"] if stack else None
+        reserved = "`" if top in ("code", "pre") else _MD2_RESERVED
+        if c not in reserved:
+            emit(c)
+            i += 1
+            continue
+        following = text[i + 1] if i + 1 < n else ""
+        ends = {
+            "bold": c == "*",
+            "italic": c == "_" and following != "_",
+            "underline": c == "_" and following == "_",
+            "strikethrough": c == "~",
+            "spoiler": c == "|" and following == "|",
+            "code": c == "`",
+            "pre": c == "`" and text[i:i + 3] == "```",
+            "text_link": c == "]",
+            "custom_emoji": c == "]",
+        }.get(top or "", False)
+        if not ends:
+            begin = i
+            kind = ""
+            language = ""
+            if c == "_":
+                kind = "underline" if following == "_" else "italic"
+                i += 2 if kind == "underline" else 1
+            elif c in "*~":
+                kind = "bold" if c == "*" else "strikethrough"
+                i += 1
+            elif c == "|" and following == "|":
+                kind = "spoiler"
+                i += 2
+            elif c == "[":
+                kind = "text_link"
+                i += 1
+            elif c == "`":
+                if text[i:i + 3] == "```":
+                    kind = "pre"
+                    i += 3
+                    end = i
+                    while end < n and not text[end].isspace() and text[end] != "`":
+                        end += 1
+                    if end < n and text[end] == "\n":
+                        language, i = text[i:end], end + 1
+                else:
+                    kind = "code"
+                    i += 1
+            elif c == "!" and following == "[":
+                kind = "custom_emoji"
+                i += 2
+            else:
+                raise EntityError(_MD2_ESCAPE.format(c))
+            stack.append({"type": kind, "offset": out_len, "at": at(begin),
+                          "begin": len(out), "language": language})
+            continue
+        entity = stack.pop()
+        kind = entity["type"]
+        i += {"underline": 2, "spoiler": 2, "pre": 3}.get(kind, 1)
+        length = out_len - entity["offset"]
+        extra: dict = {}
+        if kind in ("text_link", "custom_emoji"):
+            url = ""
+            if i < n and text[i] == "(":
+                i += 1
+                url_start = i
+                chars = []
+                while i < n and text[i] != ")":
+                    if text[i] == "\\" and i + 1 < n and 0 < ord(text[i + 1]) <= 126:
+                        chars.append(text[i + 1])
+                        i += 2
+                        continue
+                    chars.append(text[i])
+                    i += 1
+                if i >= n:
+                    raise EntityError(f"Can't find end of a URL at byte offset {at(url_start)}")
+                i += 1
+                url = "".join(chars)
+            elif kind == "text_link":
+                url = "".join(out[entity["begin"]:])
+            if kind == "custom_emoji":
+                match = re.fullmatch(r"tg://emoji\?id=(\d+)", url)
+                if not match:
+                    raise EntityError("Custom emoji entity must contain a tg://emoji URL")
+                extra = {"custom_emoji_id": match.group(1)}
+            elif length > 0 and url:
+                entities.append(_link_entity(url, entity["offset"], length))
+                continue
+        if kind == "pre" and entity["language"]:
+            extra = {"language": entity["language"]}
+        if length > 0:
+            entities.append({"type": kind, "offset": entity["offset"], "length": length,
+                             **extra})
+    if stack:
+        raise EntityError(
+            f"Can't find end of the entity starting at byte offset {stack[-1]['at']}")
+    if quote is not None and out_len > quote["offset"]:
+        entities.append({"type": "blockquote", "offset": quote["offset"],
+                         "length": out_len - quote["offset"]})
+    entities.sort(key=lambda e: (e["offset"], -e["length"]))
+    return "".join(out), entities
+
+
+def parse_markdown(text: str) -> tuple[str, list[dict]]:
+    """(plain text, entities) for the legacy ``parse_mode=Markdown``."""
+    out: list[str] = []
+    out_len = 0
+    entities: list[dict] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "\\" and i + 1 < n and text[i + 1] in "_*`[":
+            out.append(text[i + 1])
+            out_len += 1
+            i += 2
+            continue
+        if c not in "_*`[":
+            out.append(c)
+            out_len += utf16_len(c)
+            i += 1
+            continue
+        begin_at = len(text[:i].encode("utf-8"))
+        if c == "`" and text[i:i + 3] == "```":
+            end = text.find("```", i + 3)
+            if end < 0:
+                raise EntityError(f"Can't find end of the entity starting at byte offset "
+                                  f"{begin_at}")
+            body = text[i + 3:end]
+            language = ""
+            first, newline, rest = body.partition("\n")
+            if newline and first and " " not in first:
+                language, body = first, rest
+            if body:
+                entity = {"type": "pre", "offset": out_len, "length": utf16_len(body)}
+                if language:
+                    entity["language"] = language
+                entities.append(entity)
+            out.append(body)
+            out_len += utf16_len(body)
+            i = end + 3
+            continue
+        close = {"_": "_", "*": "*", "`": "`", "[": "]"}[c]
+        end = text.find(close, i + 1)
+        if end < 0:
+            raise EntityError(f"Can't find end of the entity starting at byte offset {begin_at}")
+        body = text[i + 1:end]
+        i = end + 1
+        kind = {"_": "italic", "*": "bold", "`": "code"}.get(c)
+        entity: dict | None = None
+        if c == "[":
+            url = ""
+            if i < n and text[i] == "(":
+                url_end = text.find(")", i)
+                if url_end < 0:
+                    raise EntityError(f"Can't find end of a URL at byte offset "
+                                      f"{len(text[:i].encode('utf-8'))}")
+                url, i = text[i + 1:url_end], url_end + 1
+            if url and body:
+                entity = _link_entity(url, out_len, utf16_len(body))
+        elif body:
+            entity = {"type": kind, "offset": out_len, "length": utf16_len(body)}
+        if entity is not None:
+            entities.append(entity)
+        out.append(body)
+        out_len += utf16_len(body)
+    return "".join(out), entities

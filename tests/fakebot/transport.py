@@ -125,7 +125,10 @@ def parse_multipart(content_type: str, body: bytes) -> tuple[dict[str, str], Fil
         if name is None:
             continue
         if "filename" in disposition:
-            files[name] = (disposition["filename"], data, headers.get("content-type"))
+            # HTML5 form encoding (httpx, browsers) escapes only these three characters
+            filename = (disposition["filename"].replace("%22", '"').replace("%0D", "\r")
+                        .replace("%0A", "\n"))
+            files[name] = (filename, data, headers.get("content-type"))
         else:
             fields[name] = data.decode("utf-8")
     return fields, files
