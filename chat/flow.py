@@ -483,6 +483,7 @@ class Flow:
                 names = await self.seat_names(stored.row, tr)
                 view = game.observation(None)
                 return Outcome(tr._("It is not your turn. {next}", next=next_text(tr, view, names)))
+            steps = _without_needless_end(game, steps)
             error = self._check(tr, game, steps)
             if error:
                 return Outcome(error, private_reply=True)
@@ -1021,6 +1022,23 @@ def _op_action(op: str) -> Action | None:
     except ValueError:
         return None
     return None
+
+
+def _without_needless_end(game: Match, steps: Sequence[Action]) -> list[Action]:
+    """Drop an ``EndTurn`` that a one-card ``/play`` adds when the card already ended the turn
+    (the defender's last card, or the tour's end)."""
+    if not steps or not isinstance(steps[-1], EndTurn) or len(steps) < 2:
+        return list(steps)
+    trial = game.clone()
+    seat = trial.current_player
+    try:
+        for step in steps[:-1]:
+            trial.apply(step)
+    except IllegalMove:
+        return list(steps)  # the check that follows explains what is wrong
+    if trial.is_over or trial.current_player != seat or trial.tour.step_in_turn != 1:
+        return list(steps[:-1])
+    return list(steps)
 
 
 def placements_to_steps(placements: Sequence[Placement], defender_turn: bool) -> list[Action]:

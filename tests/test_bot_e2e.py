@@ -6,7 +6,8 @@ import json
 import random
 from pathlib import Path
 
-from krendzu import replay
+from krendzu import EndTurn, Pass, Place, replay
+from krendzu.coords import frame_for
 from storage import MatchStatus
 from tests.bot_harness import BOT, FastClock, panel, play_step_with_buttons, running_bot
 from tests.fakebot import FakeTelegram
@@ -61,3 +62,135 @@ async def test_group_match_played_with_buttons(tmp_path: Path) -> None:
         assert totals == stored[0].totals
         board_posts = [m for m in fake.sent(group) if m.kind == "photo"]
         assert board_posts and all(m.disable_notification for m in board_posts)
+
+
+def newest_text(fake: FakeTelegram, chat: object) -> str:
+    message = fake.last(chat)  # type: ignore[arg-type]
+    return (message.text or message.caption or "") if message else ""
+
+
+async def test_group_match_played_with_typed_commands(tmp_path: Path) -> None:
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock())
+    ann = fake.user(21, "Ann")
+    bob = fake.user(22, "Bob")
+    group = fake.group(-100600, "Typists")
+    async with running_bot(tmp_path, fake) as h:
+        ann.start_bot()
+        bob.start_bot()
+        ann.send(group, f"/new@{BOT} duel deal=short")
+        await h.settle()
+        bob.send(group, f"/join@{BOT}")
+        await h.settle()
+        ann.send(group, f"/go@{BOT}")
+        await h.settle()
+        rng = random.Random(2)
+        store = h.services.store
+        for _ in range(200):
+            row = await store.active_match(group.id)
+            if row is None:
+                break
+            stored = await h.services.flow.load(row.match_id)
+            game = stored.game
+            seat = game.current_player
+            user = ann if row.seats[seat].user_id == 21 else bob
+            step = rng.choice(game.legal_actions())
+            if isinstance(step, Place):
+                frame = frame_for(game.tour.observation(None).placements)
+                cell = frame.label(step.x, step.y)
+                text = f"/play@{BOT} {step.card.code()} {cell}"
+                before = row.move_count
+                user.send(group, text)
+                await h.settle()
+                after = await store.get_match(row.match_id)
+                assert after.move_count > before, fake.describe()
+                caption = [m for m in fake.sent(group) if m.kind == "photo"][-1].caption or ""
+                assert f"{step.card.pretty()} {cell}" in caption
+            elif isinstance(step, Pass):
+                user.send(group, f"/pass@{BOT}")
+                await h.settle()
+            else:
+                assert isinstance(step, EndTurn)
+                user.send(user.chat, "end")  # plain text in the private chat
+                await h.settle()
+        assert await store.active_match(group.id) is None
+        assert any("🏁" in (m.text or "") for m in fake.sent(group))
+        assert fake.max_sends_in_window(group, 60) <= 20
+
+
+async def test_bad_input_gets_polite_answers_and_changes_nothing(tmp_path: Path) -> None:
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock())
+    ann = fake.user(31, "Ann")
+    bob = fake.user(32, "Bob", language_code="ru")
+    eve = fake.user(33, "Eve")
+    group = fake.group(-100700, "Errors")
+    async with running_bot(tmp_path, fake) as h:
+        for user in (ann, bob, eve):
+            user.start_bot()
+        ann.send(group, f"/play@{BOT} QC M13")
+        await h.settle()
+        assert "No match" in newest_text(fake, group)
+        ann.send(group, f"/new@{BOT} tours=3")
+        await h.settle()
+        assert "cannot be played" in newest_text(fake, group)
+        ann.send(group, f"/new@{BOT}")
+        await h.settle()
+        bob.send(group, f"/join@{BOT}")
+        await h.settle()
+        ann.send(group, f"/go@{BOT}")
+        await h.settle()
+        store = h.services.store
+        row = await store.active_match(group.id)
+        assert row is not None
+        stored = await h.services.flow.load(row.match_id)
+        mover_id = row.seats[stored.game.current_player].user_id
+        mover, other = (ann, bob) if mover_id == 31 else (bob, ann)
+        other.send(group, f"/play@{BOT} QC M13")
+        await h.settle()
+        assert "turn" in newest_text(fake, group) or "ход" in newest_text(fake, group).lower()
+        own = stored.game.observation(stored.game.current_player).tour.hand
+        foreign = next(c for c in stored.game.observation(1 - stored.game.current_player)
+                       .tour.hand if c not in own)
+        before_group = len(fake.sent(group))
+        mover.send(group, f"/play@{BOT} {foreign.code()} M13")
+        await h.settle()
+        assert len(fake.sent(group)) == before_group, "a card error is answered privately"
+        assert foreign.pretty() in newest_text(fake, mover)
+        for text in (f"/play@{BOT} ZZ M13", f"/play@{BOT} QC", f"/play@{BOT} QC M99999",
+                     f"/play@{BOT}", f"/exchange@{BOT} lots", f"/discard@{BOT}",
+                     f"/play@{BOT} " + "QC " * 2000):
+            mover.send(group, text[:4000])
+            await h.settle()
+        eve.send(group, f"/hand@{BOT}")
+        await h.settle()
+        assert "not playing" in newest_text(fake, group)
+        mover.send(mover.chat, "x" * 4000)
+        await h.settle()
+        assert "too long" in newest_text(fake, mover) or "длинн" in newest_text(fake, mover)
+        mover.send(mover.chat, "hello there")
+        await h.settle()
+        live = panel(fake, mover)
+        assert live is not None
+        seq = (await store.get_match(row.match_id)).move_count + 1
+        forged = [f"v1:m:{row.match_id}:{seq}:pQC@40,40", f"v1:m:{row.match_id}:{seq}:cZZ",
+                  f"v1:m:{row.match_id}:{seq + 5}:pass", "v2:m:1:1:pass", "v1:l:999:go",
+                  f"v1:m:{row.match_id}:{seq}:p{foreign.code()}@0,0", "v1:m:x:y:z"]
+        keyboard = {"inline_keyboard": [[{"text": str(i), "callback_data": d}]
+                                        for i, d in enumerate(forged)]}
+        trap = fake.inline_message("forged", reply_markup=keyboard)
+        for data in forged:
+            query = mover.press(trap, data=data)
+            await h.settle()
+            assert fake.answer(query).answered and fake.answer(query).text
+        # A double press of one cell button applies once; the second gets a toast.
+        card = next(b for b in live.buttons() if ":c" in b["callback_data"])
+        mover.press(live, data=card["callback_data"])
+        await h.settle()
+        cell = next(b for b in fake.message(mover, live.message_id).buttons()
+                    if ":p" in b["callback_data"])
+        first = mover.press(live, data=cell["callback_data"])
+        second = mover.press(live, data=cell["callback_data"])
+        await h.settle()
+        assert (await store.get_match(row.match_id)).move_count == 1
+        answers = {fake.answer(first).text, fake.answer(second).text}
+        assert any("out of date" in (a or "") or "устарел" in (a or "") for a in answers), answers
+        assert not fake.errors
