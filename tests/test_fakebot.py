@@ -34,7 +34,7 @@ from telegram.ext import (
     filters,
 )
 
-from tests.fakebot import FakeTelegram, Message, errors
+from tests.fakebot import FakeClock, FakeTelegram, Message, errors
 
 pytestmark = [
     pytest.mark.timeout(30),
@@ -43,19 +43,6 @@ pytestmark = [
 ]
 
 START = 1_700_000_000.75  # a fractional clock: dates must still be whole seconds
-
-
-class Clock:
-    """An injectable clock that only moves when told to."""
-
-    def __init__(self, now: float = START):
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
 
 
 def png(width: int, height: int) -> bytes:
@@ -92,12 +79,12 @@ async def expect(fake: FakeTelegram, kind: type[Exception], description: str,
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
+def clock() -> FakeClock:
+    return FakeClock(START)
 
 
 @pytest.fixture
-def fake(clock: Clock) -> FakeTelegram:
+def fake(clock: FakeClock) -> FakeTelegram:
     emulator = FakeTelegram(clock=clock)
     yield emulator
     emulator.stop()
@@ -339,7 +326,8 @@ async def test_photos_documents_and_animations(fake: FakeTelegram, bot: Bot) -> 
                  bot.edit_message_media(InputMediaPhoto(picture), frank.id, text.message_id))
 
 
-async def test_text_and_edit_rejections(fake: FakeTelegram, bot: Bot) -> None:
+async def test_text_and_edit_rejections(fake: FakeTelegram, bot: Bot,
+                                        clock: FakeClock) -> None:
     gina = fake.user(107, "Gina")
     gina.start_bot()
     error = await expect(fake, BadRequest, "Bad Request: message text is empty",
@@ -395,6 +383,10 @@ async def test_text_and_edit_rejections(fake: FakeTelegram, bot: Bot) -> None:
     assert fake.message(gina, msg.message_id).deleted
     await expect(fake, BadRequest, "Bad Request: message to delete not found",
                  bot.delete_message(gina.id, msg.message_id))
+    old = await bot.send_message(gina.id, "old news")
+    clock.advance(48 * 3600 + 1)
+    await expect(fake, BadRequest, "Bad Request: message can't be deleted",
+                 bot.delete_message(gina.id, old.message_id))
 
 
 async def test_markdown_parse_modes(fake: FakeTelegram, bot: Bot) -> None:
@@ -439,7 +431,7 @@ async def test_keyboard_rejections(fake: FakeTelegram, bot: Bot) -> None:
 
 
 async def test_callback_answers_once_and_in_time(fake: FakeTelegram, bot: Bot,
-                                                 clock: Clock) -> None:
+                                                 clock: FakeClock) -> None:
     iris = fake.user(109, "Iris")
     iris.start_bot()
     panel = await bot.send_message(iris.id, "p", reply_markup=keyboard("a", "b"))
@@ -509,7 +501,7 @@ async def test_forbidden_migrated_and_media_rights(fake: FakeTelegram, bot: Bot)
                                                                 "kicked"]
 
 
-async def test_flood_control_per_group(fake: FakeTelegram, bot: Bot, clock: Clock) -> None:
+async def test_flood_control_per_group(fake: FakeTelegram, bot: Bot, clock: FakeClock) -> None:
     kate = fake.user(111, "Kate")
     group = fake.group(-1_000_000_000_506, "Busy", forum=True)
     first = await bot.send_message(group.id, "0", message_thread_id=7)

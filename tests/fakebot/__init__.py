@@ -38,7 +38,11 @@ The world
 ``FakeTelegram(token=..., bot_username=..., bot_id=None, clock=None, *, privacy=True,
 group_limit=20, group_window=60, global_limit=30, callback_timeout=900)`` -- ``clock`` is a
 callable returning seconds (default ``time.time``); it dates messages (whole seconds) and drives
-the flood limits and the callback timeout. ``bot_id`` defaults to the token's number.
+the flood limits, the callback timeout and the 48-hour delete limit. ``FakeClock(start, step=0)``
+is one that moves only on ``clock.advance(seconds)`` (or by ``step`` per reading). With a frozen
+clock the limits bite as they would if no time passed: more than 20 sends to one group or 30
+overall answer 429 until the clock moves (or pass ``group_limit=0`` / ``global_limit=None``).
+``bot_id`` defaults to the token's number.
 
 - ``fake.user(user_id, first_name, last_name=None, username=None, language_code="en")``
   -> :class:`FakeUser`; its private chat has the user's id (``fake.private_chat(user)``).
@@ -134,7 +138,15 @@ validated; private chats have no per-chat rate limit.
 from tests.fakebot import errors
 from tests.fakebot.emulator import FakeTelegram
 from tests.fakebot.errors import ApiError
-from tests.fakebot.model import Call, CallbackQuery, Chat, FakeUser, FileRecord, Message
+from tests.fakebot.model import (
+    Call,
+    CallbackQuery,
+    Chat,
+    FakeClock,
+    FakeUser,
+    FileRecord,
+    Message,
+)
 from tests.fakebot.transport import FakeRequest
 
 __all__ = [
@@ -142,6 +154,7 @@ __all__ = [
     "Call",
     "CallbackQuery",
     "Chat",
+    "FakeClock",
     "FakeRequest",
     "FakeTelegram",
     "FakeUser",

@@ -1335,6 +1335,8 @@ class FakeTelegram:
             raise ApiError(400, E.MESSAGE_TO_DELETE_NOT_FOUND)
         if chat.is_group and not msg.from_bot and chat.bot_status != "administrator":
             raise ApiError(400, E.MESSAGE_CANT_BE_DELETED)
+        if self.clock() - msg.date > 48 * 3600:  # only messages younger than 48 hours
+            raise ApiError(400, E.MESSAGE_CANT_BE_DELETED)
         msg.deleted = True
         return True
 

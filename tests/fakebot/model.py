@@ -11,6 +11,23 @@ if TYPE_CHECKING:
     from tests.fakebot.emulator import FakeTelegram
 
 
+class FakeClock:
+    """An injectable clock for ``FakeTelegram(clock=...)``: time moves only when told to
+    (``advance``), or by ``step`` seconds on every reading."""
+
+    def __init__(self, start: float = 1_700_000_000.0, step: float = 0.0):
+        self.now = start
+        self.step = step
+
+    def __call__(self) -> float:
+        now = self.now
+        self.now += self.step
+        return now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
 @dataclass
 class FileRecord:
     """A file the bot uploaded (or a user sent): bytes, name and the ids Telegram gave it."""
