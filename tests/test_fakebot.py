@@ -233,12 +233,17 @@ async def test_privacy_mode_filters_group_messages(fake: FakeTelegram, bot: Bot)
     dave_private = fake.private_chat(dave)
     assert dave.send(dave_private, "anything goes here") is not None
 
+    newcomer = fake.user(120, "Nell")
+    assert newcomer.join(group).service == {"new_chat_members": [newcomer.api()]}
+    assert newcomer.leave(group).service["left_chat_member"]["id"] == 120
     fake.privacy = False
     assert dave.send(group, "everything now") is not None
     fake.privacy = True
     fake.set_bot_admin(group)
     assert dave.send(group, "an admin bot sees all") is not None
-    texts = [u["message"]["text"] for u in fake.pending_updates() if "message" in u]
+    notes = [u["message"] for u in fake.pending_updates() if "message" in u]
+    assert [n["new_chat_members"][0]["id"] for n in notes if "new_chat_members" in n] == [120]
+    texts = [n["text"] for n in notes if "text" in n]
     assert texts == ["/echo@krendzu_test_bot", "/echo@KRENDZU_TEST_BOT", "/echo", "a reply",
                      "anything goes here", "everything now", "an admin bot sees all"]
     assert (await bot.get_me()).can_read_all_group_messages is False

@@ -72,6 +72,8 @@ per-chat increasing message_id and an integer date):
   the inline button found by text or callback_data (AssertionError if there is none).
 - ``user.block_bot()``: my_chat_member update; sends fail with 403 "bot was blocked by the
   user".
+- ``user.join(group)`` / ``user.leave(group)``: new_chat_members / left_chat_member service
+  messages (delivered whatever the privacy mode).
 
 Privacy mode (on by default), kept simple: in a group the bot receives ``/cmd@its_username``
 always, a bare ``/cmd`` only when the last message in the chat was the bot's, replies to its

@@ -358,6 +358,32 @@ class FakeTelegram:
             self._enqueue("message", self._message_api(msg))
             return msg
 
+    def user_joins(self, user: FakeUser, group: Chat | int) -> Message:
+        """``user`` joins the group: a new_chat_members service message (always delivered)."""
+        return self._membership_note(user, group, joined=True)
+
+    def user_leaves(self, user: FakeUser, group: Chat | int) -> Message:
+        """``user`` leaves the group: a left_chat_member service message."""
+        return self._membership_note(user, group, joined=False)
+
+    def _membership_note(self, user: FakeUser, group: Chat | int, *, joined: bool) -> Message:
+        with self._lock:
+            chat = self.chat(group)
+            if not chat.is_group or chat.migrated_to is not None:
+                raise ValueError(f"chat {chat.id} is not an active group")
+            self._action_seq = self._seq
+            msg = self._new_message(chat, from_bot=False, sender_id=user.id, kind="service")
+            if joined:
+                chat.members.add(user.id)
+                msg.service = {"new_chat_members": [user.api()]}
+            else:
+                chat.members.discard(user.id)
+                chat.admins.discard(user.id)
+                msg.service = {"left_chat_member": user.api()}
+            if chat.bot_status in ("member", "administrator"):
+                self._enqueue("message", self._message_api(msg))
+            return msg
+
     def _bot_receives(self, chat: Chat, msg: Message, replied: Message | None) -> bool:
         """Privacy mode, as documented: what a bot in a group gets to see."""
         if chat.type == "private":

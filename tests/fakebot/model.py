@@ -288,6 +288,14 @@ class FakeUser:
         """Press the inline button (by text or callback_data) on a message the bot sent."""
         return self.fake.user_presses(self, message, text=text, data=data)
 
+    def join(self, group: Chat | int) -> Message:
+        """Join a group (a new_chat_members service message the bot receives)."""
+        return self.fake.user_joins(self, group)
+
+    def leave(self, group: Chat | int) -> Message:
+        """Leave a group (a left_chat_member service message the bot receives)."""
+        return self.fake.user_leaves(self, group)
+
     def block_bot(self) -> None:
         """Block the bot: sends to this user fail with 403, a my_chat_member update follows."""
         self.fake.user_blocks(self)
