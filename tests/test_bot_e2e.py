@@ -194,3 +194,130 @@ async def test_bad_input_gets_polite_answers_and_changes_nothing(tmp_path: Path)
         answers = {fake.answer(first).text, fake.answer(second).text}
         assert any("out of date" in (a or "") or "устарел" in (a or "") for a in answers), answers
         assert not fake.errors
+
+
+async def play_until_over(h: object, users: list, chat: object, rng: random.Random,
+                          limit: int = 600) -> None:
+    fake = h.fake  # type: ignore[attr-defined]
+    for _ in range(limit):
+        if any("🏁" in (m.text or "") for m in fake.sent(chat)):
+            return
+        moved = False
+        for user in users:
+            if panel(fake, user) is not None:
+                moved = await play_step_with_buttons(h, user, rng)  # type: ignore[arg-type]
+                if moved:
+                    break
+        if not moved:
+            await h.settle()  # type: ignore[attr-defined]
+    raise AssertionError("the match did not end:\n" + fake.describe())
+
+
+async def test_trios_and_teams_with_computer_seats(tmp_path: Path) -> None:
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock())
+    ann = fake.user(41, "Ann")
+    bob = fake.user(42, "Bob", language_code="ru")
+    groups = [fake.group(-100800 - i, f"Table {i}") for i in range(3)]
+    async with running_bot(tmp_path, fake) as h:
+        ann.start_bot()
+        bob.start_bot()
+        for group, args in zip(groups, ("trio-lone-attacker deal=6/4",
+                                        "trio-lone-defender exchange=1 deal=4/7",
+                                        "teams deal=4/5"), strict=True):
+            ann.send(group, f"/new@{BOT} {args}")
+            await h.settle()
+            bob.send(group, f"/join@{BOT}")
+            await h.settle()
+            while True:
+                lobby = await h.services.store.open_lobby(group.id)
+                assert lobby is not None
+                if len(lobby.state["seats"]) == (4 if "teams" in args else 3):
+                    break
+                ann.send(group, f"/add@{BOT} easy")
+                await h.settle()
+            assert "🤖" in (fake.sent(group)[0].text or "")
+            ann.send(group, f"/go@{BOT}")
+            await h.settle()
+            await play_until_over(h, [ann, bob], group, random.Random(args))
+            assert fake.max_sends_in_window(group, 60) <= 20
+            final = [m for m in fake.sent(group) if m.kind == "photo"][-1]
+            assert "over" in (final.caption or "") or "окончен" in (final.caption or "")
+
+
+async def test_private_duel_against_the_computer_with_plain_text(tmp_path: Path) -> None:
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock())
+    ann = fake.user(51, "Ann", language_code="ru")
+    async with running_bot(tmp_path, fake) as h:
+        ann.start_bot()
+        ann.send(ann.chat, "/new deal=short")
+        await h.settle()
+        lobby = fake.last(ann)
+        assert lobby is not None and "🤖" in (lobby.text or "")
+        ann.press(lobby, data=lobby.button(text="🤖 Лёгкий")["callback_data"])
+        await h.settle()
+        assert "✓ 🤖 Лёгкий" in fake.message(ann, lobby.message_id).button_texts()
+        ann.press(lobby, data=next(b for b in lobby.buttons()
+                                   if b["callback_data"].endswith(":go"))["callback_data"])
+        await h.settle()
+        rng = random.Random(7)
+        store = h.services.store
+        for _ in range(300):
+            rows = await store.matches_of_user(51)
+            if not rows:
+                break
+            stored = await h.services.flow.load(rows[0].match_id)
+            if stored.game.current_player != stored.row.seat_of(51):
+                await h.settle()
+                continue
+            step = rng.choice(stored.game.legal_actions())
+            if isinstance(step, Place):
+                frame = frame_for(stored.game.tour.observation(None).placements)
+                ann.send(ann.chat, f"{step.card.code()} {frame.label(step.x, step.y)}")
+            elif isinstance(step, Pass):
+                ann.send(ann.chat, "пас")
+            else:
+                ann.send(ann.chat, "/pass" if isinstance(step, Pass) else "end")
+            await h.settle()
+        finished = await store.matches_of_user(51, status=MatchStatus.FINISHED)
+        assert finished, fake.describe()
+        assert any("🏁" in (m.text or "") for m in fake.sent(ann))
+        assert all(m.chat_id == 51 for m in fake.sent(ann))
+
+
+async def test_exchange_and_a_player_in_two_matches(tmp_path: Path) -> None:
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock())
+    ann = fake.user(61, "Ann")
+    bob = fake.user(62, "Bob")
+    one, two = fake.group(-100901, "One"), fake.group(-100902, "Two")
+    async with running_bot(tmp_path, fake) as h:
+        ann.start_bot()
+        bob.start_bot()
+        for group in (one, two):
+            ann.send(group, f"/new@{BOT} exchange=2 deal=short")
+            await h.settle()
+            bob.send(group, f"/join@{BOT}")
+            await h.settle()
+            ann.send(group, f"/go@{BOT}")
+            await h.settle()
+        # Panels name their group, so two live matches are told apart.
+        titles = {t for m in fake.sent(ann) for t in ("“One”", "“Two”")
+                  if t in (m.caption or m.text or "")}
+        assert titles == {"“One”", "“Two”"}
+        # Announcements are public: the groups see "... will exchange N cards".
+        store = h.services.store
+        rows = [await store.active_match(g.id) for g in (one, two)]
+        assert all(rows)
+        # Plain text in the private chat is ambiguous when it is Ann's turn in both.
+        ann_turn = [r for r in rows if r is not None
+                    and (await h.services.flow.load(r.match_id)).game.current_player
+                    == r.seat_of(61)]
+        ann.send(ann.chat, "/exchange 1")
+        await h.settle()
+        if len(ann_turn) == 2:
+            assert "2 matches" in (fake.last(ann).text or "")
+        rng = random.Random(11)
+        await play_until_over(h, [ann, bob], one, rng)
+        await play_until_over(h, [ann, bob], two, rng)
+        for group in (one, two):
+            lines = " ".join(m.caption or m.text or "" for m in fake.sent(group))
+            assert "exchange" in lines
