@@ -19,7 +19,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Message
-from telegram.error import BadRequest, ChatMigrated, Forbidden, RetryAfter, TelegramError
+from telegram.error import (
+    BadRequest,
+    ChatMigrated,
+    Forbidden,
+    NetworkError,
+    RetryAfter,
+    TelegramError,
+)
 
 from chat.model import Keyboard
 from chat.notices import (
@@ -213,6 +220,9 @@ class Delivery:
                 await self._deliver(item.notice)
             except asyncio.CancelledError:
                 raise
+            except NetworkError as exc:
+                log.warning("could not deliver %s: %s", type(item.notice).__name__,
+                            type(exc).__name__)
             except Exception:
                 log.exception("could not deliver %s", type(item.notice).__name__)
             finally:
@@ -302,6 +312,11 @@ class Delivery:
                 seconds = wait.total_seconds() if hasattr(wait, "total_seconds") else float(wait)
                 log.warning("flood control: waiting %.0f s", seconds)
                 await asyncio.sleep(seconds + 0.5 * attempt)
+            except NetworkError as exc:  # TimedOut too: the connection, not the request
+                if attempt == 2:
+                    raise
+                log.warning("network trouble (%s); trying again", type(exc).__name__)
+                await asyncio.sleep(0.5 * (attempt + 1))
         return None
 
     async def _send_picture(self, send: Send, kwargs: dict[str, Any]) -> Message:
