@@ -32,6 +32,7 @@ from render.faces import (
     empty_tile,
     line_mask,
 )
+from render.ghost import ghost_tile, labelled_tile
 from render.texts import texts_for
 from render.typeface import display_name, fit_width, font
 
@@ -48,6 +49,8 @@ VIEWPORT_CELLS = (11, 11)
 
 Cell = tuple[int, int]
 Box = tuple[int, int, int, int]
+#: Cards a computer player suggests, in order: (card, x, y) on engine cells.
+Suggestion = Sequence[tuple[Card, int, int]]
 
 
 # The position, whatever view it came from ----------------------------------------------
@@ -314,7 +317,21 @@ def _wrap(items: list[tuple[str, str]], width: float, size: int) -> list[HeaderL
 
 
 def _area(position: Position, viewport: Any, viewport_cells: tuple[int, int],
-          area: tuple[int, int, int, int] | None) -> tuple[int, int, int, int]:
+          area: tuple[int, int, int, int] | None,
+          suggestion: Suggestion = ()) -> tuple[int, int, int, int]:
+    shown = _bare_area(position, viewport, viewport_cells, area, suggestion)
+    if not suggestion:
+        return shown
+    # Suggested cells are always in the picture (a second card may lie past the margin).
+    x0, y0, x1, y1 = shown
+    xs = [x for _, x, _ in suggestion]
+    ys = [y for _, _, y in suggestion]
+    return min(x0, *xs), min(y0, *ys), max(x1, *xs), max(y1, *ys)
+
+
+def _bare_area(position: Position, viewport: Any, viewport_cells: tuple[int, int],
+               area: tuple[int, int, int, int] | None,
+               suggestion: Suggestion) -> tuple[int, int, int, int]:
     if area is not None:
         return area
     x0, y0, x1, y1 = occupied_area(position.placements)
@@ -324,7 +341,7 @@ def _area(position: Position, viewport: Any, viewport_cells: tuple[int, int],
         return x0, y0, x1, y1
     if viewport == "last-move":
         _, cards = position.last_move()
-        focus = [(x, y) for _, x, y in cards] or [
+        focus = [(x, y) for _, x, y in suggestion] or [(x, y) for _, x, y in cards] or [
             (x, y) for _, x, y in position.placements[-1:]] or [(0, 0)]
         cx = sum(x for x, _ in focus) / len(focus)
         cy = sum(y for _, y in focus) / len(focus)
@@ -349,12 +366,13 @@ def board_layout(
     texts: Mapping[str, str] | None = None,
     players: Sequence[str] | None = None,
     frame: LabelFrame | None = None,
+    suggestion: Suggestion = (),
 ) -> BoardLayout:
     """Where things go in :func:`board_image` with the same options (see there)."""
     position = Position.of(view, players)
     words = texts_for(lang, texts)
     frame = frame or frame_for(position.placements)
-    x0, y0, x1, y1 = _area(position, viewport, viewport_cells, area)
+    x0, y0, x1, y1 = _area(position, viewport, viewport_cells, area, suggestion)
     for x, y in ((x0, y0), (x1, y1)):
         frame = frame.fit(x, y)  # an explicit area may reach past the tour's frame
     cols, rows = x1 - x0 + 1, y1 - y0 + 1
@@ -433,6 +451,8 @@ def board_image(
     players: Sequence[str] | None = None,
     frame: LabelFrame | None = None,
     theme: Theme = DEFAULT_THEME,
+    suggestion: Suggestion = (),
+    cell_labels: bool = False,
 ) -> Image.Image:
     """Draw the board of ``view`` (a public or private observation) as an RGB image.
 
@@ -446,19 +466,28 @@ def board_image(
     through every combination scored (dashed for own goals), ``flash`` making those of the
     last move stand out. ``lang``/``texts`` choose the header's words; ``players`` names the
     seats of a bare :class:`TourView`.
+
+    Hints (for ``/hint`` and the private move panel): ``suggestion`` lists cards suggested
+    for empty cells, ``(card, x, y)`` in order (a defender may get two); each is drawn as a
+    faded "ghost" of the card in a dashed cyan ring, numbered 1, 2 when there are two, and
+    the shown area always grows to include them. ``cell_labels`` writes each empty cell where
+    a card may go with its coordinate (``L12``), and a ghost's cell on a small pill.
     """
     position = Position.of(view, players)
     layout = board_layout(
         position, cell=cell, viewport=viewport, viewport_cells=viewport_cells, area=area,
         max_side=max_side, header=header, lang=lang, texts=texts, frame=frame,
+        suggestion=suggestion,
     )
     return draw_board(position, layout, hint_cells=hint_cells, highlight_last=highlight_last,
-                      combos=combos, flash=flash, theme=theme)
+                      combos=combos, flash=flash, theme=theme, suggestion=suggestion,
+                      cell_labels=cell_labels)
 
 
 def draw_board(position: Position, layout: BoardLayout, *, hint_cells: bool = True,
                highlight_last: bool = True, combos: bool = True, flash: bool = True,
-               theme: Theme = DEFAULT_THEME) -> Image.Image:
+               theme: Theme = DEFAULT_THEME, suggestion: Suggestion = (),
+               cell_labels: bool = False) -> Image.Image:
     """Draw ``position`` into a picture with geometry ``layout``."""
     img = Image.new("RGB", (layout.width, layout.height), theme.band)
     cell = layout.cell
@@ -491,11 +520,32 @@ def draw_board(position: Position, layout: BoardLayout, *, hint_cells: bool = Tr
                 box = layout.cell_box(x, y)
                 img.paste(card_tile(card, cell, lit_here, theme), box,
                           card_ink(card, cell, lit_here, theme))
+    if cell_labels or suggestion:
+        _draw_hints(img, layout, position, suggestion, cell_labels, theme)
     _draw_edges(img, layout, position, theme)
     _draw_labels(img, layout, theme)
     if layout.header_height:
         _draw_header(img, layout, theme)
     return img
+
+
+def _draw_hints(img: Image.Image, layout: BoardLayout, position: Position,
+                suggestion: Suggestion, cell_labels: bool, theme: Theme) -> None:
+    """Coordinates in the empty legal cells, then the suggested cards on top."""
+    tour = position.tour
+    cell = layout.cell
+    legal = legal_cells(tour.placements) if tour.phase == "play" else set()
+    ghosts = {(x, y) for _, x, y in suggestion}
+    if cell_labels:
+        for x, y in sorted(legal - ghosts):
+            if layout.shows(x, y):
+                img.paste(labelled_tile(layout.frame.label(x, y), cell, theme),
+                          layout.cell_box(x, y)[:2])
+    numbered = len(suggestion) > 1
+    for i, (card, x, y) in enumerate(suggestion):
+        label = layout.frame.label(x, y) if cell_labels else ""
+        img.paste(ghost_tile(card, cell, i + 1 if numbered else 0, label, theme),
+                  layout.cell_box(x, y)[:2])
 
 
 def combo_lanes(combos: Sequence[Combination]) -> list[float]:
@@ -669,12 +719,21 @@ def encode_jpeg(img: Image.Image, *, quality: int = 88) -> bytes:
 def board_png(view: MatchView | TourView, *, indexed: bool = True, **options: Any) -> bytes:
     """:func:`board_image` as PNG bytes (for a document: full size; see :func:`encode_png`)."""
     theme = options.get("theme", DEFAULT_THEME)
-    return encode_png(board_image(view, **options), indexed=indexed, theme=theme)
+    img = board_image(view, **options)
+    if indexed and (options.get("suggestion") or options.get("cell_labels")):
+        # The theme's palette has no hint colours: a palette of this picture's own (fast).
+        img = img.quantize(256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
+    return encode_png(img, indexed=indexed, theme=theme)
 
 
 def board_jpeg(view: MatchView | TourView, *, quality: int = 88, **options: Any) -> bytes:
     """:func:`board_image` as JPEG bytes (for a photo: Telegram re-encodes photos anyway)."""
     return encode_jpeg(board_image(view, **options), quality=quality)
+
+
+_LAYOUT_OPTIONS = frozenset(
+    ("viewport", "viewport_cells", "area", "max_side", "header", "lang", "texts", "players",
+     "frame", "suggestion"))
 
 
 def photo_options(view: MatchView | TourView | Position, *, cell: int = DEFAULT_CELL,
@@ -686,8 +745,11 @@ def photo_options(view: MatchView | TourView | Position, *, cell: int = DEFAULT_
     around the last move as large as fits.
     """
     position = Position.of(view, options.get("players"))
+    # Only the options that change the geometry (drawing options such as ``hint_cells``,
+    # ``suggestion`` or ``cell_labels`` pass through to the result untouched).
+    geometry = {k: v for k, v in options.items() if k in _LAYOUT_OPTIONS}
     for size in range(cell, min_cell - 1, -4):
-        layout = board_layout(position, cell=size, **options)
+        layout = board_layout(position, cell=size, **geometry)
         if max(layout.width, layout.height) <= side:
             return {**options, "cell": size}
     return {**options, "cell": cell, "viewport": "last-move",
