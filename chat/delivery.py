@@ -132,6 +132,8 @@ class Delivery:
         self._gates: dict[int, GroupGate] = {}
         self._moved: dict[int, int] = {}  # group → supergroup after a migration
         self._tasks: set[asyncio.Task[Any]] = set()
+        #: (match, user) pairs whose group was told the user cannot be written to.
+        self._told: set[tuple[int, int]] = set()
 
     # Entry ------------------------------------------------------------------------------
 
@@ -278,6 +280,8 @@ class Delivery:
             else:
                 log.info("chat %s does not let me write (removed?)", send.chat_id)
             return None
+        if message is not None and send.chat_id > 0:
+            self._told = {t for t in self._told if t[1] != send.chat_id}
         if message is not None and send.panel_of is not None:
             old = self.panels.get(send.panel_of)
             self.panels[send.panel_of] = (message.message_id, send.picture is not None)
@@ -335,8 +339,12 @@ class Delivery:
             if row is not None:
                 await self.store.upsert_user(send.chat_id, row.display_name,
                                              can_write_privately=False)
-        if self.on_forbidden is not None and send.panel_of is not None:
-            await self.on_forbidden(send.panel_of[0], send.chat_id)
+        match_id = send.match_id or (send.panel_of[0] if send.panel_of else None)
+        if self.on_forbidden is not None and match_id is not None:
+            if (match_id, send.chat_id) in self._told:
+                return
+            self._told.add((match_id, send.chat_id))
+            await self.on_forbidden(match_id, send.chat_id)
 
     async def _lobby(self, notice: ShowLobby) -> None:
         if notice.message_id is not None:

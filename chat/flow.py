@@ -607,7 +607,7 @@ class Flow:
             roles_line(tr, view, names), hand_text(tr, view.tour.hand),
         ])
         return Send(user_id, text, hand=tuple(view.tour.hand),
-                    silent=seat != stored.game.current_player)
+                    silent=seat != stored.game.current_player, match_id=stored.match_id)
 
     def _where(self, stored: StoredMatch, tr: Tr) -> str:
         if stored.row.chat_id > 0:
@@ -758,7 +758,8 @@ class Flow:
         text = (tr._("💡 Suggestion: {move}", move=_echo(tr, actions, frame))
                 if actions else tr._("No suggestion."))
         return Send(user_id, text, picture=BoardPicture(view, names, tr.language, private=True,
-                                                        suggestion=places))
+                                                        suggestion=places),
+                    match_id=stored.match_id)
 
     async def suggest(self, view: object) -> list[Action]:
         """The normal level's suggestion (set by the application to run off the loop)."""
@@ -795,7 +796,7 @@ class Flow:
         view = stored.game.observation(seat)
         text = "\n".join([self._where(stored, tr), tour_text(tr, view) + " · "
                           + role_text(tr, view, seat), hand_text(tr, view.tour.hand)])
-        return Send(user_id, text, hand=tuple(view.tour.hand))
+        return Send(user_id, text, hand=tuple(view.tour.hand), match_id=stored.match_id)
 
     async def board(self, stored: StoredMatch, chat_id: int, thread_id: int | None,
                     user_id: int) -> list[Notice]:

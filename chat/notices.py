@@ -40,6 +40,9 @@ class Send:
     group: bool = False  # counts against the group's message limit
     #: Remember the sent message as this player's panel in this match.
     panel_of: tuple[int, int] | None = None  # (match_id, user_id)
+    #: The match a private message is about: if the player cannot be written to, its group
+    #: is told (without any card).
+    match_id: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 from pathlib import Path
@@ -321,3 +322,99 @@ async def test_exchange_and_a_player_in_two_matches(tmp_path: Path) -> None:
         for group in (one, two):
             lines = " ".join(m.caption or m.text or "" for m in fake.sent(group))
             assert "exchange" in lines
+
+
+async def test_command_menus_per_scope_and_language(tmp_path: Path) -> None:
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock())
+    async with running_bot(tmp_path, fake) as h:
+        await h.settle()
+        private = fake.commands("all_private_chats")
+        groups = fake.commands("all_group_chats")
+        russian = fake.commands("all_group_chats", "ru")
+        assert private and groups and russian
+        assert {"new", "play", "hint", "hand"} <= {c["command"] for c in private}
+        assert {"join", "go", "add"} <= {c["command"] for c in groups}
+        assert "join" not in {c["command"] for c in private}
+        descriptions = {c["command"]: c["description"] for c in russian}
+        assert descriptions["join"] != {c["command"]: c["description"] for c in groups}["join"]
+
+
+async def test_chat_changes_removed_migrated_no_photos_and_unreachable_player(
+        tmp_path: Path) -> None:
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock())
+    ann = fake.user(71, "Ann")
+    bob = fake.user(72, "Bob")
+    group = fake.group(-100950, "Changes")
+    async with running_bot(tmp_path, fake) as h:
+        ann.start_bot()
+        bob.start_bot()
+        ann.send(group, f"/new@{BOT}")
+        await h.settle()
+        bob.send(group, f"/join@{BOT}")
+        await h.settle()
+        fake.forbid_media(group)
+        ann.send(group, f"/go@{BOT}")
+        await h.settle()
+        # Without photo rights the board comes as text.
+        posts = [m for m in fake.sent(group) if "Next:" in (m.text or "")]
+        assert posts, fake.describe()
+        fake.allow_media(group)
+        store = h.services.store
+        row = await store.active_match(group.id)
+        assert row is not None
+        # The player to move blocked the bot: the group is told, no card is named.
+        mover_id = row.seats[(await h.services.flow.load(row.match_id)).game.current_player] \
+            .user_id
+        mover, other = (ann, bob) if mover_id == 71 else (bob, ann)
+        hand_cards = set()
+        stored = await h.services.flow.load(row.match_id)
+        for seat in range(2):
+            hand_cards |= {c.pretty() for c in stored.game.observation(seat).tour.hand}
+        mover.block_bot()
+        await h.settle()
+        other_panel = panel(fake, other)
+        del other_panel
+        # Make the blocked player's panel be sent again: /board in the private chat fails.
+        mover.send(group, f"/hand@{BOT}")
+        await h.settle()
+        warning = [m for m in fake.sent(group) if "cannot write" in (m.text or "")]
+        assert warning, fake.describe()
+        assert not any(card in (warning[-1].text or "") for card in hand_cards)
+        # Migration to a supergroup: the match follows the chat.
+        new = fake.migrate(group)
+        await h.settle()
+        assert (await store.active_match(new.id)) is not None
+        assert await store.active_match(group.id) is None
+        # Removed from the group: its match is closed.
+        fake.remove_bot(new)
+        await h.settle()
+        assert await store.active_match(new.id) is None
+        assert not fake.errors
+
+
+async def test_busy_computer_table_does_not_delay_help_elsewhere(tmp_path: Path) -> None:
+    fake = FakeTelegram(bot_username=BOT)
+    ann = fake.user(81, "Ann")
+    bob = fake.user(82, "Bob")
+    async with running_bot(tmp_path, fake, ai_workers=1, hard_budget_ms=1500.0) as h:
+        ann.start_bot()
+        bob.start_bot()
+        await h.settle()
+        ann.send(ann.chat, "/new teams level=hard")
+        await h.settle()
+        lobby = fake.last(ann)
+        assert lobby is not None
+        ann.press(lobby, data=next(b for b in lobby.buttons()
+                                   if b["callback_data"].endswith(":go"))["callback_data"])
+        # Three hard computers think in turn, 1.5 s each, whenever it is not Ann's turn.
+        await fake.wait_for(lambda: any(c.method == "sendPhoto" and c.chat_id == 81
+                                        for c in fake.calls), timeout=30)
+        delays = []
+        for _ in range(5):
+            since = fake.mark()
+            started = asyncio.get_running_loop().time()
+            bob.send(bob.chat, "/help")
+            await fake.wait_for_message(bob, "/play", since=since, timeout=10)
+            delays.append(asyncio.get_running_loop().time() - started)
+            await asyncio.sleep(0.3)
+        assert max(delays) < 0.75, delays

@@ -10,11 +10,12 @@ import sys
 import time
 from pathlib import Path
 
-from krendzu import Pass, Place
+from krendzu import Match, Pass, Place
 from krendzu.coords import frame_for
+from storage import MatchRow
 from storage.base import rebuild_game
 from tests.bot_harness import BOT
-from tests.fakebot import FakeTelegram
+from tests.fakebot import FakeTelegram, FakeUser
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -27,12 +28,13 @@ def start_bot(base: str, fake: FakeTelegram, db: Path, log: Path) -> subprocess.
                             stdout=log.open("ab"), stderr=subprocess.STDOUT)
 
 
-def stored_game(db: Path):  # noqa: ANN201 - a (row, game) pair read with plain sqlite3
+def stored_game(db: Path) -> tuple[MatchRow, Match] | None:
+    """The newest match's row and rebuilt state, read with plain sqlite3 (no bot code)."""
     import json
     import sqlite3
 
     from krendzu import Settings, Table
-    from storage import MatchRow, MatchStatus, SeatKind, SeatRow
+    from storage import MatchStatus, SeatKind, SeatRow
 
     with sqlite3.connect(db) as conn:
         r = conn.execute("SELECT match_id, table_kind, settings, seed, status FROM matches "
@@ -51,7 +53,13 @@ def stored_game(db: Path):  # noqa: ANN201 - a (row, game) pair read with plain 
     return row, rebuild_game(row, moves)
 
 
-def play_some(fake: FakeTelegram, user, db: Path, rng: random.Random, moves: int) -> int:  # noqa: ANN001
+def moves_stored(db: Path) -> int:
+    found = stored_game(db)
+    return len(found[1].history) if found else 0
+
+
+def play_some(fake: FakeTelegram, user: FakeUser, db: Path, rng: random.Random,
+              moves: int) -> int:
     """Type ``moves`` legal moves as the human; returns how many were made."""
     made = 0
     deadline = time.time() + 90
@@ -72,8 +80,7 @@ def play_some(fake: FakeTelegram, user, db: Path, rng: random.Random, moves: int
             user.send(user.chat, "pass")
         else:
             user.send(user.chat, "end")
-        fake.wait_for_sync(lambda b=before: (stored_game(db) or (None, game))[1].history
-                           and len(stored_game(db)[1].history) > b, timeout=20)
+        fake.wait_for_sync(lambda b=before: moves_stored(db) > b, timeout=20)
         made += 1
     return made
 
@@ -98,16 +105,21 @@ def test_sigkill_mid_match_then_restart_resumes_and_finishes(tmp_path: Path) -> 
         before_kill = len(stored_game(db)[1].history)
         bot.send_signal(signal.SIGKILL)
         bot.wait(timeout=10)
-        # While it is down a move is typed; Telegram keeps it until the bot polls again.
         row, game = stored_game(db)
         assert len(game.history) == before_kill
+        if row.seats[game.current_player].user_id == ann.id:
+            # Typed while the bot is down: Telegram keeps the update until the next poll.
+            step = next(a for a in game.legal_actions() if isinstance(a, Place))
+            label = frame_for(game.tour.observation(None).placements).label(step.x, step.y)
+            ann.send(ann.chat, f"{step.card.code()} {label}")
+        # Either way a move follows the restart: the typed one, or the computer's that the
+        # restart wakes.
         bot = start_bot(base, fake, db, log)
-        fake.wait_for_sync(lambda: any(c.method == "getUpdates" for c in fake.calls[-5:]),
-                           timeout=30)
+        fake.wait_for_sync(lambda: moves_stored(db) > before_kill, timeout=30)
         assert play_some(fake, ann, db, rng, 400) > 0
         fake.wait_for_sync(lambda: stored_game(db)[0].status.value == "finished", timeout=60)
         fake.wait_for_message_sync(ann, "🏁", timeout=20, since=0)
-        row, game = stored_game(db)
+        _, game = stored_game(db)
         assert game.is_over and len(game.history) > before_kill
         assert not fake.errors
     finally:
