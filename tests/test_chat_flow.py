@@ -211,3 +211,24 @@ async def test_rematch_after_a_finished_match(flow: Flow) -> None:
     lobby = await flow.store.open_lobby(ANN.user_id)
     assert lobby is not None and lobby.state["level"] == "easy"
     assert {s["kind"] for s in lobby.state["seats"]} == {"human", "computer"}
+
+
+async def test_restart_announces_a_move_stored_but_not_announced(flow: Flow) -> None:
+    for actor in (ANN, BOB):
+        await flow.see_user(actor, private=True)
+    await flow.new_lobby(-12, None, ANN, [], title="Crash")
+    await flow.lobby_action(-12, None, BOB, "join")
+    await flow.lobby_action(-12, None, ANN, "go")
+    stored = await flow.find_match(-12, None, 1)
+    assert stored is not None
+    await flow.store.set_announced(stored.match_id, 0)
+    step = next(a for a in stored.game.legal_actions() if isinstance(a, Place))
+    # The process died right after the commit: nothing was announced.
+    await flow.store.append_move(stored.match_id, 1, step)
+    fresh = Flow(flow.store, flow.catalogs, flow.decide, bot_username="kbot")
+    notices = await fresh.resume()
+    posts = [n for n in notices if isinstance(n, BoardPost)]
+    assert posts and any(step.card.pretty() in line for line in posts[0].lines)
+    assert any(isinstance(n, Send) and n.panel_of for n in notices), "the next player's panel"
+    marker = [n for n in notices if type(n).__name__ == "Announced"]
+    assert marker and marker[-1].seq == 1  # type: ignore[attr-defined]
