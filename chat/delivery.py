@@ -328,8 +328,9 @@ class Delivery:
             data = await asyncio.to_thread(draw_board, send.picture)
         else:
             assert send.hand is not None
-            data = await asyncio.to_thread(hand_png, send.hand, None,
-                                           lang=send.picture.language if send.picture else "en")
+            texts = {"hand_title": send.hand_title} if send.hand_title else None
+            data = await asyncio.to_thread(hand_png, send.hand, None, lang=send.language,
+                                           texts=texts)
         return await self.bot.send_photo(photo=data, caption=fit(send.text, CAPTION_LIMIT),
                                          **kwargs)
 

@@ -607,7 +607,8 @@ class Flow:
             roles_line(tr, view, names), hand_text(tr, view.tour.hand),
         ])
         return Send(user_id, text, hand=tuple(view.tour.hand),
-                    silent=seat != stored.game.current_player, match_id=stored.match_id)
+                    silent=seat != stored.game.current_player, match_id=stored.match_id,
+                    language=tr.language, hand_title=hand_title(tr, view.tour.hand))
 
     def _where(self, stored: StoredMatch, tr: Tr) -> str:
         if stored.row.chat_id > 0:
@@ -755,7 +756,7 @@ class Flow:
         actions = await self.suggest(view)
         frame = tour_frame(stored.game)
         places = tuple((a.card, a.x, a.y) for a in actions if isinstance(a, Place))
-        text = (tr._("💡 Suggestion: {move}", move=_echo(tr, actions, frame))
+        text = (tr._("💡 Suggestion: {move}", move=_steps_text(tr, actions, frame))
                 if actions else tr._("No suggestion."))
         return Send(user_id, text, picture=BoardPicture(view, names, tr.language, private=True,
                                                         suggestion=places),
@@ -796,7 +797,8 @@ class Flow:
         view = stored.game.observation(seat)
         text = "\n".join([self._where(stored, tr), tour_text(tr, view) + " · "
                           + role_text(tr, view, seat), hand_text(tr, view.tour.hand)])
-        return Send(user_id, text, hand=tuple(view.tour.hand), match_id=stored.match_id)
+        return Send(user_id, text, hand=tuple(view.tour.hand), match_id=stored.match_id,
+                    language=tr.language, hand_title=hand_title(tr, view.tour.hand))
 
     async def board(self, stored: StoredMatch, chat_id: int, thread_id: int | None,
                     user_id: int) -> list[Notice]:
@@ -823,12 +825,16 @@ class Flow:
         names = await self.seat_names(stored.row, tr)
         view = stored.game.observation(None)
         per_tour = []
-        for i, points in enumerate(view.tour_points):
-            scored = [names[s] for s, p in points if p]
-            best = max((p for _, p in points), default=0)
-            per_tour.append(tr.n_("Tour {t}: {side} scored {n} point.",
-                                  "Tour {t}: {side} scored {n} points.", best, t=i + 1,
-                                  side=" & ".join(scored) or "—"))
+        for i, tour in enumerate(stored.game.tours):
+            side = " & ".join(names[s] for s in tour.roles.attackers)
+            if tour.is_over:
+                per_tour.append(tr.n_("Tour {t}: {side} scored {n} point.",
+                                      "Tour {t}: {side} scored {n} points.", tour.points,
+                                      t=i + 1, side=side))
+            else:
+                per_tour.append(tr.n_("Tour {t}, being played: {side} {n} point so far.",
+                                      "Tour {t}, being played: {side} {n} points so far.",
+                                      tour.points, t=i + 1, side=side))
         return "\n".join([score_text(tr, view, names), *per_tour, next_text(tr, view, names)])
 
     def export(self, stored: StoredMatch) -> tuple[bytes, int]:
@@ -1050,6 +1056,17 @@ def placements_to_steps(placements: Sequence[Placement], defender_turn: bool) ->
 
 
 def _echo(tr: Tr, actions: Sequence[Action], frame: object) -> str:
+    """The answer to an accepted move: the steps as understood."""
+    return "✓ " + (_steps_text(tr, actions, frame) or "")
+
+
+def hand_title(tr: Tr, hand: Sequence[Card]) -> str:
+    if not hand:
+        return tr._("No cards left")
+    return tr.n_("Your hand · {n} card", "Your hand · {n} cards", len(hand))
+
+
+def _steps_text(tr: Tr, actions: Sequence[Action], frame: object) -> str:
     parts = []
     for a in actions:
         if isinstance(a, Place):
@@ -1060,7 +1077,9 @@ def _echo(tr: Tr, actions: Sequence[Action], frame: object) -> str:
             parts.append(tr.n_("exchange {n} card", "exchange {n} cards", a.count))
         elif isinstance(a, Discard):
             parts.append(tr._("exchange {card}", card=a.card.pretty()))
-    return "✓ " + ", ".join(parts) if parts else "✓"
+        elif isinstance(a, EndTurn) and not parts:
+            parts.append(tr._("end the turn"))
+    return ", ".join(parts)
 
 
 def _illegal(tr: Tr, game: Match, step: Action, frame: object, exc: IllegalMove) -> str:
