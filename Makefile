@@ -36,4 +36,4 @@ clean:
 # Refresh the translation template and catalogs after changing texts in chat/ (Babel).
 messages: $(STAMP)
 	$(BIN)/pybabel extract -F babel.cfg -k _ -k n_:1,2 -k InputError --no-location --sort-output -o chat/locales/krendzu.pot .
-	$(BIN)/pybabel update -i chat/locales/krendzu.pot -d chat/locales -D krendzu --no-fuzzy-matching
+	$(BIN)/pybabel update -i chat/locales/krendzu.pot -d chat/locales -D krendzu --no-fuzzy-matching --ignore-obsolete

@@ -293,7 +293,7 @@ class Delivery:
     async def _call_send(self, send: Send, kwargs: dict[str, Any]) -> Message | None:
         for attempt in range(3):
             try:
-                if send.picture is not None or send.hand is not None:
+                if send.picture is not None or send.hand is not None or send.photo:
                     try:
                         return await self._send_picture(send, kwargs)
                     except BadRequest as exc:
@@ -324,7 +324,9 @@ class Delivery:
         return None
 
     async def _send_picture(self, send: Send, kwargs: dict[str, Any]) -> Message:
-        if send.picture is not None:
+        if send.photo:
+            data = send.photo
+        elif send.picture is not None:
             data = await asyncio.to_thread(draw_board, send.picture)
         else:
             assert send.hand is not None

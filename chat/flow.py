@@ -117,6 +117,8 @@ class Flow:
         self.store = store
         self.decide = decide
         self._titles: dict[int, str] = {}
+        #: Move lines on each player's live panel, kept when it becomes the move's record.
+        self._shown: dict[tuple[int, int], list[str]] = {}
         self.catalogs = catalogs
         self.bot_username = bot_username
         self._locks: dict[tuple[int, int], asyncio.Lock] = defaultdict(asyncio.Lock)
@@ -573,12 +575,15 @@ class Flow:
             seat_view = game.observation(seat.seat) if not game.is_over else None
             to_move = seat.seat == current and not game.is_over
             if user_id == mover:
-                # The mover's panel turns into the record of the move, with the hand.
-                text = "\n".join([*own_lines[-PANEL_LINES:],
+                # The mover's panel turns into the record of the move (what it showed
+                # before, then the move), with the hand.
+                shown = self._shown.pop((row.match_id, user_id), [])
+                record = [*shown, *own_lines][-PANEL_LINES:]
+                text = "\n".join([*record,
                                   hand_text(tr, seat_view.tour.hand) if seat_view else ""])
                 if to_move and not new_tour:
                     notices.append(self._panel(stored, seat.seat, user_id, tr, own_names,
-                                               own_lines, edit=from_panel))
+                                               record, edit=from_panel))
                     continue
                 notices.append(EditPanel(row.match_id, user_id, text.strip(), None,
                                          fallback=None if from_panel else Send(user_id,
@@ -591,6 +596,13 @@ class Flow:
                 notices.append(self._panel(stored, seat.seat, user_id, tr, own_names,
                                            own_lines if private_match or user_id != mover
                                            else []))
+            elif private_match and mover is None and own_lines:
+                # Alone with computers and not to move: follow their moves like a group.
+                footer = score_text(tr, view, own_names) + "\n" + (
+                    next_text(tr, view, own_names) if view.match_over else
+                    tour_text(tr, view) + " · " + next_text(tr, view, own_names))
+                notices.append(BoardPost(row.match_id, user_id, None, tuple(own_lines), footer,
+                                         BoardPicture(view, own_names, tr.language)))
         if game.is_over:
             notices.extend(await self._summary(stored, group_tr, names))
         elif row.seats[current].kind is SeatKind.COMPUTER:
@@ -634,6 +646,7 @@ class Flow:
                 + score_text(tr, view, names), hand_text(tr, hand)]
         prompt, keyboard = self._panel_keyboard(stored, view, tr, stage, card, column)
         text = "\n".join([*head, "", prompt])
+        self._shown[(stored.match_id, user_id)] = list(lines[-PANEL_LINES:])
         if edit:
             return EditPanel(stored.match_id, user_id, text, keyboard,
                              fallback=Send(user_id, text, keyboard=keyboard,
@@ -745,7 +758,8 @@ class Flow:
                     raise ValueError
             except (ValueError, IndexError):
                 return Outcome(tr._("This button is not valid any more."))
-            return Outcome(None, [self._panel(stored, seat, actor.user_id, tr, names, [],
+            shown = self._shown.get((match_id, actor.user_id), [])
+            return Outcome(None, [self._panel(stored, seat, actor.user_id, tr, names, shown,
                                               edit=True, stage=stage, card=card,
                                               column=column)])
 

@@ -6,6 +6,8 @@ No game logic here. Every handler reads untrusted input, turns it into an intent
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -92,7 +94,7 @@ async def answer(svc: Services, update: Update, outcome: Outcome, tr: Tr | None 
         chat = update.effective_chat
         if outcome.private_reply and chat.type != ChatType.PRIVATE:
             notices.insert(0, Send(actor_of(update).user_id, outcome.reply))
-        elif not notices or outcome.alert or chat.type == ChatType.PRIVATE:
+        elif not notices or outcome.alert:
             notices.insert(0, Send(chat.id, outcome.reply, thread_id=thread_of(update),
                                    group=chat.type != ChatType.PRIVATE))
     svc.delivery.run(notices)
@@ -177,25 +179,32 @@ async def rules(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     chat = update.effective_chat
     if chat is None:
         return
-    text = rules_text(tr)
-    svc.delivery.run([Send(chat.id, text, thread_id=thread_of(update),
-                           group=chat.type != ChatType.PRIVATE)])
-    picture = await rules_picture(tr.language)
-    if picture is not None:
-        svc.delivery.run([Send(chat.id, tr._("Combinations, drawn with real cards."),
-                               thread_id=thread_of(update), document=("krendzu-rules.png",
-                                                                      picture),
-                               group=chat.type != ChatType.PRIVATE)])
+    group = chat.type != ChatType.PRIVATE
+    notices = [Send(chat.id, rules_text(tr), thread_id=thread_of(update), group=group)]
+    pictures = [("rules", tr._("Card values and combinations, drawn with real cards.")),
+                ("board", tr._("A tour on the board: a goal and an own goal."))]
+    if not group:  # how to place a card matters where the moves are made
+        pictures.append(("coordinates", tr._("Where a card may go, and how /hint shows it.")))
+    for kind, caption in pictures:
+        picture = await rules_picture(kind, tr.language)
+        notices.append(Send(chat.id, caption, thread_id=thread_of(update), photo=picture,
+                            group=group))
+    svc.delivery.run(notices)
 
 
-async def rules_picture(language: str) -> bytes | None:
-    import asyncio
+async def rules_picture(kind: str, language: str) -> bytes:
+    """A picture for ``/rules``, drawn off the event loop once per kind and language."""
+    return await asyncio.to_thread(_rules_picture, kind, language)
 
-    try:
-        from render import rules_picture as draw  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    return await asyncio.to_thread(draw, language)
+
+@functools.lru_cache(maxsize=8)
+def _rules_picture(kind: str, language: str) -> bytes:
+    from render import illustrations
+
+    draw = {"rules": illustrations.rules_picture,
+            "board": illustrations.rules_board_example,
+            "coordinates": illustrations.rules_coordinates_example}[kind]
+    return draw(language)
 
 
 def language_name(code: str) -> str:

@@ -37,6 +37,7 @@ class Send:
     hand: tuple[Card, ...] | None = None  # a hand picture instead of a board
     language: str = "en"  # of the words drawn in a hand picture
     hand_title: str | None = None  # the hand picture's title, plural already chosen
+    photo: bytes | None = None  # a picture already drawn (the rules)
     document: tuple[str, bytes] | None = None  # (file name, content)
     animation: tuple[str, bytes] | None = None
     group: bool = False  # counts against the group's message limit

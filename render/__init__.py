@@ -12,6 +12,13 @@ and show public facts only (hand *sizes*, never hands)::
     document = board_document(view)  # full-size PNG to send as a file
     hand = hand_png(match.observation(seat).tour.hand)
     gif = replay_gif(match, tour=0)  # one frame per card placed, plus the empty start
+    hint = board_photo(view, suggestion=[(card, x, y)], cell_labels=True)  # /hint
+
+Pictures for the rules (``render.illustrations``, imported on first use)::
+
+    rules_picture("ru")              # PNG: card values and combinations with real faces
+    rules_board_example("ru")        # PNG: a tour with a goal and an own goal, captioned
+    rules_coordinates_example("ru")  # PNG: the cells a card may go to, labelled
 """
 
 from render.board import (
@@ -37,6 +44,19 @@ from render.records import position, tour_steps, truncate
 from render.replay import replay_frames, replay_gif
 from render.texts import TEXTS, texts_for
 from render.typeface import clean_text, display_name
+
+#: Names served lazily from :mod:`render.illustrations`, so that
+#: ``python -m render.illustrations`` runs without the module being imported twice.
+_ILLUSTRATIONS = ("rules_board_example", "rules_coordinates_example", "rules_picture")
+
+
+def __getattr__(name: str) -> object:
+    if name in _ILLUSTRATIONS:
+        from render import illustrations
+
+        return getattr(illustrations, name)
+    raise AttributeError(f"module 'render' has no attribute {name!r}")
+
 
 __all__ = [
     "DEFAULT_THEME",
@@ -67,6 +87,9 @@ __all__ = [
     "position",
     "replay_frames",
     "replay_gif",
+    "rules_board_example",
+    "rules_coordinates_example",
+    "rules_picture",
     "texts_for",
     "tour_steps",
     "truncate",

@@ -339,6 +339,34 @@ async def test_command_menus_per_scope_and_language(tmp_path: Path) -> None:
         assert descriptions["join"] != {c["command"]: c["description"] for c in groups}["join"]
 
 
+async def test_rules_come_with_pictures_in_the_readers_language(tmp_path: Path) -> None:
+    from render import illustrations
+
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock())
+    ann = fake.user(81, "Анна", language_code="ru")
+    bob = fake.user(82, "Bob")
+    group = fake.group(-100960, "Rules")
+    async with running_bot(tmp_path, fake) as h:
+        ann.start_bot()
+        await h.settle()
+        before = len(fake.sent(ann))
+        ann.send(None, "/rules")
+        await h.settle()
+        private = fake.sent(ann)[before:]
+        assert [m.kind for m in private] == ["text", "photo", "photo", "photo"], private
+        assert "комбинац" in (private[0].text or "").lower()
+        assert all(m.caption and not m.caption.isascii() for m in private[1:])
+        assert private[1].data == illustrations.rules_picture("ru")
+        assert private[3].data == illustrations.rules_coordinates_example("ru")
+        # In a group: the text and two pictures (how to place a card is for the private chat).
+        bob.send(group, f"/rules@{BOT}")
+        await h.settle()
+        public = fake.sent(group)
+        assert [m.kind for m in public] == ["text", "photo", "photo"], public
+        assert "combination" in (public[0].text or "")
+        assert public[2].data == illustrations.rules_board_example("en")
+
+
 async def test_chat_changes_removed_migrated_no_photos_and_unreachable_player(
         tmp_path: Path) -> None:
     fake = FakeTelegram(bot_username=BOT, clock=FastClock())
