@@ -29,6 +29,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/render.py
 	$(BIN)/python benchmarks/storage.py
 	$(BIN)/python benchmarks/ai.py
+	$(BIN)/python benchmarks/bot.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

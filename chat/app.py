@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -30,9 +32,13 @@ from chat.delivery import Delivery
 from chat.flow import Flow
 from chat.i18n import Catalogs, Tr
 from chat.notices import Send
+from chat.painter import Painter
 from storage import open_store
 
 log = logging.getLogger(__name__)
+
+#: How long a stopping bot waits for queued messages before it lets the restart send them.
+DRAIN_SECONDS = 5.0
 
 PRIVATE_COMMANDS = ("new", "play", "pass", "hand", "board", "score", "hint", "exchange",
                     "discard", "export", "resign", "cancel", "lang", "rules", "help")
@@ -103,7 +109,9 @@ def build_application(
         catalogs = Catalogs()
         thinker = Thinker(workers=config.ai_workers, hard_budget_ms=config.hard_budget_ms)
         flow = Flow(store, catalogs, thinker.decide, bot_username=app.bot.username)
-        delivery = Delivery(app.bot, store, group_limit=config.group_limit, clock=clock)
+        painter = Painter(config.draw_workers)
+        delivery = Delivery(app.bot, store, painter=painter, group_limit=config.group_limit,
+                            clock=clock)
 
         async def computer(match_id: int, seq: int) -> None:
             outcome = await flow.computer_turn(match_id, seq)
@@ -132,6 +140,16 @@ def build_application(
             log.warning("could not register the command menu", exc_info=True)
         delivery.run(await flow.resume())
 
+    async def post_stop(app: Application) -> None:
+        """Stopping (SIGTERM): no new computer moves; give queued messages a few seconds to
+        go out. Whatever is still queued is announced again after the restart (outbox)."""
+        svc: h.Services | None = app.bot_data.get("services")
+        if svc is None:
+            return
+        await svc.pacer.close()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(svc.delivery.idle(), DRAIN_SECONDS)
+
     async def post_shutdown(app: Application) -> None:
         svc: h.Services | None = app.bot_data.get("services")
         if svc is None:
@@ -141,7 +159,8 @@ def build_application(
         svc.thinker.close()
         await svc.store.close()
 
-    app = builder.post_init(post_init).post_shutdown(post_shutdown).build()
+    app = (builder.post_init(post_init).post_stop(post_stop).post_shutdown(post_shutdown)
+           .build())
     register(app)
     return app
 

@@ -28,6 +28,8 @@ class Config:
     ai_delay: float = 1.5
     #: Worker processes for computer players (0: a thread pool, for tests).
     ai_workers: int = 2
+    #: Worker processes drawing pictures (0: a thread pool, for tests).
+    draw_workers: int = 2
     #: Thinking time of the hard level per decision.
     hard_budget_ms: float = 1000.0
     #: New messages per group in any 60 s (Telegram allows about 20).
@@ -82,6 +84,7 @@ def load_config(env_file: Path | None = Path(".env")) -> Config:
         api_base_url=get("TELEGRAM_API_BASE_URL", "https://api.telegram.org"),
         ai_delay=number("KRENDZU_AI_DELAY", 1.5, 0.0, 10.0),
         ai_workers=int(number("KRENDZU_AI_WORKERS", 2, 0, 8)),
+        draw_workers=int(number("KRENDZU_DRAW_WORKERS", 2, 0, 8)),
         hard_budget_ms=number("KRENDZU_HARD_MS", 1000.0, 50.0, 5000.0),
         group_limit=int(number("KRENDZU_GROUP_LIMIT", 19, 1, 20)),
         overall_rate=number("KRENDZU_OVERALL_RATE", 30.0, 1.0, 1000.0),

@@ -31,7 +31,6 @@ from telegram.error import (
 from chat.model import Keyboard
 from chat.notices import (
     Announced,
-    BoardPicture,
     BoardPost,
     ComputerTurn,
     DropPanel,
@@ -40,7 +39,7 @@ from chat.notices import (
     Send,
     ShowLobby,
 )
-from render import board_photo, hand_png
+from chat.painter import Painter
 from storage import NotFound, Store
 
 log = logging.getLogger(__name__)
@@ -69,18 +68,6 @@ def fit(text: str, limit: int) -> str:
         lines.pop(0)
     out = "\n".join(["…", *lines])
     return out if len(out) <= limit else out[: limit - 1] + "…"
-
-
-def draw_board(picture: BoardPicture) -> bytes:
-    options: dict[str, Any] = {"players": picture.names, "lang": picture.language}
-    if picture.private:
-        options["cell_labels"] = True
-    if picture.suggestion:
-        options["suggestion"] = picture.suggestion
-    try:
-        return board_photo(picture.view, **options)
-    except TypeError:  # a renderer without the panel options: the plain board
-        return board_photo(picture.view, players=picture.names, lang=picture.language)
 
 
 class GroupGate:
@@ -116,10 +103,12 @@ class _Item:
 
 
 class Delivery:
-    def __init__(self, bot: Bot, store: Store, *, group_limit: int = 19,
+    def __init__(self, bot: Bot, store: Store, *, painter: Painter | None = None,
+                 group_limit: int = 19,
                  clock: Callable[[], float] = time.time) -> None:
         self.bot = bot
         self.store = store
+        self.painter = painter or Painter(0)
         self.group_limit = group_limit
         self.clock = clock
         #: Set by the application: schedule a computer's move.
@@ -159,7 +148,8 @@ class Delivery:
                     and isinstance(last.notice, BoardPost)
                     and last.notice.match_id == notice.match_id):
                 # Coalesce: the queued post now shows the newest position and every line.
-                last.notice = replace(notice, lines=last.notice.lines + notice.lines)
+                old = last.notice.lines[:-1] if last.notice.provisional else last.notice.lines
+                last.notice = replace(notice, lines=old + notice.lines)
                 items.append(last)
                 continue
             queue.append(item)
@@ -201,6 +191,7 @@ class Delivery:
         for task in [*self._workers.values(), *self._tasks]:
             with contextlib.suppress(BaseException):
                 await task
+        self.painter.close()
 
     def _chat_of(self, notice: Notice) -> int:
         if isinstance(notice, Send | ShowLobby | BoardPost):
@@ -327,12 +318,10 @@ class Delivery:
         if send.photo:
             data = send.photo
         elif send.picture is not None:
-            data = await asyncio.to_thread(draw_board, send.picture)
+            data = await self.painter.board(send.picture)
         else:
             assert send.hand is not None
-            texts = {"hand_title": send.hand_title} if send.hand_title else None
-            data = await asyncio.to_thread(hand_png, send.hand, None, lang=send.language,
-                                           texts=texts)
+            data = await self.painter.hand(send.hand, send.language, send.hand_title)
         return await self.bot.send_photo(photo=data, caption=fit(send.text, CAPTION_LIMIT),
                                          **kwargs)
 

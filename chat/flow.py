@@ -260,15 +260,17 @@ class Flow:
                 return Outcome(
                     tr._("First open my private chat and press Start — your hand will come "
                          "there: {link}", link=link),
-                    [self._show_lobby(lobby, state, group_tr)], alert=True,
+                    [self._show_lobby(lobby, state, group_tr)], alert=True, url=link,
                 )
             state.seats.append(LobbySeat("human", actor.user_id))
+            state.invited = [u for u in state.invited if u != actor.user_id]
             reply = tr._("You are seated.")
         elif op == "leave":
             index = state.seat_of(actor.user_id)
             if index is None:
                 return Outcome(tr._("You are not seated."))
             del state.seats[index]
+            state.invited = [u for u in state.invited if u != actor.user_id]
             reply = tr._("You left the table.")
             if not any(s.kind == "human" for s in state.seats):
                 await self.store.update_lobby(lobby.lobby_id, state=state.to_json(),
@@ -332,7 +334,17 @@ class Flow:
         if state.seat_of(actor.user_id) is not None:
             outcome.reply = tr._("You are seated in “{title}”. Your cards will come here.",
                                  title=state.title or "?")
+            outcome.alert = True  # said even though the lobby is updated too
         return outcome
+
+    async def seat_invited(self, actor: Actor) -> list[Outcome]:
+        """A plain ``/start`` from someone who pressed Join before they could be written to:
+        seat them at every open table that waits for them."""
+        outcomes = []
+        for lobby in await self.store.open_lobbies():
+            if actor.user_id in _state(lobby).invited:
+                outcomes.append(await self.join_by_link(actor, f"j{lobby.lobby_id}"))
+        return outcomes
 
     def deep_link(self, lobby_id: int) -> str:
         return f"https://t.me/{self.bot_username}?start=j{lobby_id}"
@@ -561,7 +573,8 @@ class Flow:
             head = lines + ([roles_line(group_tr, view, names)]
                             if new_tour and not view.match_over else [])
             notices.append(BoardPost(row.match_id, row.chat_id, row.thread_id, tuple(head),
-                                     footer, BoardPicture(view, names, group_tr.language)))
+                                     footer, BoardPicture(view, names, group_tr.language),
+                                     provisional=bool(lines) and bool(game.tour.pending)))
         humans = [s for s in row.seats if s.kind is SeatKind.HUMAN and s.user_id is not None]
         current = game.current_player
         for seat in humans:
@@ -955,7 +968,8 @@ class Flow:
     async def resume(self) -> list[Notice]:
         """After a restart: announce what was stored but not announced; wake computers."""
         notices: list[Notice] = []
-        for row in await self.store.active_matches():
+        rows = [*await self.store.unannounced_matches(), *await self.store.active_matches()]
+        for row in rows:
             try:
                 stored = await self.load(row.match_id)
             except Exception:

@@ -130,6 +130,11 @@ async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await answer(svc, update, await svc.flow.join_by_link(actor, args[0][:64]))
         return
     await say(svc, update, welcome_text(tr))
+    if is_private(update):
+        # Opened the chat without the link (search, a forwarded name): seat them anyway at
+        # every table that waits for them.
+        for outcome in await svc.flow.seat_invited(actor):
+            await answer(svc, update, outcome)
 
 
 def welcome_text(tr: Tr) -> str:
@@ -427,7 +432,8 @@ def match_command(kind: str) -> Handler:
         if chat is None:
             return
         stored = None
-        if kind == "export":  # after a match too: the newest one the user played here
+        if kind in ("export", "score", "board"):
+            # After a match too: the newest one the user played here.
             stored = await svc.flow.latest_match(chat.id, thread_of(update),
                                                  actor_of(update).user_id)
         stored = stored or await target_match(svc, update, tr)
@@ -525,7 +531,8 @@ async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
                     message.message_id, bool(getattr(message, "photo", None)))
         outcome = await svc.flow.panel_press(press.match_id, press.seq, press.op, actor,
                                              update_id=update.update_id)
-    await query.answer((outcome.reply or "")[:190] or None, show_alert=outcome.alert)
+    await query.answer((outcome.reply or "")[:190] or None,
+                       show_alert=outcome.alert and outcome.url is None, url=outcome.url)
     svc.delivery.run(outcome.notices)
 
 

@@ -83,6 +83,9 @@ class BoardPost:
     lines: tuple[str, ...]
     footer: str
     picture: BoardPicture
+    #: The last line is a defender's first card "(may place a second card)": a coalesced
+    #: newer post, whose first line is the whole turn, replaces it.
+    provisional: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,3 +123,5 @@ class Outcome:
     notices: list[Notice] = field(default_factory=list)
     alert: bool = False  # show the toast as an alert box
     private_reply: bool = False  # answer the actor privately (it names a held card)
+    #: For a button press: a t.me link the client opens (the bot's private chat with Start).
+    url: str | None = None

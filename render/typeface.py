@@ -14,7 +14,7 @@ import unicodedata
 from functools import cache, lru_cache
 from pathlib import Path
 
-from PIL import ImageFont
+from PIL import Image, ImageDraw, ImageFont
 
 FONT_DIR = Path(__file__).resolve().parent / "fonts"
 REGULAR = FONT_DIR / "DejaVuSans.ttf"
@@ -26,6 +26,32 @@ ELLIPSIS = "…"
 def font(size: int, bold: bool = False) -> ImageFont.FreeTypeFont:
     """DejaVu Sans (or Bold) at ``size`` pixels, from the package directory."""
     return ImageFont.truetype(str(BOLD if bold else REGULAR), max(6, int(size)))
+
+
+@lru_cache(maxsize=8192)
+def text_width(face: ImageFont.FreeTypeFont, text: str) -> float:
+    """``face.getlength(text)``, remembered: boards measure the same words every move."""
+    return face.getlength(text)
+
+
+@lru_cache(maxsize=4096)
+def _stamp(face: ImageFont.FreeTypeFont, text: str, anchor: str) -> tuple[Image.Image, int, int]:
+    left, top, right, bottom = face.getbbox(text, anchor=anchor)
+    mask = Image.new("L", (max(1, right - left), max(1, bottom - top)), 0)
+    ImageDraw.Draw(mask).text((-left, -top), text, font=face, fill=255, anchor=anchor)
+    return mask, left, top
+
+
+def stamp_text(img: Image.Image, xy: tuple[float, float], text: str, *,
+               face: ImageFont.FreeTypeFont, fill: tuple[int, int, int],
+               anchor: str = "la") -> None:
+    """Draw one line of text like ``ImageDraw.text``, from a cached rendering of it: the
+    same labels, names and words come back on every board, and rasterising them again was
+    the largest cost of a board picture."""
+    if not text:
+        return
+    mask, left, top = _stamp(face, text, anchor)
+    img.paste(fill, (round(xy[0]) + left, round(xy[1]) + top), mask)
 
 
 @cache
@@ -145,7 +171,7 @@ def display_name(name: str, fallback: str, *, limit: int = 18, bold: bool = Fals
 
 def fit_width(text: str, face: ImageFont.FreeTypeFont, width: float) -> str:
     """Shorten ``text`` with an ellipsis until it is at most ``width`` pixels wide."""
-    if face.getlength(text) <= width:
+    if text_width(face, text) <= width:
         return text
     while text and face.getlength(text + ELLIPSIS) > width:
         text = text[:-1]

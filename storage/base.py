@@ -494,6 +494,11 @@ class Store(abc.ABC):
     async def active_matches(self) -> list[MatchRow]:
         """Every unfinished match, oldest first: what a restart resumes."""
 
+    @abc.abstractmethod
+    async def unannounced_matches(self) -> list[MatchRow]:
+        """Finished matches whose last moves were stored but not all announced (the bot
+        stopped before the final post went out), oldest first."""
+
     # Updates ----------------------------------------------------------------------------
 
     @abc.abstractmethod

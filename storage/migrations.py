@@ -166,6 +166,12 @@ _V3 = (
     # Outbox marker: moves with seq > announced_seq are stored but not yet announced; a
     # restart announces them.
     "ALTER TABLE matches ADD COLUMN announced_seq INTEGER NOT NULL DEFAULT 0",
+    # Matches stored before the marker existed count as announced: a restart must not post
+    # old matches again.
+    """
+    UPDATE matches SET announced_seq =
+        (SELECT COALESCE(MAX(seq), 0) FROM moves WHERE moves.match_id = matches.match_id)
+    """,
 )
 
 MIGRATIONS: tuple[Migration, ...] = (

@@ -1178,6 +1178,19 @@ class SqliteStore(Store):
 
         return await self._guard(work)
 
+    async def unannounced_matches(self) -> list[MatchRow]:
+        async def work() -> list[MatchRow]:
+            async with self._tx("DEFERRED") as conn:
+                return await self._match_rows(
+                    conn,
+                    "WHERE m.status = 'finished' AND m.announced_seq < (SELECT "
+                    "COALESCE(MAX(v.seq), 0) FROM moves v WHERE v.match_id = m.match_id) "
+                    "ORDER BY m.match_id",
+                    (),
+                )
+
+        return await self._guard(work)
+
     # Updates ----------------------------------------------------------------------------
 
     async def _remember_update(

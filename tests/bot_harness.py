@@ -70,7 +70,7 @@ class Harness:
 
 def test_config(tmp_path: Path, fake: FakeTelegram, **changes: object) -> Config:
     base = Config(token=fake.token, database=str(tmp_path / "krendzu.sqlite3"),
-                  log_level="INFO", api_base_url=None, ai_delay=0.0, ai_workers=0,
+                  log_level="INFO", api_base_url=None, ai_delay=0.0, ai_workers=0, draw_workers=0,
                   hard_budget_ms=100.0, overall_rate=1000.0)
     return replace(base, **changes)  # type: ignore[arg-type]
 
@@ -93,6 +93,8 @@ async def running_bot(tmp_path: Path, fake: FakeTelegram,
         finally:
             await app.updater.stop()
             await app.stop()
+            assert app.post_stop is not None
+            await app.post_stop(app)
             await app.post_shutdown(app)
 
 

@@ -7,6 +7,7 @@ import json
 import random
 from pathlib import Path
 
+from chat.describe import tour_frame
 from krendzu import EndTurn, Pass, Place, replay
 from krendzu.coords import frame_for
 from storage import MatchStatus
@@ -197,6 +198,21 @@ async def test_bad_input_gets_polite_answers_and_changes_nothing(tmp_path: Path)
         assert not fake.errors
 
 
+async def export_matches_the_referee(h: object, user: object, group: object) -> None:
+    """/export in the group: the referee's replay of the record gives the stored totals."""
+    fake = h.fake  # type: ignore[attr-defined]
+    user.send(group, f"/export@{BOT}")  # type: ignore[attr-defined]
+    await h.settle()  # type: ignore[attr-defined]
+    docs = [m for m in fake.sent(group) if m.kind == "document"]
+    assert docs, fake.describe()
+    record = json.loads(docs[-1].data or b"")
+    result = replay(record)
+    row = next(r for r in await h.services.store.matches_of_user(  # type: ignore[attr-defined]
+        user.id, status=MatchStatus.FINISHED) if r.chat_id == group.id)  # type: ignore[attr-defined]
+    assert tuple(result["totals"][p] for p in record["players"]) == row.totals
+    assert len(record["tours"]) == row.settings.tour_count
+
+
 async def play_until_over(h: object, users: list, chat: object, rng: random.Random,
                           limit: int = 600) -> None:
     fake = h.fake  # type: ignore[attr-defined]
@@ -241,6 +257,7 @@ async def test_trios_and_teams_with_computer_seats(tmp_path: Path) -> None:
             await h.settle()
             await play_until_over(h, [ann, bob], group, random.Random(args))
             assert fake.max_sends_in_window(group, 60) <= 20
+            await export_matches_the_referee(h, ann, group)
             final = [m for m in fake.sent(group) if m.kind == "photo"][-1]
             assert "over" in (final.caption or "") or "окончен" in (final.caption or "")
 
@@ -337,6 +354,51 @@ async def test_command_menus_per_scope_and_language(tmp_path: Path) -> None:
         assert "join" not in {c["command"] for c in private}
         descriptions = {c["command"]: c["description"] for c in russian}
         assert descriptions["join"] != {c["command"]: c["description"] for c in groups}["join"]
+
+
+async def test_joining_before_starting_the_bot_goes_through_a_deep_link(tmp_path: Path) -> None:
+    import re
+
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock())
+    ann = fake.user(91, "Ann")
+    bob = fake.user(92, "Bob", language_code="ru")
+    cid = fake.user(93, "Cid")
+    group = fake.group(-100970, "Links")
+    async with running_bot(tmp_path, fake) as h:
+        ann.start_bot()
+        ann.send(group, f"/new@{BOT} trio-lone-defender")
+        await h.settle()
+        lobby = fake.sent(group)[-1]
+        # Bob never wrote to the bot: Join opens the bot's private chat with a payload.
+        query = bob.press(lobby, data=lobby.button(text="Join")["callback_data"])
+        await h.settle()
+        answered = fake.callbacks[query.id]
+        assert answered.url is not None, answered
+        payload = answered.url.split("?start=", 1)[1]
+        assert answered.url.startswith(f"https://t.me/{BOT}?start=")
+        assert re.fullmatch(r"[A-Za-z0-9_-]{1,64}", payload)
+        assert "Bob" in lobby.text and "Bob" not in lobby.text.split("\n\n")[2]  # waiting
+        bob.start_bot(payload)
+        await h.settle()
+        assert "Bob" in lobby.text.split("\n\n")[2], lobby.text  # seated
+        assert "«Links»" in fake.sent(bob)[-1].text or "Links" in fake.sent(bob)[-1].text
+        # Cid types /join; the reply carries the link; he opens the bot without it (found
+        # it by name) and is seated all the same.
+        cid.send(group, f"/join@{BOT}")
+        await h.settle()
+        assert f"t.me/{BOT}?start=" in fake.sent(group)[-1].text
+        cid.start_bot()
+        await h.settle()
+        assert "Cid" in lobby.text.split("\n\n")[2], lobby.text
+        row = await h.services.store.open_lobby(group.id, None)
+        assert row is not None and row.state["invited"] == []
+        ann.press(lobby, data=lobby.button(text="▶ Start")["callback_data"])
+        await h.settle()
+        assert await h.services.store.active_match(group.id) is not None
+        for user in (ann, bob, cid):
+            assert any("♠" in (m.content or "") or "♣" in (m.content or "")
+                       or "♦" in (m.content or "") or "♥" in (m.content or "")
+                       for m in fake.sent(user)), f"{user.first_name} got no hand"
 
 
 async def test_rules_come_with_pictures_in_the_readers_language(tmp_path: Path) -> None:
@@ -446,3 +508,58 @@ async def test_busy_computer_table_does_not_delay_help_elsewhere(tmp_path: Path)
             delays.append(asyncio.get_running_loop().time() - started)
             await asyncio.sleep(0.3)
         assert max(delays) < 0.75, delays
+
+
+async def test_flood_rule_coalesces_posts_and_the_last_shows_the_end(tmp_path: Path) -> None:
+    """Computer seats move faster than a group may be written to: no 60 s window holds more
+    than 20 new messages, posts merge their move lines, and the last shows the final board."""
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock(speed=4))  # 60 s = 15 real s
+    ann = fake.user(96, "Ann")
+    group = fake.group(-100990, "Fast table")
+    async with running_bot(tmp_path, fake) as h:
+        ann.start_bot()
+        ann.send(group, f"/new@{BOT} teams deal=3/3")
+        await h.settle()
+        for _ in range(3):
+            ann.send(group, f"/add@{BOT} easy")
+            await h.settle()
+        ann.send(group, f"/go@{BOT}")
+        rng = random.Random(7)
+        store, flow = h.services.store, h.services.flow
+        for _ in range(3000):
+            row = await store.active_match(group.id)
+            if row is None:
+                if await store.matches_of_user(ann.id, status=MatchStatus.FINISHED):
+                    break
+                await asyncio.sleep(0.02)
+                continue
+            game = (await flow.load(row.match_id)).game
+            if row.seats[game.current_player].user_id != ann.id:
+                await asyncio.sleep(0.02)
+                continue
+            places = [a for a in game.legal_actions() if isinstance(a, Place)]
+            if places:
+                step = rng.choice(places)
+                ann.send(None, f"{step.card.code()} {tour_frame(game).label(step.x, step.y)}")
+            else:
+                ann.send(None, "pass" if Pass() in game.legal_actions() else "end")
+            before = len(game.history)
+            for _ in range(500):
+                await asyncio.sleep(0.01)
+                if len((await flow.load(row.match_id)).game.history) > before:
+                    break
+        await h.settle(timeout=120)
+        assert fake.max_sends_in_window(group, 60) <= 20
+        photos = [m for m in fake.sent(group) if m.kind == "photo"]
+        merged = [m for m in photos if sum(": " in line and not line.startswith(("Score",
+                  "Tour", "Next")) for line in (m.caption or "").split("\n")) > 1]
+        assert merged, "posts were merged while the group limit held them back"
+        assert not any("(may place a second card)" in line
+                       for m in photos for line in (m.caption or "").split("\n")[:-3]), \
+            "a merged post keeps only the whole turn of a defender"
+        final = photos[-1]
+        assert "over" in (final.caption or "")
+        ann.send(group, f"/board@{BOT}")
+        await h.settle(timeout=120)
+        shown = [m for m in fake.sent(group) if m.kind == "photo"][-1]
+        assert shown is not final and shown.data == final.data  # the final position

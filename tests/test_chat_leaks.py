@@ -11,10 +11,10 @@ from datetime import UTC, datetime
 import pytest
 
 from chat.computer import Thinker
-from chat.delivery import draw_board
 from chat.flow import Flow
 from chat.i18n import Catalogs
 from chat.notices import BoardPost, Send
+from chat.painter import draw_board
 from krendzu import DECK, Match, Settings, Table, export_record, import_record
 from storage import MatchRow, MatchStatus, SeatKind, SeatRow, StoredMatch, open_store
 
