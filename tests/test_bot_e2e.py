@@ -563,3 +563,33 @@ async def test_flood_rule_coalesces_posts_and_the_last_shows_the_end(tmp_path: P
         await h.settle(timeout=120)
         shown = [m for m in fake.sent(group) if m.kind == "photo"][-1]
         assert shown is not final and shown.data == final.data  # the final position
+
+
+async def test_forum_topics_hold_separate_matches(tmp_path: Path) -> None:
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock())
+    ann = fake.user(97, "Ann")
+    bob = fake.user(98, "Bob")
+    forum = fake.group(-1001000000097, "Card club", forum=True)
+    async with running_bot(tmp_path, fake) as h:
+        ann.start_bot()
+        bob.start_bot()
+        await h.settle()
+        ann.send(forum, f"/new@{BOT}", thread_id=5)
+        bob.send(forum, f"/new@{BOT}", thread_id=7)
+        await h.settle()
+        lobbies = {m.message_thread_id: m for m in fake.sent(forum) if m.buttons()}
+        assert set(lobbies) == {5, 7}, fake.describe()
+        ann.press(lobbies[5], text="+ 🤖 Easy")
+        await h.settle()
+        ann.press(lobbies[5], text="▶ Start")
+        await h.settle()
+        posts = [m for m in fake.sent(forum) if m.kind == "photo"]
+        assert posts and all(m.message_thread_id == 5 for m in posts)
+        # The topic-7 lobby is untouched and still open; /board in topic 7 has no match.
+        assert await h.services.store.open_lobby(forum.id, 7) is not None
+        assert await h.services.store.active_match(forum.id, 5) is not None
+        assert await h.services.store.active_match(forum.id, 7) is None
+        bob.send(forum, f"/board@{BOT}", thread_id=7)
+        await h.settle()
+        reply = fake.sent(forum)[-1]
+        assert reply.message_thread_id == 7 and reply.kind == "text"
