@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Message
+from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, InputMediaPhoto, Message
 from telegram.error import (
     BadRequest,
     ChatMigrated,
@@ -47,6 +47,7 @@ log = logging.getLogger(__name__)
 CAPTION_LIMIT = 1024
 TEXT_LIMIT = 4096
 WINDOW = 60.0
+FOLLOW_LINES = 12  # move lines kept in a followed board's caption
 
 
 def markup(keyboard: Keyboard | None) -> InlineKeyboardMarkup | None:
@@ -123,6 +124,9 @@ class Delivery:
         self._tasks: set[asyncio.Task[Any]] = set()
         #: (match, user) pairs whose group was told the user cannot be written to.
         self._told: set[tuple[int, int]] = set()
+        #: Private chats whose newest message is a board following computer moves:
+        #: chat → (message id, its move lines). The next such board edits it in place.
+        self._follow: dict[int, tuple[int, tuple[str, ...]]] = {}
 
     # Entry ------------------------------------------------------------------------------
 
@@ -235,6 +239,9 @@ class Delivery:
         if isinstance(notice, Send):
             await self._send(notice)
         elif isinstance(notice, BoardPost):
+            if notice.chat_id > 0:
+                await self._follow_board(notice)
+                return
             text = fit("\n".join([*notice.lines, notice.footer]), CAPTION_LIMIT)
             await self._send(Send(notice.chat_id, text, thread_id=notice.thread_id, silent=True,
                                   picture=notice.picture, group=True))
@@ -248,6 +255,28 @@ class Delivery:
                 with contextlib.suppress(TelegramError):
                     await self.bot.edit_message_reply_markup(notice.user_id, known[0],
                                                              reply_markup=None)
+
+    async def _follow_board(self, notice: BoardPost) -> None:
+        """A player alone with computers watches them move: a run of their moves edits one
+        board message (while it is the chat's newest) instead of posting a photo each."""
+        chat = notice.chat_id
+        known = self._follow.get(chat)
+        if known is not None:
+            message_id, shown = known
+            lines = (*shown, *notice.lines)[-FOLLOW_LINES:]
+            caption = fit("\n".join([*lines, notice.footer]), CAPTION_LIMIT)
+            try:
+                data = await self.painter.board(notice.picture)
+                await self.bot.edit_message_media(InputMediaPhoto(data, caption=caption),
+                                                  chat_id=chat, message_id=message_id)
+                self._follow[chat] = (message_id, lines)
+                return
+            except TelegramError as exc:
+                log.info("could not update the followed board (%s); posting anew", exc)
+        text = fit("\n".join([*notice.lines, notice.footer]), CAPTION_LIMIT)
+        message = await self._send(Send(chat, text, silent=True, picture=notice.picture))
+        if message is not None:
+            self._follow[chat] = (message.message_id, notice.lines)
 
     async def _send(self, send: Send) -> Message | None:
         chat_id = self._moved.get(send.chat_id, send.chat_id)
@@ -273,6 +302,7 @@ class Delivery:
             return None
         if message is not None and send.chat_id > 0:
             self._told = {t for t in self._told if t[1] != send.chat_id}
+            self._follow.pop(send.chat_id, None)  # a newer message: stop editing the old
         if message is not None and send.panel_of is not None:
             old = self.panels.get(send.panel_of)
             self.panels[send.panel_of] = (message.message_id, send.picture is not None)

@@ -591,6 +591,8 @@ class Flow:
                 # The mover's panel turns into the record of the move (what it showed
                 # before, then the move), with the hand.
                 shown = self._shown.pop((row.match_id, user_id), [])
+                if shown and before is not None and before.tour.pending:
+                    shown = shown[:-1]  # "first card (may place a second)": now a whole turn
                 record = [*shown, *own_lines][-PANEL_LINES:]
                 text = "\n".join([*record,
                                   hand_text(tr, seat_view.tour.hand) if seat_view else ""])
@@ -598,9 +600,12 @@ class Flow:
                     notices.append(self._panel(stored, seat.seat, user_id, tr, own_names,
                                                record, edit=from_panel))
                     continue
-                notices.append(EditPanel(row.match_id, user_id, text.strip(), None,
-                                         fallback=None if from_panel else Send(user_id,
-                                                                               text.strip())))
+                if from_panel:
+                    notices.append(EditPanel(row.match_id, user_id, text.strip(), None))
+                else:
+                    # Typed: the answer belongs below what was typed, not in an old panel.
+                    notices.append(DropPanel(row.match_id, user_id))
+                    notices.append(Send(user_id, text.strip(), match_id=row.match_id))
             elif not to_move:
                 notices.append(DropPanel(row.match_id, user_id))
             if new_tour and seat_view is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import random
 from pathlib import Path
@@ -300,6 +301,16 @@ async def test_private_duel_against_the_computer_with_plain_text(tmp_path: Path)
         assert finished, fake.describe()
         assert any("🏁" in (m.text or "") for m in fake.sent(ann))
         assert all(m.chat_id == 51 for m in fake.sent(ann))
+        # Once Ann is out of cards the computer plays on alone: one board message follows
+        # its moves (edited in place), not a photo per move.
+        followed = [m for m in fake.sent(ann) if m.kind == "photo" and not m.buttons()
+                    and "Счёт" in (m.caption or "") and "На руке" not in (m.caption or "")]
+        assert followed
+        assert any(m.edits for m in followed), [m.caption for m in followed]
+        for earlier, later in itertools.pairwise(followed):
+            between = [m for m in fake.messages(ann)
+                       if earlier.message_id < m.message_id < later.message_id]
+            assert between, "two followed boards in a row: the second should have edited"
 
 
 async def test_exchange_and_a_player_in_two_matches(tmp_path: Path) -> None:
