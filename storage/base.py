@@ -130,6 +130,26 @@ class SeatRow:
 
 
 @dataclass(frozen=True, slots=True)
+class TimerRow:
+    """A match's turn timer: ``deadline`` (clock seconds) of the move numbered ``seq``."""
+
+    match_id: int
+    seconds: int
+    seq: int | None
+    deadline: float | None
+    reminded: bool
+
+
+@dataclass(frozen=True, slots=True)
+class StandIn:
+    """A seat whose player is absent: consecutive timeouts; the computer keeps the seat."""
+
+    seat: int
+    timeouts: int
+    computer: bool
+
+
+@dataclass(frozen=True, slots=True)
 class ChatRow:
     chat_id: int
     language: str | None
@@ -435,6 +455,43 @@ class Store(abc.ABC):
     @abc.abstractmethod
     async def set_announced(self, match_id: int, seq: int) -> None:
         """Record that moves up to ``seq`` were announced (never lowers the marker)."""
+
+    # Turn timers and absent players ------------------------------------------------------
+
+    @abc.abstractmethod
+    async def set_timer(self, match_id: int, seconds: int | None) -> None:
+        """Give the match a turn timer of ``seconds`` (None: remove it)."""
+
+    @abc.abstractmethod
+    async def timer_of(self, match_id: int) -> TimerRow | None:
+        """The match's timer, if it has one."""
+
+    @abc.abstractmethod
+    async def arm_timer(self, match_id: int, seq: int | None, deadline: float | None) -> None:
+        """Start the deadline of move ``seq`` (None, None: no person is to move)."""
+
+    @abc.abstractmethod
+    async def set_reminded(self, match_id: int, seq: int) -> None:
+        """The reminder for move ``seq`` was sent."""
+
+    @abc.abstractmethod
+    async def due_timers(self, now: float) -> list[TimerRow]:
+        """Timers of active matches whose deadline passed or whose reminder is due (when a
+        third of the time is left), oldest deadline first."""
+
+    @abc.abstractmethod
+    async def stretch_deadlines(self, earliest: float) -> int:
+        """Move every running deadline earlier than ``earliest`` to it (after an outage);
+        returns how many moved."""
+
+    @abc.abstractmethod
+    async def stand_ins(self, match_id: int) -> dict[int, StandIn]:
+        """Seats with a timeout or a computer stand-in, by seat."""
+
+    @abc.abstractmethod
+    async def set_stand_in(self, match_id: int, seat: int, *, timeouts: int,
+                           computer: bool) -> None:
+        """Record a seat's consecutive timeouts and whether the computer keeps it."""
 
     @abc.abstractmethod
     async def migrate_chat(self, old_chat_id: int, new_chat_id: int) -> None:

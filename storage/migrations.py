@@ -174,10 +174,36 @@ _V3 = (
     """,
 )
 
+_V4 = (
+    # Turn timers: one row per match that has one; ``deadline`` is the running turn's (None
+    # when no person is to move), for the move numbered ``seq``.
+    """
+    CREATE TABLE turn_timers (
+        match_id INTEGER PRIMARY KEY REFERENCES matches (match_id) ON DELETE CASCADE,
+        seconds INTEGER NOT NULL CHECK (seconds > 0),
+        seq INTEGER,
+        deadline REAL,
+        reminded INTEGER NOT NULL DEFAULT 0 CHECK (reminded IN (0, 1))
+    )
+    """,
+    "CREATE INDEX turn_timers_by_deadline ON turn_timers (deadline) WHERE deadline IS NOT NULL",
+    # Absent players: consecutive timeouts of a seat, and whether the computer keeps it.
+    """
+    CREATE TABLE stand_ins (
+        match_id INTEGER NOT NULL REFERENCES matches (match_id) ON DELETE CASCADE,
+        seat INTEGER NOT NULL CHECK (seat >= 0),
+        timeouts INTEGER NOT NULL DEFAULT 0 CHECK (timeouts >= 0),
+        computer INTEGER NOT NULL DEFAULT 0 CHECK (computer IN (0, 1)),
+        PRIMARY KEY (match_id, seat)
+    )
+    """,
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "core tables: chats, users, matches, seats, move log", _V1),
     Migration(2, "processed updates, user statistics, indices, final totals", _V2),
     Migration(3, "lobbies; announced move marker (outbox)", _V3),
+    Migration(4, "turn timers; stand-ins for absent players", _V4),
 )
 
 LATEST = MIGRATIONS[-1].version

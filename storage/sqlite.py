@@ -44,10 +44,12 @@ from storage.base import (
     SeatRow,
     SeatSpec,
     SequenceConflict,
+    StandIn,
     StatsRow,
     StorageError,
     Store,
     StoredMatch,
+    TimerRow,
     UserRow,
     match_outcome,
     normalize_action,
@@ -294,6 +296,13 @@ def _match_row(r: Sequence[Any], seats: tuple[SeatRow, ...]) -> MatchRow:
         totals=None if r[10] is None else tuple(json.loads(r[10])),
         announced_seq=r[12],
     )
+
+
+_TIMER_COLUMNS = "t.match_id, t.seconds, t.seq, t.deadline, t.reminded"
+
+
+def _timer_row(r: Sequence[Any]) -> TimerRow:
+    return TimerRow(match_id=r[0], seconds=r[1], seq=r[2], deadline=r[3], reminded=bool(r[4]))
 
 
 _LOBBY_COLUMNS = (
@@ -1011,6 +1020,98 @@ class SqliteStore(Store):
             await conn.execute(
                 "UPDATE matches SET announced_seq = MAX(announced_seq, ?) WHERE match_id = ?",
                 (seq, match_id),
+            )
+
+        await self._write(work)
+
+    # Turn timers and absent players ------------------------------------------------------
+
+    async def set_timer(self, match_id: int, seconds: int | None) -> None:
+        async def work(conn: aiosqlite.Connection) -> None:
+            if seconds is None:
+                await conn.execute("DELETE FROM turn_timers WHERE match_id = ?", (match_id,))
+                return
+            await conn.execute(
+                "INSERT INTO turn_timers (match_id, seconds) VALUES (?, ?) "
+                "ON CONFLICT (match_id) DO UPDATE SET seconds = excluded.seconds",
+                (match_id, int(seconds)),
+            )
+
+        await self._write(work)
+
+    async def timer_of(self, match_id: int) -> TimerRow | None:
+        async def work() -> TimerRow | None:
+            async with self._tx("DEFERRED") as conn:
+                rows = await self._fetchall(
+                    conn, f"SELECT {_TIMER_COLUMNS} FROM turn_timers t WHERE match_id = ?",
+                    (match_id,))
+            return _timer_row(rows[0]) if rows else None
+
+        return await self._guard(work)
+
+    async def arm_timer(self, match_id: int, seq: int | None, deadline: float | None) -> None:
+        async def work(conn: aiosqlite.Connection) -> None:
+            await conn.execute(
+                "UPDATE turn_timers SET seq = ?, deadline = ?, reminded = 0 WHERE match_id = ?",
+                (seq, deadline, match_id),
+            )
+
+        await self._write(work)
+
+    async def set_reminded(self, match_id: int, seq: int) -> None:
+        async def work(conn: aiosqlite.Connection) -> None:
+            await conn.execute(
+                "UPDATE turn_timers SET reminded = 1 WHERE match_id = ? AND seq = ?",
+                (match_id, seq),
+            )
+
+        await self._write(work)
+
+    async def due_timers(self, now: float) -> list[TimerRow]:
+        async def work() -> list[TimerRow]:
+            async with self._tx("DEFERRED") as conn:
+                rows = await self._fetchall(
+                    conn,
+                    f"SELECT {_TIMER_COLUMNS} FROM turn_timers t JOIN matches m "
+                    "ON m.match_id = t.match_id WHERE m.status = 'active' "
+                    "AND t.deadline IS NOT NULL AND (t.deadline <= ? OR "
+                    "(t.reminded = 0 AND t.deadline - t.seconds / 3.0 <= ?)) "
+                    "ORDER BY t.deadline",
+                    (now, now),
+                )
+            return [_timer_row(r) for r in rows]
+
+        return await self._guard(work)
+
+    async def stretch_deadlines(self, earliest: float) -> int:
+        async def work(conn: aiosqlite.Connection) -> int:
+            cur = await conn.execute(
+                "UPDATE turn_timers SET deadline = ? WHERE deadline IS NOT NULL "
+                "AND deadline < ?",
+                (earliest, earliest),
+            )
+            return cur.rowcount
+
+        return await self._write(work)
+
+    async def stand_ins(self, match_id: int) -> dict[int, StandIn]:
+        async def work() -> dict[int, StandIn]:
+            async with self._tx("DEFERRED") as conn:
+                rows = await self._fetchall(
+                    conn, "SELECT seat, timeouts, computer FROM stand_ins WHERE match_id = ?",
+                    (match_id,))
+            return {r[0]: StandIn(r[0], r[1], bool(r[2])) for r in rows}
+
+        return await self._guard(work)
+
+    async def set_stand_in(self, match_id: int, seat: int, *, timeouts: int,
+                           computer: bool) -> None:
+        async def work(conn: aiosqlite.Connection) -> None:
+            await conn.execute(
+                "INSERT INTO stand_ins (match_id, seat, timeouts, computer) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (match_id, seat) DO UPDATE SET timeouts = excluded.timeouts, "
+                "computer = excluded.computer",
+                (match_id, seat, max(0, timeouts), int(computer)),
             )
 
         await self._write(work)
