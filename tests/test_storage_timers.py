@@ -20,13 +20,14 @@ async def test_timer_deadline_reminder_and_stretch(tmp_path: Path) -> None:
         timer = await store.timer_of(mid)
         assert timer is not None and (timer.seconds, timer.seq, timer.deadline) == (90, None, None)
         await store.arm_timer(mid, 1, 1000.0)
-        assert await store.due_timers(900.0) == []  # 100 s left: more than a third
-        due = await store.due_timers(941.0)  # 59 s left: the reminder is due
+        assert await store.due_timers(900.0) == []  # 100 s left
+        assert await store.due_timers(969.0) == []  # 31 s left
+        due = await store.due_timers(971.0)  # 29 s left: the reminder is due
         assert [(t.match_id, t.seq, t.reminded) for t in due] == [(mid, 1, False)]
         await store.set_reminded(mid, 2)  # another move's reminder: ignored
         assert not (await store.timer_of(mid)).reminded  # type: ignore[union-attr]
         await store.set_reminded(mid, 1)
-        assert await store.due_timers(941.0) == []
+        assert await store.due_timers(971.0) == []
         assert [t.deadline for t in await store.due_timers(1000.0)] == [1000.0]
         # After an outage every deadline gets at least the grace period.
         assert await store.stretch_deadlines(1060.0) == 1
