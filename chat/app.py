@@ -41,9 +41,9 @@ log = logging.getLogger(__name__)
 DRAIN_SECONDS = 5.0
 
 PRIVATE_COMMANDS = ("new", "play", "pass", "hand", "board", "score", "hint", "exchange",
-                    "discard", "export", "resign", "cancel", "lang", "rules", "help")
+                    "discard", "back", "export", "resign", "cancel", "lang", "rules", "help")
 GROUP_COMMANDS = ("new", "join", "leave", "add", "go", "play", "pass", "board", "score", "hand",
-                  "export", "resign", "cancel", "lang", "rules", "help")
+                  "back", "export", "resign", "cancel", "lang", "rules", "help")
 
 
 def command_descriptions(tr: Tr) -> dict[str, str]:
@@ -63,6 +63,7 @@ def command_descriptions(tr: Tr) -> dict[str, str]:
         "discard": tr._("cards to exchange: /discard QC 7H"),
         "export": tr._("the record and a replay"),
         "resign": tr._("give up the match"),
+        "back": tr._("take your seat back from the computer"),
         "cancel": tr._("cancel the match"),
         "lang": tr._("language: /lang ru or /lang en"),
         "rules": tr._("the rules"),
@@ -108,7 +109,8 @@ def build_application(
         store = await open_store(config.database)
         catalogs = Catalogs()
         thinker = Thinker(workers=config.ai_workers, hard_budget_ms=config.hard_budget_ms)
-        flow = Flow(store, catalogs, thinker.decide, bot_username=app.bot.username)
+        flow = Flow(store, catalogs, thinker.decide, bot_username=app.bot.username,
+                    clock=clock, timer_grace=config.timer_grace)
         painter = Painter(config.draw_workers)
         delivery = Delivery(app.bot, store, painter=painter, group_limit=config.group_limit,
                             clock=clock)
@@ -139,6 +141,12 @@ def build_application(
         except Exception:
             log.warning("could not register the command menu", exc_info=True)
         delivery.run(await flow.resume())
+        assert app.job_queue is not None, "python-telegram-bot[job-queue] is required"
+        app.job_queue.run_repeating(
+            turn_timers, interval=config.timer_tick, first=config.timer_tick,
+            name="turn timers",
+            # A slow tick is skipped by the tick itself (svc.ticking), without a warning.
+            job_kwargs={"max_instances": 2, "coalesce": True})
 
     async def post_stop(app: Application) -> None:
         """Stopping (SIGTERM): no new computer moves; give queued messages a few seconds to
@@ -165,6 +173,15 @@ def build_application(
     return app
 
 
+async def turn_timers(context: Any) -> None:
+    """The job queue's tick: reminders and timeouts that are due (see chat/turns.py)."""
+    svc: h.Services | None = context.application.bot_data.get("services")
+    if svc is None or svc.ticking.locked():
+        return  # the previous tick is still at work
+    async with svc.ticking:
+        svc.delivery.run(await svc.flow.timers.tick())
+
+
 def register(app: Application) -> None:
     commands: dict[str, Any] = {
         "start": h.start, "help": h.help_command, "rules": h.rules, "lang": h.lang,
@@ -174,6 +191,7 @@ def register(app: Application) -> None:
         "hand": h.match_command("hand"), "board": h.match_command("board"),
         "score": h.match_command("score"), "hint": h.match_command("hint"),
         "export": h.match_command("export"), "resign": h.match_command("resign"),
+        "back": h.back,
     }
     for name, callback in commands.items():
         app.add_handler(CommandHandler(name, callback))

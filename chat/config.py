@@ -36,6 +36,10 @@ class Config:
     group_limit: int = 19
     #: API calls per second over all chats (Telegram allows about 30).
     overall_rate: float = 30.0
+    #: How often turn deadlines are checked, in seconds.
+    timer_tick: float = 1.0
+    #: After a restart every running turn gets at least this many seconds.
+    timer_grace: float = 60.0
 
 
 def read_env_file(path: Path) -> dict[str, str]:
@@ -88,4 +92,5 @@ def load_config(env_file: Path | None = Path(".env")) -> Config:
         hard_budget_ms=number("KRENDZU_HARD_MS", 1000.0, 50.0, 5000.0),
         group_limit=int(number("KRENDZU_GROUP_LIMIT", 19, 1, 20)),
         overall_rate=number("KRENDZU_OVERALL_RATE", 30.0, 1.0, 1000.0),
+        timer_grace=number("KRENDZU_TIMER_GRACE", 60.0, 0.0, 3600.0),
     )

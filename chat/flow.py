@@ -13,6 +13,7 @@ import asyncio
 import json
 import logging
 import random
+import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -33,9 +34,11 @@ from chat.describe import (
 )
 from chat.i18n import Catalogs, Tr
 from chat.model import (
+    DEFAULT_GROUP_TIMER,
     LEVEL_CODES,
     LEVEL_NAMES,
     LEVELS,
+    TIMER_STEPS,
     Button,
     InputError,
     Keyboard,
@@ -59,6 +62,7 @@ from chat.notices import (
     Send,
     ShowLobby,
 )
+from chat.turns import STAND_IN_LEVEL, TurnTimers
 from krendzu import (
     DEAL_PRESETS,
     Action,
@@ -113,9 +117,11 @@ class Actor:
 
 class Flow:
     def __init__(self, store: Store, catalogs: Catalogs, decide: Decide, *,
-                 bot_username: str) -> None:
+                 bot_username: str, clock: Callable[[], float] = time.time,
+                 timer_grace: float = 60.0) -> None:
         self.store = store
         self.decide = decide
+        self.timers = TurnTimers(self, clock, timer_grace)
         self._titles: dict[int, str] = {}
         #: Move lines on each player's live panel, kept when it becomes the move's record.
         self._shown: dict[tuple[int, int], list[str]] = {}
@@ -214,7 +220,8 @@ class Flow:
             if not private and (known is None or known.language is None):
                 # The group speaks its first creator's language until /lang says otherwise.
                 await self.store.upsert_chat(chat_id, language=group_tr.language)
-            state = LobbyState(language=group_tr.language, private=private, title=title)
+            state = LobbyState(language=group_tr.language, private=private, title=title,
+                               timer=None if private else DEFAULT_GROUP_TIMER)
             apply_new_args(state, args, private=private)
             state.seats.append(LobbySeat("human", actor.user_id))
             if private:
@@ -291,7 +298,7 @@ class Flow:
                 return Outcome(tr._("Only seated players can add computer players."))
             state.seats.append(LobbySeat("computer", level=level))
             reply = tr._("{level} joined.", level=level_label(tr, level))
-        elif op in ("table", "tours", "deal", "exchange") or op.startswith("level:"):
+        elif op in ("table", "tours", "deal", "exchange", "timer") or op.startswith("level:"):
             if not creator:
                 return Outcome(tr._("Only the creator can change the settings."))
             try:
@@ -363,6 +370,8 @@ class Flow:
         lines.append(tr._("Tours: {tours} · Deal: {a}/{d} ({preset}) · Exchange: {exchange}",
                           tours=settings.tour_count, a=deal.attacker, d=deal.defender,
                           preset=preset, exchange=state.exchange or tr._("off")))
+        lines.append(tr._("Turn timer: {seconds} s", seconds=state.timer) if state.timer
+                     else tr._("Turn timer: off"))
         lines.append("")
         for i in range(state.table.players):
             team = ""
@@ -408,7 +417,8 @@ class Flow:
         rows.append([Button(tr._("Table ↻"), lobby_data(lid, "table")),
                      Button(tr._("Tours ↻"), lobby_data(lid, "tours")),
                      Button(tr._("Deal ↻"), lobby_data(lid, "deal")),
-                     Button(tr._("Exchange ↻"), lobby_data(lid, "exchange"))])
+                     Button(tr._("Exchange ↻"), lobby_data(lid, "exchange")),
+                     Button(tr._("Timer ↻"), lobby_data(lid, "timer"))])
         rows.append([Button(tr._("▶ Start"), lobby_data(lid, "go")),
                      Button(tr._("✖ Cancel"), lobby_data(lid, "cancel"))])
         return rows
@@ -430,6 +440,7 @@ class Flow:
             return Outcome(tr._("A match is already being played here: /board shows it, "
                                 "/cancel ends it."))
         self._games[stored.match_id] = stored
+        await self.timers.start(stored.match_id, state.timer)
         self.remember_title(lobby.chat_id, state.title)
         notices: list[Notice] = [ShowLobby(
             lobby.lobby_id, lobby.chat_id, lobby.thread_id, lobby.message_id,
@@ -501,6 +512,7 @@ class Flow:
             error = self._check(tr, game, steps)
             if error:
                 return Outcome(error, private_reply=True)
+            await self.timers.moved_by(match_id, seat)
             return await self._commit(stored, list(steps), tr, update_id=update_id,
                                       mover=actor.user_id, from_panel=from_panel)
 
@@ -623,10 +635,18 @@ class Flow:
                                          BoardPicture(view, own_names, tr.language)))
         if game.is_over:
             notices.extend(await self._summary(stored, group_tr, names))
-        elif row.seats[current].kind is SeatKind.COMPUTER:
+        elif (row.seats[current].kind is SeatKind.COMPUTER
+              or await self.timers.computer_keeps(row.match_id, current)):
             notices.append(ComputerTurn(row.match_id, stored.next_seq))
+        await self.timers.after_moves(stored)
         notices.append(Announced(row.match_id, len(game.history)))
         return notices
+
+    async def panel_for(self, stored: StoredMatch, seat: int, user_id: int) -> list[Notice]:
+        """A fresh panel for the player to move (after /back)."""
+        tr = await self.user_tr(user_id)
+        names = await self.seat_names(stored.row, tr)
+        return [self._panel(stored, seat, user_id, tr, names, [])]
 
     def _deal_message(self, stored: StoredMatch, seat: int, user_id: int, tr: Tr,
                       names: Sequence[str]) -> Send:
@@ -806,9 +826,12 @@ class Flow:
                 return Outcome(None)
             seat = stored.game.current_player
             seat_row = stored.row.seats[seat]
-            if seat_row.kind is not SeatKind.COMPUTER:
+            if seat_row.kind is SeatKind.COMPUTER:
+                level = LEVEL_NAMES.get(seat_row.level or 2, "normal")
+            elif await self.timers.computer_keeps(match_id, seat):
+                level = STAND_IN_LEVEL  # the player is away: the computer keeps the seat
+            else:
                 return Outcome(None)
-            level = LEVEL_NAMES.get(seat_row.level or 2, "normal")
             view = stored.game.observation(seat)
             seed = random.Random(f"{stored.row.seed}:{seq}").randrange(2**32)
             actions = await self.decide(level, view, seed)
@@ -973,6 +996,7 @@ class Flow:
     async def resume(self) -> list[Notice]:
         """After a restart: announce what was stored but not announced; wake computers."""
         notices: list[Notice] = []
+        await self.timers.resume()
         rows = [*await self.store.unannounced_matches(), *await self.store.active_matches()]
         for row in rows:
             try:
@@ -987,8 +1011,11 @@ class Flow:
                     before.apply(text)
                 actions = list(game.history[row.announced_seq:])
                 notices += await self._announce(stored, before, actions)
-            elif row.seats[game.current_player].kind is SeatKind.COMPUTER:
-                notices.append(ComputerTurn(row.match_id, stored.next_seq))
+            else:
+                if (row.seats[game.current_player].kind is SeatKind.COMPUTER
+                        or await self.timers.computer_keeps(row.match_id, game.current_player)):
+                    notices.append(ComputerTurn(row.match_id, stored.next_seq))
+                await self.timers.after_moves(stored)
         return notices
 
 
@@ -1030,6 +1057,10 @@ def _cycle(state: LobbyState, op: str) -> None:
         state.preset, state.deal = presets[(presets.index(current) + 1) % len(presets)], None
     elif op == "exchange":
         state.exchange = (state.exchange + 1) % 4
+    elif op == "timer":
+        steps = list(TIMER_STEPS)
+        current = state.timer if state.timer in steps else None
+        state.timer = steps[(steps.index(current) + 1) % len(steps)]
     state.settings()
 
 

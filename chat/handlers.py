@@ -10,7 +10,7 @@ import asyncio
 import functools
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from telegram import Chat, Update
 from telegram.constants import ChatMemberStatus, ChatType
@@ -51,6 +51,8 @@ class Services:
     delivery: Delivery
     thinker: Thinker
     pacer: Pacer
+    #: Held while the turn timers' tick runs (one at a time).
+    ticking: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
 def services(context: ContextTypes.DEFAULT_TYPE) -> Services:
@@ -159,7 +161,8 @@ def help_text(tr: Tr) -> str:
     return "\n".join([
         tr._("Setting up"),
         tr._("/new [duel|trio-lone-attacker|trio-lone-defender|teams] [tours=N] [deal=12/14] "
-             "[exchange=K] — a new match; in a private chat also [level=easy|normal|hard]"),
+             "[exchange=K] [timer=90|off] — a new match; in a private chat also "
+             "[level=easy|normal|hard]"),
         tr._("/join, /leave — take or leave a seat; /add LEVEL — a computer player; "
              "/go — start"),
         "",
@@ -171,6 +174,7 @@ def help_text(tr: Tr) -> str:
              "/hint — a suggestion (privately)"),
         tr._("/export — the record and a replay; /resign; /cancel — end the match "
              "(creator or admin)"),
+        tr._("/back — after timeouts, take your seat back from the computer"),
         tr._("/lang ru|en — language; /rules — the rules"),
         "",
         tr._("Cards: QC, 10D (or TD), Q♣, Дт. Cells: a column letter and a row number, "
@@ -468,6 +472,25 @@ def match_command(kind: str) -> Handler:
 
     handler.__name__ = f"match_{kind}"
     return handler
+
+
+async def back(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """``/back``: take the seat back from the computer that played for you."""
+    svc = services(context)
+    tr = await reply_tr(svc, update)
+    chat = update.effective_chat
+    if chat is None:
+        return
+    actor = actor_of(update)
+    if chat.type == ChatType.PRIVATE:
+        matches = await svc.flow.my_matches(actor.user_id)
+    else:
+        found = await svc.flow.find_match(chat.id, thread_of(update), actor.user_id)
+        matches = [found] if found else []
+    if not matches:
+        await say(svc, update, tr._("You are not in a match."))
+        return
+    await answer(svc, update, await svc.flow.timers.back(actor, matches))
 
 
 async def export(svc: Services, update: Update, stored: StoredMatch, tr: Tr) -> None:

@@ -140,6 +140,7 @@ class LobbyState:
     private: bool = False
     level: str = DEFAULT_LEVEL  # the computer level of a private match
     title: str = ""  # the chat's title, for private panels
+    timer: int | None = None  # seconds per turn (None: no timer)
 
     def settings(self) -> Settings:
         """The match settings; :class:`SettingsError` if they cannot be played."""
@@ -165,7 +166,7 @@ class LobbyState:
             "deal": list(self.deal) if self.deal else None, "exchange": self.exchange,
             "seats": [s.to_json() for s in self.seats], "invited": self.invited,
             "language": self.language, "private": self.private, "level": self.level,
-            "title": self.title,
+            "title": self.title, "timer": self.timer,
         }
 
     @classmethod
@@ -186,15 +187,27 @@ class LobbyState:
             private=bool(data.get("private", False)),
             level=str(data.get("level", DEFAULT_LEVEL)),
             title=str(data.get("title", "")),
+            timer=_timer_from(data),
         )
         if state.level not in LEVEL_CODES:
             raise ValueError("bad level")
         return state
 
 
+def _timer_from(data: dict[str, Any]) -> int | None:
+    if "timer" not in data:  # a lobby from before timers: the default of its chat type
+        return None if data.get("private") else DEFAULT_GROUP_TIMER
+    timer = data["timer"]
+    return None if timer is None else max(TIMER_MIN, min(TIMER_MAX, int(timer)))
+
+
 # Command arguments ----------------------------------------------------------------------
 
 _KEY_VALUE = re.compile(r"^([a-z]+)=(\S+)$")
+#: Turn timer: the default in groups (a private duel has none), bounds, and the ↻ steps.
+DEFAULT_GROUP_TIMER = 90
+TIMER_MIN, TIMER_MAX = 15, 3600
+TIMER_STEPS: tuple[int | None, ...] = (None, 30, 60, 90, 180, 300)
 _DEAL = re.compile(r"^(\d{1,2})/(\d{1,2})$")
 
 
@@ -219,6 +232,15 @@ def apply_new_args(state: LobbyState, args: list[str], *, private: bool) -> Lobb
             state.tours = _int(value, key)
         elif key == "exchange":
             state.exchange = _int(value, key)
+        elif key == "timer":
+            if value in ("off", "0", "no", "нет"):
+                state.timer = None
+            else:
+                seconds = _int(value.removesuffix("s"), key)
+                if not TIMER_MIN <= seconds <= TIMER_MAX:
+                    raise InputError("A turn timer is {low} to {high} seconds, or off.",
+                                     low=TIMER_MIN, high=TIMER_MAX)
+                state.timer = seconds
         elif key == "deal":
             if dm := _DEAL.match(value):
                 state.deal, state.preset = (int(dm.group(1)), int(dm.group(2))), "custom"

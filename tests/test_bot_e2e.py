@@ -604,3 +604,106 @@ async def test_forum_topics_hold_separate_matches(tmp_path: Path) -> None:
         await h.settle()
         reply = fake.sent(forum)[-1]
         assert reply.message_thread_id == 7 and reply.kind == "text"
+
+
+async def type_a_move(h: object, user: object, group: object) -> int:
+    """The user types a legal one-card move (or a pass) in the group; returns the move count
+    it waits for."""
+    store, flow = h.services.store, h.services.flow  # type: ignore[attr-defined]
+    row = await store.active_match(group.id)  # type: ignore[attr-defined]
+    game = (await flow.load(row.match_id)).game
+    places = [a for a in game.legal_actions() if isinstance(a, Place)]
+    if places:
+        step = places[0]
+        text = f"/play@{BOT} {step.card.code()} {tour_frame(game).label(step.x, step.y)}"
+    else:
+        text = f"/pass@{BOT}"
+    user.send(group, text)  # type: ignore[attr-defined]
+    return len(game.history) + 1
+
+
+async def test_turn_timer_reminds_times_out_hands_over_and_back(tmp_path: Path) -> None:
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock(speed=60))
+    ann = fake.user(61, "Ann")
+    bob = fake.user(62, "Bob")
+    group = fake.group(-100661, "Timers")
+    async with running_bot(tmp_path, fake, timer_tick=0.05) as h:
+        store, flow = h.services.store, h.services.flow
+        ann.start_bot()
+        bob.start_bot()
+        ann.send(group, f"/new@{BOT} timer=60 deal=short")
+        await h.settle()
+        assert "60" in (fake.sent(group)[-1].text or "")
+        bob.send(group, f"/join@{BOT}")
+        await h.settle()
+        ann.send(group, f"/go@{BOT}")
+        await h.settle()
+        row = await store.active_match(group.id)
+        assert row is not None
+        game = (await flow.load(row.match_id)).game
+        idle_user = ann if row.seats[game.current_player].user_id == ann.id else bob
+        active = bob if idle_user is ann else ann
+        # The player to move does nothing: reminded privately, then the computer moves.
+        await fake.wait_for_message(idle_user, "⏰", timeout=10)
+        await fake.wait_for_message(group, "ran out of time", timeout=10)
+        assert len((await flow.load(row.match_id)).game.history) == 1
+        assert not any("keeps the seat" in (m.text or "") for m in fake.sent(group))
+        # The other player answers in time; the idle one times out again: handed over.
+        await fake.wait_for(lambda: fake.last(active) is not None, timeout=5)
+        want = await type_a_move(h, active, group)
+        await fake.wait_for_message(group, "keeps the seat", timeout=10)
+        assert len((await flow.load(row.match_id)).game.history) >= want + 1
+        # From now on the computer moves for them at once, with no more timeouts.
+        told = len([m for m in fake.sent(group) if "ran out of time" in (m.text or "")])
+        for _ in range(2):
+            await h.settle()
+            if (await store.active_match(group.id)) is None:
+                break
+            want = await type_a_move(h, active, group)
+            for _ in range(100):  # the stand-in answers at once, well before a deadline
+                await asyncio.sleep(0.01)
+                if len((await flow.load(row.match_id)).game.history) > want:
+                    break
+            else:
+                raise AssertionError("the computer did not move for the absent player")
+        assert len([m for m in fake.sent(group) if "ran out of time" in (m.text or "")]) == told
+        # /back: the seat is theirs again (and timed again).
+        idle_user.send(group, f"/back@{BOT}")
+        await h.settle()
+        assert any("is back" in (m.text or "") for m in fake.sent(group))
+        assert "Welcome back" in (fake.sent(group)[-1].text or "") or any(
+            "Welcome back" in (m.text or "") for m in fake.sent(group))
+        assert (await store.stand_ins(row.match_id))[
+            row.seat_of(idle_user.id)].computer is False  # type: ignore[index]
+        assert fake.max_sends_in_window(group, 60) <= 20
+
+
+async def test_a_restart_keeps_the_deadline_with_a_grace_period(tmp_path: Path) -> None:
+    clock = FastClock(speed=60)
+    fake = FakeTelegram(bot_username=BOT, clock=clock)
+    ann = fake.user(63, "Ann")
+    group = fake.group(-100663, "Restart timers")
+    async with running_bot(tmp_path, fake, timer_tick=0.05) as h:
+        ann.start_bot()
+        ann.send(group, f"/new@{BOT} timer=600")
+        await h.settle()
+        ann.send(group, f"/add@{BOT} easy")
+        await h.settle()
+        ann.send(group, f"/go@{BOT}")
+        await h.settle()
+        row = await h.services.store.active_match(group.id)
+        assert row is not None
+        game = (await h.services.flow.load(row.match_id)).game
+        if row.seats[game.current_player].user_id != ann.id:
+            await h.settle()
+        timer = await h.services.store.timer_of(row.match_id)
+        assert timer is not None and timer.deadline is not None
+        deadline = timer.deadline
+    clock.advance(3600)  # the bot was down for an hour: the deadline passed meanwhile
+    async with running_bot(tmp_path, fake, timer_tick=0.05, timer_grace=120.0) as h:
+        now = clock()
+        timer = await h.services.store.timer_of(row.match_id)
+        assert timer is not None and timer.deadline is not None
+        assert deadline < now <= timer.deadline <= now + 120.0 + 1.0
+        assert not any("ran out of time" in (m.text or "") for m in fake.sent(group))
+        await fake.wait_for_message(group, "ran out of time", timeout=10)  # after the grace
