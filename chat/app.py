@@ -43,7 +43,7 @@ DRAIN_SECONDS = 5.0
 PRIVATE_COMMANDS = ("new", "play", "pass", "hand", "board", "score", "hint", "exchange",
                     "discard", "back", "export", "resign", "cancel", "lang", "rules", "help")
 GROUP_COMMANDS = ("new", "join", "leave", "add", "go", "play", "pass", "board", "score", "hand",
-                  "back", "export", "resign", "cancel", "lang", "rules", "help")
+                  "back", "kick", "export", "resign", "cancel", "lang", "rules", "help")
 
 
 def command_descriptions(tr: Tr) -> dict[str, str]:
@@ -64,6 +64,7 @@ def command_descriptions(tr: Tr) -> dict[str, str]:
         "export": tr._("the record and a replay"),
         "resign": tr._("give up the match"),
         "back": tr._("take your seat back from the computer"),
+        "kick": tr._("let the computer play for an absent player (creator or admin)"),
         "cancel": tr._("cancel the match"),
         "lang": tr._("language: /lang ru or /lang en"),
         "rules": tr._("the rules"),
@@ -106,7 +107,7 @@ def build_application(
                                                   overall_max_rate=config.overall_rate))
 
     async def post_init(app: Application) -> None:
-        store = await open_store(config.database)
+        store = await open_store(config.database, clock=clock)
         catalogs = Catalogs()
         thinker = Thinker(workers=config.ai_workers, hard_budget_ms=config.hard_budget_ms)
         flow = Flow(store, catalogs, thinker.decide, bot_username=app.bot.username,
@@ -135,7 +136,8 @@ def build_application(
                 group=True)])
 
         delivery.on_forbidden = cannot_write
-        app.bot_data["services"] = h.Services(store, flow, delivery, thinker, pacer)
+        app.bot_data["services"] = h.Services(store, flow, delivery, thinker, pacer,
+                                              lobby_seconds=config.lobby_minutes * 60)
         try:
             await set_commands(app, catalogs)
         except Exception:
@@ -180,6 +182,7 @@ async def turn_timers(context: Any) -> None:
         return  # the previous tick is still at work
     async with svc.ticking:
         svc.delivery.run(await svc.flow.timers.tick())
+        svc.delivery.run(await svc.flow.timers.expire_lobbies(svc.lobby_seconds))
 
 
 def register(app: Application) -> None:
@@ -191,7 +194,7 @@ def register(app: Application) -> None:
         "hand": h.match_command("hand"), "board": h.match_command("board"),
         "score": h.match_command("score"), "hint": h.match_command("hint"),
         "export": h.match_command("export"), "resign": h.match_command("resign"),
-        "back": h.back,
+        "back": h.back, "kick": h.kick,
     }
     for name, callback in commands.items():
         app.add_handler(CommandHandler(name, callback))

@@ -40,6 +40,8 @@ class Config:
     timer_tick: float = 1.0
     #: After a restart every running turn gets at least this many seconds.
     timer_grace: float = 60.0
+    #: A match set-up nobody touched for this many minutes is closed.
+    lobby_minutes: float = 30.0
 
 
 def read_env_file(path: Path) -> dict[str, str]:
@@ -93,4 +95,5 @@ def load_config(env_file: Path | None = Path(".env")) -> Config:
         group_limit=int(number("KRENDZU_GROUP_LIMIT", 19, 1, 20)),
         overall_rate=number("KRENDZU_OVERALL_RATE", 30.0, 1.0, 1000.0),
         timer_grace=number("KRENDZU_TIMER_GRACE", 60.0, 0.0, 3600.0),
+        lobby_minutes=number("KRENDZU_LOBBY_MINUTES", 30.0, 1.0, 10080.0),
     )

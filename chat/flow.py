@@ -254,6 +254,13 @@ class Flow:
         seated = state.seat_of(actor.user_id) is not None
         reply: str | None = None
         if op == "join":
+            if seated and actor.user_id in state.waiting:
+                state.waiting.remove(actor.user_id)
+                if not state.waiting and state.full:
+                    return await self._start(lobby, state, actor, tr, group_tr)
+                reply = tr._("Your seat is ready: waiting for the others.")
+                lobby = await self.store.update_lobby(lobby.lobby_id, state=state.to_json())
+                return Outcome(reply, [self._show_lobby(lobby, state, group_tr)])
             if seated:
                 return Outcome(tr._("You are already seated."))
             if state.full:
@@ -278,6 +285,7 @@ class Flow:
                 return Outcome(tr._("You are not seated."))
             del state.seats[index]
             state.invited = [u for u in state.invited if u != actor.user_id]
+            state.waiting = [u for u in state.waiting if u != actor.user_id]
             reply = tr._("You left the table.")
             if not any(s.kind == "human" for s in state.seats):
                 await self.store.update_lobby(lobby.lobby_id, state=state.to_json(),
@@ -381,9 +389,15 @@ class Flow:
                 seat = state.seats[i]
                 who = (self._names.get(seat.user_id or 0, "?") if seat.kind == "human"
                        else level_label(tr, seat.level or "normal"))
+                if seat.user_id in state.waiting:
+                    who += " ⏳"
             else:
                 who = tr._("— free seat —")
             lines.append(f"{i + 1}. {who}{team}")
+        if state.waiting:
+            lines.append("")
+            lines.append(tr._("Rematch: waiting for {names} to press Rematch (or Join).",
+                              names=", ".join(self._names.get(u, "?") for u in state.waiting)))
         waiting = [self._names.get(u, "?") for u in state.invited if state.seat_of(u) is None]
         if waiting and not state.full:
             lines.append("")
@@ -430,6 +444,13 @@ class Flow:
             return Outcome(tr.n_("{n} seat is still free.", "{n} seats are still free.", missing))
         if state.seat_of(actor.user_id) is None and actor.user_id != lobby.creator_id:
             return Outcome(tr._("Only seated players can start the match."))
+        if state.waiting:
+            # Start pressed before everyone pressed Rematch: their seats are freed.
+            state.seats = [s for s in state.seats if s.user_id not in state.waiting]
+            state.waiting = []
+            lobby = await self.store.update_lobby(lobby.lobby_id, state=state.to_json())
+            return Outcome(tr._("Seats nobody claimed are free now: Join, or add a computer."),
+                           [self._show_lobby(lobby, state, group_tr)])
         specs = [SeatSpec.human(s.user_id) if s.kind == "human" and s.user_id is not None
                  else SeatSpec.computer(LEVEL_CODES[s.level or "normal"]) for s in state.seats]
         try:
@@ -904,12 +925,21 @@ class Flow:
         seat = stored.row.seat_of(actor.user_id)
         if seat is None:
             return Outcome(tr._("You are not playing in this match."))
+        names = await self.seat_names(stored.row, tr)
+        if stored.row.table.players == 3 and stored.row.chat_id < 0:
+            # A trio plays on: the computer takes the seat (the player ranks last).
+            return Outcome(None, await self.timers.hand_over(stored, seat, tr._(
+                "{name} resigned: the computer plays their seat to the end, and they rank "
+                "last.", name=names[seat])))
         async with self.lock(stored.row.chat_id, stored.row.thread_id):
             if not await self.store.abandon_match(stored.match_id):
                 return Outcome(tr._("This match is over."))
             self._games.pop(stored.match_id, None)
-        names = await self.seat_names(stored.row, tr)
-        text = tr._("{name} resigned. The match is over.", name=names[seat])
+        # Teams: seats 1 & 3 against 2 & 4 (RULES §6); a duel: the other player.
+        side = [i for i in range(len(names)) if i % 2 == seat % 2]
+        winners = " & ".join(names[i] for i in range(len(names)) if i not in side)
+        text = tr._("{name} resigned: the match goes to {winners}.", name=names[seat],
+                    winners=winners)
         return Outcome(None, self._closing(stored, tr, text))
 
     async def cancel(self, stored: StoredMatch, actor: Actor, is_admin: bool) -> Outcome:
@@ -958,38 +988,52 @@ class Flow:
         return notices
 
     async def rematch(self, row: MatchRow, actor: Actor) -> Outcome:
-        """A new lobby with the same table and settings, seats rotated by one."""
+        """The same table and settings with the seats rotated by one. Every player's seat is
+        kept for them until they press Rematch too; the last press starts the match."""
         tr = await self.user_tr(actor.user_id)
         if row.status is MatchStatus.ACTIVE:
             return Outcome(tr._("This match is not over yet."))
         if row.seat_of(actor.user_id) is None:
             return Outcome(tr._("You are not playing in this match."))
-        old = await self.store.lobby_of_match(row.match_id)
-        state = _state(old) if old else LobbyState()
-        seats = [LobbySeat("human", s.user_id) if s.user_id is not None
-                 else LobbySeat("computer", level=LEVEL_NAMES.get(s.level or 2, "normal"))
-                 for s in row.seats]
-        seats = seats[1:] + seats[:1]
-        state.seats = [s for s in seats if s.kind == "computer" or s.user_id == actor.user_id
-                       or row.chat_id > 0]
-        if row.chat_id < 0:
-            # Humans other than the presser take their seats again with Join.
-            state.seats = [s for s in seats if s.kind == "computer" or s.user_id == actor.user_id]
-        state.invited = []
-        group_tr = await self.chat_tr(row.chat_id, state.language)
+        group_tr = await self.chat_tr(row.chat_id)
         async with self.lock(row.chat_id, row.thread_id):
             if await self.store.active_match(row.chat_id, row.thread_id):
                 return Outcome(tr._("A match is already being played here: /board shows it, "
                                     "/cancel ends it."))
-            try:
-                lobby = await self.store.create_lobby(row.chat_id, actor.user_id,
-                                                      state.to_json(), thread_id=row.thread_id)
-            except LobbyExists:
-                lobby = await self.store.open_lobby(row.chat_id, row.thread_id)
-                assert lobby is not None
+            lobby = await self.store.open_lobby(row.chat_id, row.thread_id)
+            if lobby is not None:
                 state = _state(lobby)
-            return Outcome(tr._("A rematch is being set up."),
-                           [self._show_lobby(lobby, state, group_tr, repost=True)])
+                if state.rematch_of != row.match_id:
+                    return Outcome(tr._("A new match is being set up here already."),
+                                   [self._show_lobby(lobby, state, group_tr, repost=True)])
+                if actor.user_id not in state.waiting:
+                    return Outcome(tr._("Your seat is ready: waiting for the others."))
+                state.waiting.remove(actor.user_id)
+            else:
+                old = await self.store.lobby_of_match(row.match_id)
+                state = _state(old) if old else LobbyState(private=row.chat_id > 0)
+                seats = [LobbySeat("human", s.user_id) if s.user_id is not None
+                         else LobbySeat("computer",
+                                        level=LEVEL_NAMES.get(s.level or 2, "normal"))
+                         for s in row.seats]
+                state.seats = seats[1:] + seats[:1]
+                state.invited = []
+                state.rematch_of = row.match_id
+                state.waiting = [s.user_id for s in row.seats
+                                 if s.user_id is not None and s.user_id != actor.user_id]
+                group_tr = await self.chat_tr(row.chat_id, state.language)
+                try:
+                    lobby = await self.store.create_lobby(row.chat_id, actor.user_id,
+                                                          state.to_json(),
+                                                          thread_id=row.thread_id)
+                except LobbyExists:
+                    return Outcome(tr._("A new match is being set up here already."))
+            if not state.waiting:
+                return await self._start(lobby, state, actor, tr, group_tr)
+            lobby = await self.store.update_lobby(lobby.lobby_id, state=state.to_json())
+            return Outcome(tr._("Your seat is ready: waiting for the others."),
+                           [self._show_lobby(lobby, state, group_tr, repost=lobby.message_id
+                                             is None)])
 
     # Restart ----------------------------------------------------------------------------
 

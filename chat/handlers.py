@@ -51,6 +51,8 @@ class Services:
     delivery: Delivery
     thinker: Thinker
     pacer: Pacer
+    #: An untouched match set-up closes after this many seconds.
+    lobby_seconds: float = 1800.0
     #: Held while the turn timers' tick runs (one at a time).
     ticking: asyncio.Lock = field(default_factory=asyncio.Lock)
 
@@ -175,6 +177,8 @@ def help_text(tr: Tr) -> str:
         tr._("/export — the record and a replay; /resign; /cancel — end the match "
              "(creator or admin)"),
         tr._("/back — after timeouts, take your seat back from the computer"),
+        tr._("/leave during a match — the computer plays your seat; /kick NAME — the same for "
+             "an absent player (creator or admin)"),
         tr._("/lang ru|en — language; /rules — the rules"),
         "",
         tr._("Cards: QC, 10D (or TD), Q♣, Дт. Cells: a column letter and a row number, "
@@ -289,6 +293,9 @@ def lobby_command(op: str) -> Handler:
         if op == "add":
             level = (context.args or ["normal"])[0].lower()[:10]
             chosen = f"add:{level}"
+        if op == "leave" and await svc.store.open_lobby(chat.id, thread_of(update)) is None:
+            await leave_match(svc, update)
+            return
         outcome = await svc.flow.lobby_action(chat.id, thread_of(update), actor_of(update),
                                               chosen, is_admin=await is_admin(update, context)
                                               if op == "cancel" else False)
@@ -472,6 +479,70 @@ def match_command(kind: str) -> Handler:
 
     handler.__name__ = f"match_{kind}"
     return handler
+
+
+async def leave_match(svc: Services, update: Update) -> None:
+    """``/leave`` during a match: the computer plays the seat from now on."""
+    tr = await reply_tr(svc, update)
+    chat = update.effective_chat
+    assert chat is not None
+    actor = actor_of(update)
+    if chat.type == ChatType.PRIVATE:
+        stored = next(iter(await svc.flow.my_matches(actor.user_id)), None)
+    else:
+        stored = await svc.flow.find_match(chat.id, thread_of(update), actor.user_id)
+    seat = stored.row.seat_of(actor.user_id) if stored else None
+    if stored is None or seat is None:
+        await say(svc, update, tr._("You are not seated at a table here."))
+        return
+    if chat.type == ChatType.PRIVATE and stored.row.chat_id > 0:
+        await say(svc, update, tr._("Alone against the computer: /resign ends the match."))
+        return
+    group_tr = await svc.flow.chat_tr(stored.row.chat_id)
+    svc.delivery.run(await svc.flow.timers.hand_over(stored, seat, group_tr._(
+        "{name} left the table: the computer plays for them from now on (/back returns).",
+        name=actor.name)))
+
+
+async def kick(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """``/kick NAME|SEAT`` (or in reply to the player): the creator or an admin hands an
+    absent player's seat to the computer."""
+    svc = services(context)
+    tr = await reply_tr(svc, update)
+    chat = update.effective_chat
+    if chat is None or chat.type == ChatType.PRIVATE:
+        if chat is not None:
+            await say(svc, update, tr._("/kick works in a group, for a player there."))
+        return
+    actor = actor_of(update)
+    stored = await svc.flow.find_match(chat.id, thread_of(update), actor.user_id)
+    if stored is None:
+        await say(svc, update, tr._("No match is being played here. /new sets one up."))
+        return
+    lobby = await svc.store.lobby_of_match(stored.match_id)
+    if not ((lobby is not None and lobby.creator_id == actor.user_id)
+            or await is_admin(update, context)):
+        await say(svc, update, tr._("Only the creator or a chat admin can do that."))
+        return
+    names = await svc.flow.seat_names(stored.row, tr)
+    target: int | None = None
+    message = update.effective_message
+    replied = message.reply_to_message if message is not None else None
+    if replied is not None and replied.from_user is not None:
+        target = stored.row.seat_of(replied.from_user.id)
+    elif context.args:
+        wanted = " ".join(context.args).strip().lstrip("@").lower()[:64]
+        if wanted.isdigit() and 1 <= int(wanted) <= len(names):
+            target = int(wanted) - 1
+        else:
+            target = next((i for i, n in enumerate(names) if n.lower() == wanted), None)
+    if target is None or stored.row.seats[target].user_id is None:
+        await say(svc, update, tr._("Whom? Reply to the player's message with /kick, or write "
+                                    "/kick and their name or seat number."))
+        return
+    svc.delivery.run(await svc.flow.timers.hand_over(stored, target, tr._(
+        "{name} was taken off the table: the computer plays for them from now on (/back "
+        "returns).", name=names[target])))
 
 
 async def back(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -141,6 +141,9 @@ class LobbyState:
     level: str = DEFAULT_LEVEL  # the computer level of a private match
     title: str = ""  # the chat's title, for private panels
     timer: int | None = None  # seconds per turn (None: no timer)
+    #: A rematch: the match it repeats, and the players whose seat waits for their press.
+    rematch_of: int | None = None
+    waiting: list[int] = field(default_factory=list)
 
     def settings(self) -> Settings:
         """The match settings; :class:`SettingsError` if they cannot be played."""
@@ -166,7 +169,8 @@ class LobbyState:
             "deal": list(self.deal) if self.deal else None, "exchange": self.exchange,
             "seats": [s.to_json() for s in self.seats], "invited": self.invited,
             "language": self.language, "private": self.private, "level": self.level,
-            "title": self.title, "timer": self.timer,
+            "title": self.title, "timer": self.timer, "rematch_of": self.rematch_of,
+            "waiting": self.waiting,
         }
 
     @classmethod
@@ -188,6 +192,8 @@ class LobbyState:
             level=str(data.get("level", DEFAULT_LEVEL)),
             title=str(data.get("title", "")),
             timer=_timer_from(data),
+            rematch_of=int(data["rematch_of"]) if data.get("rematch_of") is not None else None,
+            waiting=[int(u) for u in data.get("waiting", [])],
         )
         if state.level not in LEVEL_CODES:
             raise ValueError("bad level")

@@ -18,10 +18,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from chat.i18n import Tr
-from chat.notices import Notice, Outcome, Send
+from chat.notices import ComputerTurn, DropPanel, Notice, Outcome, Send, ShowLobby
 from krendzu import Announce
 from krendzu.tour import ANNOUNCE
-from storage import MatchStatus, SeatKind, StandIn, StoredMatch, TimerRow
+from storage import LobbyStatus, MatchStatus, SeatKind, StandIn, StoredMatch, TimerRow
 
 if TYPE_CHECKING:
     from chat.flow import Actor, Flow
@@ -42,6 +42,7 @@ class TurnTimers:
         self.grace = grace
         self._timers: dict[int, TimerRow | None] = {}
         self._stand_ins: dict[int, dict[int, StandIn]] = {}
+        self._lobbies_checked = 0.0
 
     # State --------------------------------------------------------------------------------
 
@@ -201,6 +202,51 @@ class TurnTimers:
         if stored.row.chat_id < 0:
             notices.append(Send(stored.row.chat_id, line, thread_id=stored.row.thread_id,
                                 silent=True, group=True))
+        return notices
+
+    # Leaving and kicking -------------------------------------------------------------------
+
+    async def hand_over(self, stored: StoredMatch, seat: int, line: str) -> list[Notice]:
+        """The computer plays the seat from now on (the player left, resigned in a trio or
+        was kicked); ``line`` tells the chat. The player may still come back with /back."""
+        row = stored.row
+        async with self.flow.lock(row.chat_id, row.thread_id):
+            fresh = await self.flow.load(stored.match_id)
+            if fresh.row.status is not MatchStatus.ACTIVE:
+                return []
+            await self._set_stand_in(stored.match_id, seat, HANDOVER_AFTER, True)
+            await self.after_moves(fresh)
+            notices: list[Notice] = [Send(row.chat_id, line, thread_id=row.thread_id,
+                                          silent=True, group=row.chat_id < 0)]
+            user_id = row.seats[seat].user_id
+            if user_id is not None:
+                notices.append(DropPanel(stored.match_id, user_id))
+            if fresh.game.current_player == seat and not fresh.game.is_over:
+                notices.append(ComputerTurn(stored.match_id, fresh.next_seq))
+            return notices
+
+    # Idle lobbies ---------------------------------------------------------------------------
+
+    async def expire_lobbies(self, older_than: float) -> list[Notice]:
+        """Close set-ups nobody touched for ``older_than`` seconds, saying so in the chat."""
+        notices: list[Notice] = []
+        now = self.clock()
+        if now - self._lobbies_checked < min(60.0, older_than / 10):
+            return notices
+        self._lobbies_checked = now
+        for lobby in await self.store.open_lobbies():
+            if lobby.updated_at.timestamp() > now - older_than:
+                continue
+            await self.store.update_lobby(lobby.lobby_id, status=LobbyStatus.CLOSED)
+            tr = await self.flow.chat_tr(lobby.chat_id)
+            minutes = max(1, round(older_than / 60))
+            notices.append(ShowLobby(lobby.lobby_id, lobby.chat_id, lobby.thread_id,
+                                     lobby.message_id, tr.n_(
+                                         "Nobody started this match for {n} minute: the set-up "
+                                         "is closed. /new starts again.",
+                                         "Nobody started this match for {n} minutes: the "
+                                         "set-up is closed. /new starts again.", minutes),
+                                     None))
         return notices
 
     # /back ----------------------------------------------------------------------------------

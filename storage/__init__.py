@@ -15,6 +15,8 @@ engine state from them, so what is stored is the single source of truth.
 from __future__ import annotations
 
 import os
+import time
+from collections.abc import Callable
 
 from storage.base import (
     ActiveMatchExists,
@@ -76,16 +78,18 @@ def sqlite_path(target: str | os.PathLike[str]) -> str:
     return text
 
 
-async def open_store(target: str | os.PathLike[str] | None = None) -> Store:
+async def open_store(target: str | os.PathLike[str] | None = None, *,
+                     clock: Callable[[], float] = time.time) -> Store:
     """Open (creating and migrating as needed) the store ``target`` names.
 
-    ``None`` means ``$KRENDZU_DB`` or ``krendzu.sqlite3``. Raises :class:`SchemaTooNew` for
-    a database written by a newer version of the code.
+    ``None`` means ``$KRENDZU_DB`` or ``krendzu.sqlite3``. ``clock`` dates what is stored
+    (tests inject one). Raises :class:`SchemaTooNew` for a database written by a newer
+    version of the code.
     """
     path = sqlite_path(default_target() if target is None else target)
     from storage.sqlite import SqliteStore
 
-    return await SqliteStore.open(path)
+    return await SqliteStore.open(path, clock=clock)
 
 
 __all__ = [

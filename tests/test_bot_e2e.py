@@ -707,3 +707,70 @@ async def test_a_restart_keeps_the_deadline_with_a_grace_period(tmp_path: Path) 
         assert deadline < now <= timer.deadline <= now + 120.0 + 1.0
         assert not any("ran out of time" in (m.text or "") for m in fake.sent(group))
         await fake.wait_for_message(group, "ran out of time", timeout=10)  # after the grace
+
+
+async def test_leave_kick_and_resign_hand_seats_to_the_computer(tmp_path: Path) -> None:
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock())
+    ann, bob, cid = fake.user(71, "Ann"), fake.user(72, "Bob"), fake.user(73, "Cid")
+    group = fake.group(-100671, "Walkouts")
+    async with running_bot(tmp_path, fake) as h:
+        store = h.services.store
+        for user in (ann, bob, cid):
+            user.start_bot()
+        ann.send(group, f"/new@{BOT} trio-lone-defender deal=2/4")
+        await h.settle()
+        for user in (bob, cid):
+            user.send(group, f"/join@{BOT}")
+            await h.settle()
+        ann.send(group, f"/go@{BOT}")
+        await h.settle()
+        row = await store.active_match(group.id)
+        assert row is not None
+        bob.send(group, f"/leave@{BOT}")
+        await h.settle()
+        assert any("Bob left the table" in (m.text or "") for m in fake.sent(group))
+        bob.send(group, f"/kick@{BOT} Ann")
+        await h.settle()
+        assert "Only the creator" in (fake.sent(group)[-1].text or "")
+        ann.send(group, f"/kick@{BOT} 3")
+        await h.settle()
+        assert any("Cid was taken off" in (m.text or "") for m in fake.sent(group))
+        stand_ins = await store.stand_ins(row.match_id)
+        assert stand_ins[row.seat_of(bob.id)].computer  # type: ignore[index]
+        assert stand_ins[row.seat_of(cid.id)].computer  # type: ignore[index]
+        # In a trio a resignation hands the seat over too: the computers finish the match.
+        ann.send(group, f"/resign@{BOT}")
+        await h.settle()
+        assert any("Ann resigned" in (m.text or "") and "rank" in (m.text or "")
+                   for m in fake.sent(group))
+        await fake.wait_for_message(group, "🏁", timeout=30, since=0)
+        assert (await store.get_match(row.match_id)).status is MatchStatus.FINISHED
+        # A duel's resignation concedes it.
+        ann.send(group, f"/new@{BOT}")
+        await h.settle()
+        bob.send(group, f"/join@{BOT}")
+        await h.settle()
+        ann.send(group, f"/go@{BOT}")
+        await h.settle()
+        bob.send(group, f"/resign@{BOT}")
+        await h.settle()
+        assert any("Bob resigned: the match goes to Ann" in (m.text or "")
+                   for m in fake.sent(group))
+        assert await store.active_match(group.id) is None
+
+
+async def test_an_idle_set_up_expires_with_a_message(tmp_path: Path) -> None:
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock(speed=60))
+    ann = fake.user(74, "Ann")
+    group = fake.group(-100674, "Sleepy")
+    async with running_bot(tmp_path, fake, timer_tick=0.05, lobby_minutes=2.0) as h:
+        ann.send(group, f"/new@{BOT}")
+        await h.settle()
+        lobby = fake.sent(group)[-1]
+        assert lobby.buttons()
+        await fake.wait_for(lambda: "Nobody started" in (lobby.text or ""), timeout=10)
+        assert not lobby.buttons()
+        assert await h.services.store.open_lobby(group.id) is None
+        ann.send(group, f"/new@{BOT}")  # and a new one can be set up
+        await h.settle()
+        assert await h.services.store.open_lobby(group.id) is not None

@@ -11,7 +11,7 @@ import pytest
 from chat.computer import Thinker
 from chat.flow import Actor, Flow
 from chat.i18n import Catalogs
-from chat.model import InputError
+from chat.model import InputError, LobbyState
 from chat.notices import BoardPost, ComputerTurn, Send, ShowLobby
 from krendzu import Place, Table, replay
 from storage import MatchStatus, Store, open_store
@@ -208,9 +208,37 @@ async def test_rematch_after_a_finished_match(flow: Flow) -> None:
     await play_out(flow, stored.match_id, {1: ANN}, random.Random(4))
     again = await flow.panel_press(stored.match_id, 0, "rematch", ANN)
     assert again.notices and isinstance(again.notices[0], ShowLobby)
-    lobby = await flow.store.open_lobby(ANN.user_id)
+    # Alone with the computer: one press starts it, same settings, seats rotated.
+    new = await flow.find_match(ANN.user_id, None, ANN.user_id)
+    assert new is not None and new.match_id != stored.match_id
+    assert new.row.settings == stored.row.settings
+    assert [s.user_id for s in new.row.seats] == [s.user_id for s in stored.row.seats][::-1]
+    lobby = await flow.store.lobby_of_match(new.match_id)
     assert lobby is not None and lobby.state["level"] == "easy"
-    assert {s["kind"] for s in lobby.state["seats"]} == {"human", "computer"}
+
+
+async def test_group_rematch_needs_one_press_per_player(flow: Flow) -> None:
+    for actor in (ANN, BOB):
+        await flow.see_user(actor, private=True)
+    await flow.new_lobby(-14, None, ANN, ["tours=2", "deal=short"], title="Again")
+    await flow.lobby_action(-14, None, BOB, "join")
+    await flow.lobby_action(-14, None, ANN, "go")
+    stored = await flow.find_match(-14, None, 1)
+    assert stored is not None
+    await play_out(flow, stored.match_id, {1: ANN, 2: BOB}, random.Random(6))
+    first = await flow.panel_press(stored.match_id, 0, "rematch", BOB)
+    assert "waiting" in (first.reply or "")
+    lobby = await flow.store.open_lobby(-14)
+    assert lobby is not None and lobby.state["waiting"] == [ANN.user_id]
+    assert [s["user_id"] for s in lobby.state["seats"]] == [2, 1]  # rotated
+    assert "⏳" in flow._lobby_text(LobbyState.from_json(lobby.state), await flow.user_tr(1))
+    again = await flow.panel_press(stored.match_id, 0, "rematch", BOB)  # twice: no change
+    assert "waiting" in (again.reply or "")
+    assert await flow.store.active_match(-14) is None
+    await flow.panel_press(stored.match_id, 0, "rematch", ANN)  # the last press starts it
+    new = await flow.store.active_match(-14)
+    assert new is not None and [s.user_id for s in new.seats] == [2, 1]
+    assert new.settings == stored.row.settings
 
 
 async def test_restart_announces_a_move_stored_but_not_announced(flow: Flow) -> None:
