@@ -62,6 +62,7 @@ from chat.notices import (
     Send,
     ShowLobby,
 )
+from chat.ratings import rate_match
 from chat.turns import STAND_IN_LEVEL, TurnTimers
 from krendzu import (
     DEAL_PRESETS,
@@ -578,6 +579,7 @@ class Flow:
         if game.is_over:
             self._games.pop(stored.match_id, None)
             stored.row = await self.store.get_match(stored.match_id)
+            await self._rate(stored.row, game)
         notices = await self._announce(stored, before, done, mover=mover, from_panel=from_panel)
         frame = frame_for(game.tours[before.tour_index].observation(None).placements)
         echo = _echo(tr, done, frame)
@@ -1035,12 +1037,23 @@ class Flow:
                            [self._show_lobby(lobby, state, group_tr, repost=lobby.message_id
                                              is None)])
 
+    async def _rate(self, row: MatchRow, game: Match) -> None:
+        try:
+            await rate_match(self.store, row, game)
+        except Exception:  # a rating must never stop the announcement; a restart retries
+            log.exception("match %s: rating failed", row.match_id)
+
     # Restart ----------------------------------------------------------------------------
 
     async def resume(self) -> list[Notice]:
         """After a restart: announce what was stored but not announced; wake computers."""
         notices: list[Notice] = []
         await self.timers.resume()
+        for row in await self.store.unrated_matches():
+            try:
+                await self._rate(row, (await self.store.load_match(row.match_id)).game)
+            except Exception:
+                log.exception("match %s cannot be rated", row.match_id)
         rows = [*await self.store.unannounced_matches(), *await self.store.active_matches()]
         for row in rows:
             try:

@@ -9,7 +9,7 @@ its settings, seat labels, seed and move log: :func:`rebuild_game` turns them ba
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -130,6 +130,16 @@ class SeatRow:
 
 
 @dataclass(frozen=True, slots=True)
+class RatingRow:
+    """A user's current rating (OpenSkill mu and sigma) and how many matches it rests on."""
+
+    user_id: int
+    mu: float
+    sigma: float
+    rated_matches: int
+
+
+@dataclass(frozen=True, slots=True)
 class TimerRow:
     """A match's turn timer: ``deadline`` (clock seconds) of the move numbered ``seq``."""
 
@@ -244,6 +254,12 @@ class StatsRow:
     draws: int
     points_scored: int  # points its side scored while it attacked
     points_conceded: int  # points scored against it while it defended
+    tours_attacked: int = 0
+    tours_defended: int = 0
+    best_tour: int = 0
+    suit_combos: int = 0
+    progression_combos: int = 0
+    own_goals_conceded: int = 0
 
     @property
     def losses(self) -> int:
@@ -276,6 +292,12 @@ class SeatOutcome:
     draw: bool
     points_scored: int
     points_conceded: int
+    tours_attacked: int = 0
+    tours_defended: int = 0
+    best_tour: int = 0  # most points in one tour it attacked
+    suit_combos: int = 0  # combinations of one suit scored while it attacked
+    progression_combos: int = 0  # the other combinations scored while it attacked
+    own_goals_conceded: int = 0  # combinations it completed itself while defending
 
 
 # Engine glue shared by every backend ----------------------------------------------------
@@ -312,6 +334,18 @@ def match_outcome(game: Match) -> list[SeatOutcome]:
     for seat in range(len(game.players)):
         conceded = sum(t.points for t in game.tours if not t.is_attacker[seat])
         leading = seat in result.winners
+        attacked = [t for t in game.tours if t.is_attacker[seat]]
+        suited = progression = own_goals = 0
+        for tour in game.tours:
+            board = tour.board()
+            for combo in tour.combos:
+                if tour.is_attacker[seat]:
+                    if len({board[cell].suit for cell in combo.cells}) == 1:
+                        suited += 1
+                    else:
+                        progression += 1
+                elif combo.own_goal and combo.player == seat:
+                    own_goals += 1
         out.append(
             SeatOutcome(
                 seat=seat,
@@ -319,6 +353,12 @@ def match_outcome(game: Match) -> list[SeatOutcome]:
                 draw=leading and result.draw,
                 points_scored=result.totals[seat],
                 points_conceded=conceded,
+                tours_attacked=len(attacked),
+                tours_defended=len(game.tours) - len(attacked),
+                best_tour=max((t.points for t in attacked), default=0),
+                suit_combos=suited,
+                progression_combos=progression,
+                own_goals_conceded=own_goals,
             )
         )
     return out
@@ -455,6 +495,36 @@ class Store(abc.ABC):
     @abc.abstractmethod
     async def set_announced(self, match_id: int, seq: int) -> None:
         """Record that moves up to ``seq`` were announced (never lowers the marker)."""
+
+    # Ratings and history ----------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def ratings_of(self, user_ids: Sequence[int]) -> dict[int, RatingRow]:
+        """Current ratings of the users that have one."""
+
+    @abc.abstractmethod
+    async def unrated_matches(self) -> list[MatchRow]:
+        """Finished matches not rated yet, oldest first (a restart rates them)."""
+
+    @abc.abstractmethod
+    async def apply_ratings(self, match_id: int, ratings: Mapping[int, tuple[float, float]]
+                            ) -> bool:
+        """Store the new (mu, sigma) of every rated user of a finished match, once: False if
+        the match was rated already."""
+
+    @abc.abstractmethod
+    async def rating_history(self, user_id: int, limit: int = 100) -> list[tuple[float, float]]:
+        """(mu, sigma) after each of the user's last ``limit`` rated matches, oldest first."""
+
+    @abc.abstractmethod
+    async def rated_players(self, chat_id: int | None = None, limit: int = 20
+                            ) -> list[tuple[StatsRow, RatingRow | None]]:
+        """Everyone with statistics in the chat (all chats: None) and their rating."""
+
+    @abc.abstractmethod
+    async def recent_matches(self, chat_id: int, thread_id: int | None = None,
+                             limit: int = 10) -> list[MatchRow]:
+        """The chat's (topic's) newest matches, newest first."""
 
     # Turn timers and absent players ------------------------------------------------------
 

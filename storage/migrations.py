@@ -199,11 +199,42 @@ _V4 = (
     """,
 )
 
+_V5 = (
+    # Finer statistics per user and chat (added up as matches finish).
+    *(f"ALTER TABLE user_stats ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0"
+      for column in ("tours_attacked", "tours_defended", "best_tour", "suit_combos",
+                     "progression_combos", "own_goals_conceded")),
+    # Ratings (a Weng-Lin / OpenSkill model kept by the chat layer): the current one per
+    # user, one row per user and rated match (for the plot), and which matches were rated.
+    """
+    CREATE TABLE ratings (
+        user_id       INTEGER PRIMARY KEY REFERENCES users (user_id),
+        mu            REAL NOT NULL,
+        sigma         REAL NOT NULL CHECK (sigma > 0),
+        rated_matches INTEGER NOT NULL DEFAULT 0,
+        updated_at    REAL NOT NULL
+    )
+    """,
+    """
+    CREATE TABLE rating_history (
+        match_id INTEGER NOT NULL REFERENCES matches (match_id) ON DELETE CASCADE,
+        user_id  INTEGER NOT NULL REFERENCES users (user_id),
+        mu       REAL NOT NULL,
+        sigma    REAL NOT NULL,
+        rated_at REAL NOT NULL,
+        PRIMARY KEY (user_id, match_id)
+    ) WITHOUT ROWID
+    """,
+    "ALTER TABLE matches ADD COLUMN rated INTEGER NOT NULL DEFAULT 0",
+    "CREATE INDEX matches_by_chat ON matches (chat_id, thread_id, match_id)",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "core tables: chats, users, matches, seats, move log", _V1),
     Migration(2, "processed updates, user statistics, indices, final totals", _V2),
     Migration(3, "lobbies; announced move marker (outbox)", _V3),
     Migration(4, "turn timers; stand-ins for absent players", _V4),
+    Migration(5, "finer statistics; ratings and their history", _V5),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -20,7 +20,7 @@ import os
 import secrets
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -39,6 +39,7 @@ from storage.base import (
     MatchStatus,
     MoveRow,
     NotFound,
+    RatingRow,
     SchemaTooNew,
     SeatKind,
     SeatRow,
@@ -942,19 +943,32 @@ class SqliteStore(Store):
                     int(o.draw),
                     o.points_scored,
                     o.points_conceded,
+                    o.tours_attacked,
+                    o.tours_defended,
+                    o.best_tour,
+                    o.suit_combos,
+                    o.progression_combos,
+                    o.own_goals_conceded,
                 )
             )
         await conn.executemany(
             """
             INSERT INTO user_stats (user_id, chat_id, matches, wins, draws, points_scored,
-                                    points_conceded)
-            VALUES (?, ?, 1, ?, ?, ?, ?)
+                                    points_conceded, tours_attacked, tours_defended, best_tour,
+                                    suit_combos, progression_combos, own_goals_conceded)
+            VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (user_id, chat_id) DO UPDATE SET
                 matches = matches + 1,
                 wins = wins + excluded.wins,
                 draws = draws + excluded.draws,
                 points_scored = points_scored + excluded.points_scored,
-                points_conceded = points_conceded + excluded.points_conceded
+                points_conceded = points_conceded + excluded.points_conceded,
+                tours_attacked = tours_attacked + excluded.tours_attacked,
+                tours_defended = tours_defended + excluded.tours_defended,
+                best_tour = MAX(best_tour, excluded.best_tour),
+                suit_combos = suit_combos + excluded.suit_combos,
+                progression_combos = progression_combos + excluded.progression_combos,
+                own_goals_conceded = own_goals_conceded + excluded.own_goals_conceded
             """,
             params,
         )
@@ -1023,6 +1037,81 @@ class SqliteStore(Store):
             )
 
         await self._write(work)
+
+    # Ratings and history ----------------------------------------------------------------
+
+    async def ratings_of(self, user_ids: Sequence[int]) -> dict[int, RatingRow]:
+        async def work() -> dict[int, RatingRow]:
+            ids = list(user_ids)
+            if not ids:
+                return {}
+            marks = ",".join("?" * len(ids))
+            async with self._tx("DEFERRED") as conn:
+                rows = await self._fetchall(
+                    conn, f"SELECT user_id, mu, sigma, rated_matches FROM ratings "
+                    f"WHERE user_id IN ({marks})", ids)
+            return {r[0]: RatingRow(r[0], r[1], r[2], r[3]) for r in rows}
+
+        return await self._guard(work)
+
+    async def unrated_matches(self) -> list[MatchRow]:
+        async def work() -> list[MatchRow]:
+            async with self._tx("DEFERRED") as conn:
+                return await self._match_rows(
+                    conn, "WHERE m.status = 'finished' AND m.rated = 0 ORDER BY m.match_id", ())
+
+        return await self._guard(work)
+
+    async def apply_ratings(self, match_id: int, ratings: Mapping[int, tuple[float, float]]
+                            ) -> bool:
+        now = self._clock()
+
+        async def work(conn: aiosqlite.Connection) -> bool:
+            cur = await conn.execute(
+                "UPDATE matches SET rated = 1 WHERE match_id = ? AND status = 'finished' "
+                "AND rated = 0", (match_id,))
+            if cur.rowcount == 0:
+                return False  # rated already (or not finished): once only
+            for user_id, (mu, sigma) in ratings.items():
+                await conn.execute(
+                    "INSERT INTO ratings (user_id, mu, sigma, rated_matches, updated_at) "
+                    "VALUES (?, ?, ?, 1, ?) ON CONFLICT (user_id) DO UPDATE SET "
+                    "mu = excluded.mu, sigma = excluded.sigma, "
+                    "rated_matches = rated_matches + 1, updated_at = excluded.updated_at",
+                    (user_id, mu, sigma, now))
+                await conn.execute(
+                    "INSERT INTO rating_history (match_id, user_id, mu, sigma, rated_at) "
+                    "VALUES (?, ?, ?, ?, ?)", (match_id, user_id, mu, sigma, now))
+            return True
+
+        return await self._write(work)
+
+    async def rating_history(self, user_id: int, limit: int = 100) -> list[tuple[float, float]]:
+        async def work() -> list[tuple[float, float]]:
+            async with self._tx("DEFERRED") as conn:
+                rows = await self._fetchall(
+                    conn, "SELECT mu, sigma FROM (SELECT mu, sigma, rated_at, match_id FROM "
+                    "rating_history WHERE user_id = ? ORDER BY rated_at DESC, match_id DESC "
+                    "LIMIT ?) ORDER BY rated_at, match_id", (user_id, limit))
+            return [(r[0], r[1]) for r in rows]
+
+        return await self._guard(work)
+
+    async def rated_players(self, chat_id: int | None = None, limit: int = 20
+                            ) -> list[tuple[StatsRow, RatingRow | None]]:
+        rows = await self._stats("", (), chat_id, 10_000)
+        ratings = await self.ratings_of([r.user_id for r in rows])
+        return [(r, ratings.get(r.user_id)) for r in rows][: max(limit, 0) or None]
+
+    async def recent_matches(self, chat_id: int, thread_id: int | None = None,
+                             limit: int = 10) -> list[MatchRow]:
+        async def work() -> list[MatchRow]:
+            async with self._tx("DEFERRED") as conn:
+                return await self._match_rows(
+                    conn, "WHERE m.chat_id = ? AND COALESCE(m.thread_id, 0) = ? "
+                    "ORDER BY m.match_id DESC LIMIT ?", (chat_id, thread_id or 0, limit))
+
+        return await self._guard(work)
 
     # Turn timers and absent players ------------------------------------------------------
 
@@ -1130,10 +1219,12 @@ class SqliteStore(Store):
                 await conn.execute(
                     f"UPDATE {table} SET chat_id = ? WHERE chat_id = ?", (new_chat_id, old_chat_id)
                 )
+            columns = ("matches, wins, draws, points_scored, points_conceded, tours_attacked, "
+                       "tours_defended, best_tour, suit_combos, progression_combos, "
+                       "own_goals_conceded")
             await conn.execute(
-                "INSERT INTO user_stats (user_id, chat_id, matches, wins, draws, points_scored,"
-                " points_conceded) SELECT user_id, ?, matches, wins, draws, points_scored,"
-                " points_conceded FROM user_stats WHERE chat_id = ? ON CONFLICT DO NOTHING",
+                f"INSERT INTO user_stats (user_id, chat_id, {columns}) SELECT user_id, ?, "
+                f"{columns} FROM user_stats WHERE chat_id = ? ON CONFLICT DO NOTHING",
                 (new_chat_id, old_chat_id),
             )
             await conn.execute("DELETE FROM user_stats WHERE chat_id = ?", (old_chat_id,))
@@ -1366,7 +1457,9 @@ class SqliteStore(Store):
         sql = f"""
             SELECT s.user_id, u.display_name, SUM(s.matches) AS matches, SUM(s.wins) AS wins,
                    SUM(s.draws) AS draws, SUM(s.points_scored) AS points_scored,
-                   SUM(s.points_conceded) AS points_conceded
+                   SUM(s.points_conceded) AS points_conceded,
+                   SUM(s.tours_attacked), SUM(s.tours_defended), MAX(s.best_tour),
+                   SUM(s.suit_combos), SUM(s.progression_combos), SUM(s.own_goals_conceded)
             FROM user_stats s JOIN users u ON u.user_id = s.user_id
             {where}
             GROUP BY s.user_id

@@ -1,0 +1,85 @@
+"""Ratings after every finished match: the OpenSkill (Weng-Lin) Plackett-Luce model.
+
+One model for every table: a duel is two sides of one, a trio three sides of one (each player
+has their own total), 2 v 2 two sides of two. Sides are ranked by their match totals (equal
+totals tie). Computer seats play at a fixed rating per level and are never updated, so a match
+against the computer rates the person too. What players see is the conservative
+``mu - 3 sigma``, and only after a few rated matches.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from openskill.models import PlackettLuce
+
+from krendzu import Match, Table
+from storage import MatchRow, MatchStatus, RatingRow, SeatKind, Store
+
+log = logging.getLogger(__name__)
+
+#: Fixed (mu, sigma) of the computer levels (level codes as stored: 1 easy, 2 normal, 3 hard).
+COMPUTER_RATINGS: dict[int, tuple[float, float]] = {1: (18.0, 1.0), 2: (25.0, 1.0),
+                                                     3: (31.0, 1.0)}
+#: Rated matches before a player's rating is shown.
+SHOW_AFTER = 3
+
+_MODEL = PlackettLuce()
+
+
+def display_rating(mu: float, sigma: float) -> float:
+    """What players see: the conservative estimate mu - 3 sigma (0 for a newcomer)."""
+    return mu - 3 * sigma
+
+
+def shown(rating: RatingRow | None) -> float | None:
+    """The display rating, or None while it rests on too few matches."""
+    if rating is None or rating.rated_matches < SHOW_AFTER:
+        return None
+    return display_rating(rating.mu, rating.sigma)
+
+
+def sides(table: Table) -> list[list[int]]:
+    """Seats playing together: teams are seats 1 & 3 against 2 & 4 (RULES §6)."""
+    if table is Table.TEAMS:
+        return [[0, 2], [1, 3]]
+    return [[seat] for seat in range(table.players)]
+
+
+def new_ratings(row: MatchRow, game: Match, current: dict[int, RatingRow]
+                ) -> dict[int, tuple[float, float]]:
+    """(mu, sigma) after the match for every person seated in it."""
+    totals = game.totals()
+    teams, ranks = [], []
+    for side in sides(row.table):
+        team = []
+        for seat in side:
+            seat_row = row.seats[seat]
+            if seat_row.kind is SeatKind.HUMAN and seat_row.user_id is not None:
+                known = current.get(seat_row.user_id)
+                team.append(_MODEL.rating(mu=known.mu, sigma=known.sigma) if known
+                            else _MODEL.rating())
+            else:
+                mu, sigma = COMPUTER_RATINGS.get(seat_row.level or 2, COMPUTER_RATINGS[2])
+                team.append(_MODEL.rating(mu=mu, sigma=sigma))
+        teams.append(team)
+        ranks.append(-max(totals[seat] for seat in side))  # lower rank is better
+    rated = _MODEL.rate(teams, ranks=ranks)
+    out: dict[int, tuple[float, float]] = {}
+    for side, team in zip(sides(row.table), rated, strict=True):
+        for seat, rating in zip(side, team, strict=True):
+            user_id = row.seats[seat].user_id
+            if row.seats[seat].kind is SeatKind.HUMAN and user_id is not None:
+                out[user_id] = (float(rating.mu), float(rating.sigma))
+    return out
+
+
+async def rate_match(store: Store, row: MatchRow, game: Match) -> bool:
+    """Rate a finished match once (False if it was rated already or has no person)."""
+    if row.status is not MatchStatus.FINISHED or not game.is_over:
+        return False
+    people = [s.user_id for s in row.seats if s.user_id is not None]
+    if not people:
+        return await store.apply_ratings(row.match_id, {})  # nothing to rate: done
+    updated = new_ratings(row, game, await store.ratings_of(people))
+    return await store.apply_ratings(row.match_id, updated)
