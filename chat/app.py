@@ -26,6 +26,7 @@ from telegram.ext import (
 from telegram.request import BaseRequest
 
 from chat import handlers as h
+from chat import standings
 from chat.computer import Pacer, Thinker
 from chat.config import Config
 from chat.delivery import Delivery
@@ -41,9 +42,11 @@ log = logging.getLogger(__name__)
 DRAIN_SECONDS = 5.0
 
 PRIVATE_COMMANDS = ("new", "play", "pass", "hand", "board", "score", "hint", "exchange",
-                    "discard", "back", "export", "resign", "cancel", "lang", "rules", "help")
+                    "discard", "back", "stats", "top", "history", "export", "resign", "cancel",
+                    "lang", "rules", "help")
 GROUP_COMMANDS = ("new", "join", "leave", "add", "go", "play", "pass", "board", "score", "hand",
-                  "back", "kick", "export", "resign", "cancel", "lang", "rules", "help")
+                  "back", "kick", "stats", "top", "history", "export", "resign", "cancel", "lang",
+                  "rules", "help")
 
 
 def command_descriptions(tr: Tr) -> dict[str, str]:
@@ -64,6 +67,9 @@ def command_descriptions(tr: Tr) -> dict[str, str]:
         "export": tr._("the record and a replay"),
         "resign": tr._("give up the match"),
         "back": tr._("take your seat back from the computer"),
+        "stats": tr._("your figures and rating (or a player's: /stats NAME)"),
+        "top": tr._("the leaderboard here (/top global: everywhere)"),
+        "history": tr._("recent matches and their results"),
         "kick": tr._("let the computer play for an absent player (creator or admin)"),
         "cancel": tr._("cancel the match"),
         "lang": tr._("language: /lang ru or /lang en"),
@@ -195,6 +201,7 @@ def register(app: Application) -> None:
         "score": h.match_command("score"), "hint": h.match_command("hint"),
         "export": h.match_command("export"), "resign": h.match_command("resign"),
         "back": h.back, "kick": h.kick,
+        "stats": standings.stats, "top": standings.top, "history": standings.history,
     }
     for name, callback in commands.items():
         app.add_handler(CommandHandler(name, callback))

@@ -190,3 +190,13 @@ def result_text(tr: Tr, game: Match, names: Sequence[str]) -> str:
     if result.draw:
         return tr._("A draw between {names}!", names=", ".join(names[s] for s in result.winners))
     return tr._("{name} wins!", name=names[result.winners[0]])
+
+
+def table_label(tr: Tr, table: Table) -> str:
+    """A short name of the table, for lists."""
+    return {
+        Table.DUEL: tr._("duel"),
+        Table.TRIO_LONE_ATTACKER: tr._("trio, lone attacker"),
+        Table.TRIO_LONE_DEFENDER: tr._("trio, lone defender"),
+        Table.TEAMS: tr._("teams"),
+    }[table]

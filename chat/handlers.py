@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -35,7 +36,8 @@ from chat.model import (
 from chat.notices import Outcome, Send
 from krendzu import Announce, Discard, EndTurn, Pass, PlayerAction, parse_card
 from krendzu.tour import PLAY
-from storage import Store, StoredMatch
+from render import replay_gif
+from storage import NotFound, Store, StoredMatch
 
 log = logging.getLogger(__name__)
 
@@ -177,6 +179,8 @@ def help_text(tr: Tr) -> str:
         tr._("/export — the record and a replay; /resign; /cancel — end the match "
              "(creator or admin)"),
         tr._("/back — after timeouts, take your seat back from the computer"),
+        tr._("/stats [NAME] — figures and rating; /top [global] — the leaderboard; /history — "
+             "recent matches (/export N sends one)"),
         tr._("/leave during a match — the computer plays your seat; /kick NAME — the same for "
              "an absent player (creator or admin)"),
         tr._("/lang ru|en — language; /rules — the rules"),
@@ -443,7 +447,12 @@ def match_command(kind: str) -> Handler:
         if chat is None:
             return
         stored = None
-        if kind in ("export", "score", "board"):
+        if kind == "export" and context.args:
+            # /export N: a match from /history (of this chat, or one the user played).
+            stored = await match_by_number(svc, update, tr, context.args[0])
+            if stored is None:
+                return
+        elif kind in ("export", "score", "board"):
             # After a match too: the newest one the user played here.
             stored = await svc.flow.latest_match(chat.id, thread_of(update),
                                                  actor_of(update).user_id)
@@ -564,11 +573,29 @@ async def back(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     await answer(svc, update, await svc.flow.timers.back(actor, matches))
 
 
+async def match_by_number(svc: Services, update: Update, tr: Tr, word: str
+                          ) -> StoredMatch | None:
+    chat = update.effective_chat
+    assert chat is not None
+    number = word.lstrip("#")
+    stored = None
+    if number.isdigit() and len(number) < 12:
+        try:
+            stored = await svc.flow.load(int(number))
+        except NotFound:
+            stored = None
+    if stored is not None and chat.type != ChatType.PRIVATE:
+        if stored.row.chat_id != chat.id:
+            stored = None
+    elif stored is not None and stored.row.seat_of(actor_of(update).user_id) is None:
+        stored = None
+    if stored is None:
+        await say(svc, update, tr._("There is no match {number} here: /history lists them.",
+                                    number=word[:12]))
+    return stored
+
+
 async def export(svc: Services, update: Update, stored: StoredMatch, tr: Tr) -> None:
-    import asyncio
-
-    from render import replay_gif
-
     chat = update.effective_chat
     assert chat is not None
     data, finished = svc.flow.export(stored)
@@ -581,10 +608,8 @@ async def export(svc: Services, update: Update, stored: StoredMatch, tr: Tr) -> 
                                    "The record of {n} finished tours.", finished),
                     thread_id=thread_of(update), document=(f"krendzu-{stored.match_id}.json",
                                                            data), group=group)]
-    import json
-
     record = json.loads(data)
-    gif = await asyncio.to_thread(replay_gif, record, tour=finished - 1)
+    gif = await svc.delivery.painter.run(replay_gif, record, tour=finished - 1)
     notices.append(Send(chat.id, tr._("Replay of tour {t}.", t=finished),
                         thread_id=thread_of(update), animation=("replay.gif", gif), group=group))
     svc.delivery.run(notices)

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from functools import partial
 from typing import Any
 
 from chat.notices import BoardPicture
@@ -68,6 +69,11 @@ class Painter:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, draw_hand, tuple(cards), language,
                                           title)
+
+    async def run(self, draw: Callable[..., bytes], *args: Any, **options: Any) -> bytes:
+        """Any picture function of ``render`` (a top-level one: workers receive it pickled)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, partial(draw, *args, **options))
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)

@@ -42,6 +42,14 @@ from render.faces import DEFAULT_THEME, Theme, card_tile, empty_tile
 from render.hand import hand_image, hand_jpeg, hand_png
 from render.records import position, tour_steps, truncate
 from render.replay import replay_frames, replay_gif
+from render.stats import (
+    LeaderRow,
+    StatsCard,
+    leaderboard_image,
+    leaderboard_png,
+    stats_card_image,
+    stats_card_png,
+)
 from render.texts import TEXTS, texts_for
 from render.typeface import clean_text, display_name
 
@@ -65,7 +73,9 @@ __all__ = [
     "PHOTO_SIDE",
     "TEXTS",
     "BoardLayout",
+    "LeaderRow",
     "Position",
+    "StatsCard",
     "Theme",
     "board_document",
     "board_image",
@@ -82,6 +92,8 @@ __all__ = [
     "hand_image",
     "hand_jpeg",
     "hand_png",
+    "leaderboard_image",
+    "leaderboard_png",
     "legal_cells",
     "photo_options",
     "position",
@@ -90,6 +102,8 @@ __all__ = [
     "rules_board_example",
     "rules_coordinates_example",
     "rules_picture",
+    "stats_card_image",
+    "stats_card_png",
     "texts_for",
     "tour_steps",
     "truncate",

@@ -774,3 +774,47 @@ async def test_an_idle_set_up_expires_with_a_message(tmp_path: Path) -> None:
         ann.send(group, f"/new@{BOT}")  # and a new one can be set up
         await h.settle()
         assert await h.services.store.open_lobby(group.id) is not None
+
+
+async def test_history_stats_top_and_export_by_number(tmp_path: Path) -> None:
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock())
+    ann = fake.user(81, "Ann")
+    group = fake.group(-100681, "League")
+    async with running_bot(tmp_path, fake) as h:
+        ann.start_bot()
+        ann.send(group, f"/new@{BOT} deal=short")
+        await h.settle()
+        ann.send(group, f"/add@{BOT} easy")
+        await h.settle()
+        ann.send(group, f"/go@{BOT}")
+        await h.settle()
+        await play_until_over(h, [ann], group, random.Random(3))
+        row = (await h.services.store.recent_matches(group.id))[0]
+        assert row.status is MatchStatus.FINISHED
+        rating = (await h.services.store.ratings_of([ann.id]))[ann.id]
+        assert rating.rated_matches == 1
+        ann.send(group, f"/history@{BOT}")
+        await h.settle()
+        listing = fake.sent(group)[-1].text or ""
+        assert f"#{row.match_id}" in listing and "Ann" in listing and "/export" in listing
+        ann.send(group, f"/export@{BOT} {row.match_id}")
+        await h.settle()
+        assert fake.sent(group)[-2].kind == "document" and fake.sent(group)[-1].kind == "animation"
+        ann.send(group, f"/export@{BOT} 999")
+        await h.settle()
+        assert "/history" in (fake.sent(group)[-1].text or "")
+        ann.send(group, f"/stats@{BOT}")
+        await h.settle()
+        card = fake.sent(group)[-1]
+        assert card.kind == "photo" and "Ann" in (card.caption or "")
+        ann.send(group, f"/stats@{BOT} Nobody")
+        await h.settle()
+        assert "Nobody" in (fake.sent(group)[-1].text or "")
+        for command in (f"/top@{BOT}", f"/top@{BOT} global"):
+            ann.send(group, command)
+            await h.settle()
+            assert fake.sent(group)[-1].kind == "photo"
+        ann.send(None, "/stats")  # privately: over all chats
+        await h.settle()
+        assert fake.sent(ann)[-1].kind == "photo"
+        assert not fake.errors
