@@ -46,7 +46,7 @@ PRIVATE_COMMANDS = ("new", "play", "pass", "hand", "board", "score", "hint", "ex
                     "lang", "rules", "help")
 GROUP_COMMANDS = ("new", "join", "leave", "add", "go", "play", "pass", "board", "score", "hand",
                   "back", "kick", "stats", "top", "history", "export", "resign", "cancel", "lang",
-                  "rules", "help")
+                  "settings", "rules", "help")
 
 
 def command_descriptions(tr: Tr) -> dict[str, str]:
@@ -70,6 +70,7 @@ def command_descriptions(tr: Tr) -> dict[str, str]:
         "stats": tr._("your figures and rating (or a player's: /stats NAME)"),
         "top": tr._("the leaderboard here (/top global: everywhere)"),
         "history": tr._("recent matches and their results"),
+        "settings": tr._("this group's settings (admins)"),
         "kick": tr._("let the computer play for an absent player (creator or admin)"),
         "cancel": tr._("cancel the match"),
         "lang": tr._("language: /lang ru or /lang en"),
@@ -200,7 +201,7 @@ def register(app: Application) -> None:
         "hand": h.match_command("hand"), "board": h.match_command("board"),
         "score": h.match_command("score"), "hint": h.match_command("hint"),
         "export": h.match_command("export"), "resign": h.match_command("resign"),
-        "back": h.back, "kick": h.kick,
+        "back": h.back, "kick": h.kick, "settings": h.settings,
         "stats": standings.stats, "top": standings.top, "history": standings.history,
     }
     for name, callback in commands.items():

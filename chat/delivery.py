@@ -127,6 +127,9 @@ class Delivery:
         #: Private chats whose newest message is a board following computer moves:
         #: chat → (message id, its move lines). The next such board edits it in place.
         self._follow: dict[int, tuple[int, tuple[str, ...]]] = {}
+        #: Chats that keep only their newest board post, and each match's newest one.
+        self._tidy: dict[int, bool] = {}
+        self._boards: dict[int, int] = {}
 
     # Entry ------------------------------------------------------------------------------
 
@@ -243,8 +246,10 @@ class Delivery:
                 await self._follow_board(notice)
                 return
             text = fit("\n".join([*notice.lines, notice.footer]), CAPTION_LIMIT)
-            await self._send(Send(notice.chat_id, text, thread_id=notice.thread_id, silent=True,
-                                  picture=notice.picture, group=True))
+            message = await self._send(Send(notice.chat_id, text, thread_id=notice.thread_id,
+                                            silent=True, picture=notice.picture, group=True))
+            if message is not None and await self.is_tidy(notice.chat_id):
+                await self._drop_old_board(notice.match_id, notice.chat_id, message)
         elif isinstance(notice, ShowLobby):
             await self._lobby(notice)
         elif isinstance(notice, EditPanel):
@@ -255,6 +260,28 @@ class Delivery:
                 with contextlib.suppress(TelegramError):
                     await self.bot.edit_message_reply_markup(notice.user_id, known[0],
                                                              reply_markup=None)
+
+    async def is_tidy(self, chat_id: int) -> bool:
+        """The chat keeps only its newest board post (``/settings tidy=on``)."""
+        if chat_id not in self._tidy:
+            row = await self.store.get_chat(chat_id)
+            self._tidy[chat_id] = bool(row and row.tidy)
+        return self._tidy[chat_id]
+
+    def set_tidy(self, chat_id: int, on: bool) -> None:
+        self._tidy[chat_id] = on
+
+    async def _drop_old_board(self, match_id: int, chat_id: int, message: Message) -> None:
+        old = self._boards.get(match_id)
+        if old is None:
+            with contextlib.suppress(NotFound):
+                old = (await self.store.get_match(match_id)).board_message_id
+        self._boards[match_id] = message.message_id
+        with contextlib.suppress(NotFound):
+            await self.store.set_board_message(match_id, message.message_id)
+        if old and old != message.message_id:
+            with contextlib.suppress(TelegramError):
+                await self.bot.delete_message(self._moved.get(chat_id, chat_id), old)
 
     async def _follow_board(self, notice: BoardPost) -> None:
         """A player alone with computers watches them move: a run of their moves edits one

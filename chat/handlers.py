@@ -554,6 +554,38 @@ async def kick(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         "returns).", name=names[target])))
 
 
+async def settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """``/settings [tidy=on|off]``: the group's own settings (admins change them)."""
+    svc = services(context)
+    tr = await reply_tr(svc, update)
+    chat = update.effective_chat
+    if chat is None:
+        return
+    if chat.type == ChatType.PRIVATE:
+        await say(svc, update, tr._("/settings is for groups. Here, /lang changes the "
+                                    "language."))
+        return
+    args = [a.lower() for a in (context.args or [])][:3]
+    if args:
+        if not await is_admin(update, context):
+            await say(svc, update, tr._("Only a chat admin can change the settings."))
+            return
+        choice = {"tidy=on": True, "tidy=off": False}.get(args[0])
+        if choice is None:
+            await say(svc, update, tr._("I did not understand that. Try /settings tidy=on or "
+                                        "/settings tidy=off."))
+            return
+        await svc.store.upsert_chat(chat.id, tidy=choice)
+        svc.delivery.set_tidy(chat.id, choice)
+    tidy = await svc.delivery.is_tidy(chat.id)
+    await say(svc, update, "\n".join([
+        tr._("Settings of this chat:"),
+        tr._("• Keep only the newest board post: {state}.",
+             state=tr._("on") if tidy else tr._("off")),
+        tr._("Admins change it with /settings tidy=on or /settings tidy=off."),
+    ]))
+
+
 async def back(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """``/back``: take the seat back from the computer that played for you."""
     svc = services(context)

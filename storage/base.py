@@ -166,6 +166,7 @@ class ChatRow:
     default_settings: Settings | None
     created_at: datetime
     updated_at: datetime
+    tidy: bool = False  # keep only the newest board post
 
 
 @dataclass(frozen=True, slots=True)
@@ -408,6 +409,7 @@ class Store(abc.ABC):
         *,
         language: str | None = None,
         default_settings: Settings | None = None,
+        tidy: bool | None = None,
     ) -> ChatRow:
         """Create the chat or update it; ``None`` leaves a field as it is."""
 

@@ -226,6 +226,8 @@ _V5 = (
     ) WITHOUT ROWID
     """,
     "ALTER TABLE matches ADD COLUMN rated INTEGER NOT NULL DEFAULT 0",
+    # A chat setting: keep only the newest board post (delete the previous one).
+    "ALTER TABLE chats ADD COLUMN tidy INTEGER NOT NULL DEFAULT 0 CHECK (tidy IN (0, 1))",
     "CREATE INDEX matches_by_chat ON matches (chat_id, thread_id, match_id)",
 )
 
@@ -234,7 +236,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, "processed updates, user statistics, indices, final totals", _V2),
     Migration(3, "lobbies; announced move marker (outbox)", _V3),
     Migration(4, "turn timers; stand-ins for absent players", _V4),
-    Migration(5, "finer statistics; ratings and their history", _V5),
+    Migration(5, "finer statistics; ratings and their history; tidy chats", _V5),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -299,6 +299,10 @@ def _match_row(r: Sequence[Any], seats: tuple[SeatRow, ...]) -> MatchRow:
     )
 
 
+def _flag(value: bool | None) -> int | None:
+    return None if value is None else int(value)
+
+
 _TIMER_COLUMNS = "t.match_id, t.seconds, t.seq, t.deadline, t.reminded"
 
 
@@ -601,6 +605,7 @@ class SqliteStore(Store):
         *,
         language: str | None = None,
         default_settings: Settings | None = None,
+        tidy: bool | None = None,
     ) -> ChatRow:
         now = self._clock()
         dumped = None if default_settings is None else _chat_settings_dump(default_settings)
@@ -608,15 +613,17 @@ class SqliteStore(Store):
         async def work(conn: aiosqlite.Connection) -> ChatRow:
             await conn.execute(
                 """
-                INSERT INTO chats (chat_id, language, default_settings, created_at, updated_at)
-                VALUES (?, ?, ?, ?, ?)
+                INSERT INTO chats (chat_id, language, default_settings, created_at, updated_at,
+                                   tidy)
+                VALUES (?, ?, ?, ?, ?, COALESCE(?, 0))
                 ON CONFLICT (chat_id) DO UPDATE SET
                     language = COALESCE(excluded.language, chats.language),
                     default_settings =
                         COALESCE(excluded.default_settings, chats.default_settings),
+                    tidy = COALESCE(?, chats.tidy),
                     updated_at = excluded.updated_at
                 """,
-                (chat_id, language, dumped, now, now),
+                (chat_id, language, dumped, now, now, _flag(tidy), _flag(tidy)),
             )
             row = await self._get_chat(conn, chat_id)
             assert row is not None
@@ -634,7 +641,7 @@ class SqliteStore(Store):
     async def _get_chat(self, conn: aiosqlite.Connection, chat_id: int) -> ChatRow | None:
         r = await self._fetchone(
             conn,
-            "SELECT chat_id, language, default_settings, created_at, updated_at "
+            "SELECT chat_id, language, default_settings, created_at, updated_at, tidy "
             "FROM chats WHERE chat_id = ?",
             (chat_id,),
         )
@@ -646,6 +653,7 @@ class SqliteStore(Store):
             default_settings=_chat_settings_load(r[2]),
             created_at=datetime.fromtimestamp(r[3], UTC),
             updated_at=datetime.fromtimestamp(r[4], UTC),
+            tidy=bool(r[5]),
         )
 
     async def upsert_user(

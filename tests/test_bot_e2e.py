@@ -818,3 +818,31 @@ async def test_history_stats_top_and_export_by_number(tmp_path: Path) -> None:
         await h.settle()
         assert fake.sent(ann)[-1].kind == "photo"
         assert not fake.errors
+
+
+async def test_a_tidy_group_keeps_only_the_newest_board(tmp_path: Path) -> None:
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock())
+    ann, bob = fake.user(85, "Ann"), fake.user(86, "Bob")
+    group = fake.group(-100685, "Tidy", members=(ann, bob))
+    fake.set_admin(group, ann)
+    async with running_bot(tmp_path, fake) as h:
+        ann.start_bot()
+        bob.send(group, f"/settings@{BOT} tidy=on")
+        await h.settle()
+        assert "admin" in (fake.sent(group)[-1].text or "")
+        ann.send(group, f"/settings@{BOT} tidy=on")
+        await h.settle()
+        assert "on" in (fake.sent(group)[-1].text or "")
+        assert (await h.services.store.get_chat(group.id)).tidy  # type: ignore[union-attr]
+        ann.send(group, f"/new@{BOT} deal=short")
+        await h.settle()
+        ann.send(group, f"/add@{BOT} easy")
+        await h.settle()
+        ann.send(group, f"/go@{BOT}")
+        await h.settle()
+        await play_until_over(h, [ann], group, random.Random(5))
+        boards = [m for m in fake.sent(group, deleted=True) if m.kind == "photo"]
+        kept = [m for m in boards if not m.deleted]
+        assert len(boards) > 3 and len(kept) == 1, (len(boards), len(kept))
+        assert "over" in (kept[0].caption or "")
+        assert any("🏁" in (m.text or "") and not m.deleted for m in fake.sent(group))
