@@ -932,11 +932,12 @@ class Flow:
             # A trio plays on: the computer takes the seat (the player ranks last).
             return Outcome(None, await self.timers.hand_over(stored, seat, tr._(
                 "{name} resigned: the computer plays their seat to the end, and they rank "
-                "last.", name=names[seat])))
+                "last.", name=names[seat]), resigned=True))
         async with self.lock(stored.row.chat_id, stored.row.thread_id):
-            if not await self.store.abandon_match(stored.match_id):
+            if not await self.store.concede_match(stored.match_id, seat):
                 return Outcome(tr._("This match is over."))
             self._games.pop(stored.match_id, None)
+            await self._rate(await self.store.get_match(stored.match_id), stored.game)
         # Teams: seats 1 & 3 against 2 & 4 (RULES §6); a duel: the other player.
         side = [i for i in range(len(names)) if i % 2 == seat % 2]
         winners = " & ".join(names[i] for i in range(len(names)) if i not in side)

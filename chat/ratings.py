@@ -10,6 +10,7 @@ against the computer rates the person too. What players see is the conservative
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 
 from openskill.models import PlackettLuce
 
@@ -25,6 +26,7 @@ COMPUTER_RATINGS: dict[int, tuple[float, float]] = {1: (18.0, 1.0), 2: (25.0, 1.
 SHOW_AFTER = 3
 
 _MODEL = PlackettLuce()
+_LAST = 10**6  # the rank of a side that resigned
 
 
 def display_rating(mu: float, sigma: float) -> float:
@@ -46,9 +48,10 @@ def sides(table: Table) -> list[list[int]]:
     return [[seat] for seat in range(table.players)]
 
 
-def new_ratings(row: MatchRow, game: Match, current: dict[int, RatingRow]
-                ) -> dict[int, tuple[float, float]]:
-    """(mu, sigma) after the match for every person seated in it."""
+def new_ratings(row: MatchRow, game: Match, current: dict[int, RatingRow],
+                resigned: Collection[int] = ()) -> dict[int, tuple[float, float]]:
+    """(mu, sigma) after the match for every person seated in it. A side that conceded
+    (``row.conceded_by``) or a trio seat that ``resigned`` ranks last."""
     totals = game.totals()
     teams, ranks = [], []
     for side in sides(row.table):
@@ -63,7 +66,12 @@ def new_ratings(row: MatchRow, game: Match, current: dict[int, RatingRow]
                 mu, sigma = COMPUTER_RATINGS.get(seat_row.level or 2, COMPUTER_RATINGS[2])
                 team.append(_MODEL.rating(mu=mu, sigma=sigma))
         teams.append(team)
-        ranks.append(-max(totals[seat] for seat in side))  # lower rank is better
+        if row.conceded_by is not None:
+            ranks.append(1 if row.conceded_by in side else 0)
+        elif any(seat in resigned for seat in side):
+            ranks.append(_LAST)
+        else:
+            ranks.append(-max(totals[seat] for seat in side))  # lower rank is better
     rated = _MODEL.rate(teams, ranks=ranks)
     out: dict[int, tuple[float, float]] = {}
     for side, team in zip(sides(row.table), rated, strict=True):
@@ -76,10 +84,12 @@ def new_ratings(row: MatchRow, game: Match, current: dict[int, RatingRow]
 
 async def rate_match(store: Store, row: MatchRow, game: Match) -> bool:
     """Rate a finished match once (False if it was rated already or has no person)."""
-    if row.status is not MatchStatus.FINISHED or not game.is_over:
+    conceded = row.status is MatchStatus.ABANDONED and row.conceded_by is not None
+    if not conceded and (row.status is not MatchStatus.FINISHED or not game.is_over):
         return False
     people = [s.user_id for s in row.seats if s.user_id is not None]
     if not people:
         return await store.apply_ratings(row.match_id, {})  # nothing to rate: done
-    updated = new_ratings(row, game, await store.ratings_of(people))
+    resigned = {s.seat for s in (await store.stand_ins(row.match_id)).values() if s.resigned}
+    updated = new_ratings(row, game, await store.ratings_of(people), resigned)
     return await store.apply_ratings(row.match_id, updated)

@@ -62,9 +62,12 @@ class TurnTimers:
         return stand_in is not None and stand_in.computer
 
     async def _set_stand_in(self, match_id: int, seat: int, timeouts: int,
-                            computer: bool) -> None:
-        await self.store.set_stand_in(match_id, seat, timeouts=timeouts, computer=computer)
-        (await self.stand_ins(match_id))[seat] = StandIn(seat, timeouts, computer)
+                            computer: bool, *, resigned: bool = False) -> None:
+        known = (await self.stand_ins(match_id)).get(seat)
+        resigned = resigned or bool(known and known.resigned)
+        await self.store.set_stand_in(match_id, seat, timeouts=timeouts, computer=computer,
+                                      resigned=resigned)
+        (await self.stand_ins(match_id))[seat] = StandIn(seat, timeouts, computer, resigned)
 
     async def _arm(self, match_id: int, seq: int | None, deadline: float | None) -> None:
         timer = await self.timer(match_id)
@@ -206,7 +209,8 @@ class TurnTimers:
 
     # Leaving and kicking -------------------------------------------------------------------
 
-    async def hand_over(self, stored: StoredMatch, seat: int, line: str) -> list[Notice]:
+    async def hand_over(self, stored: StoredMatch, seat: int, line: str, *,
+                        resigned: bool = False) -> list[Notice]:
         """The computer plays the seat from now on (the player left, resigned in a trio or
         was kicked); ``line`` tells the chat. The player may still come back with /back."""
         row = stored.row
@@ -214,7 +218,8 @@ class TurnTimers:
             fresh = await self.flow.load(stored.match_id)
             if fresh.row.status is not MatchStatus.ACTIVE:
                 return []
-            await self._set_stand_in(stored.match_id, seat, HANDOVER_AFTER, True)
+            await self._set_stand_in(stored.match_id, seat, HANDOVER_AFTER, True,
+                                     resigned=resigned)
             await self.after_moves(fresh)
             notices: list[Notice] = [Send(row.chat_id, line, thread_id=row.thread_id,
                                           silent=True, group=row.chat_id < 0)]

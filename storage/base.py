@@ -9,7 +9,7 @@ its settings, seat labels, seed and move log: :func:`rebuild_game` turns them ba
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -157,6 +157,7 @@ class StandIn:
     seat: int
     timeouts: int
     computer: bool
+    resigned: bool = False  # resigned in a trio: ranks last whatever the totals
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +195,7 @@ class MatchRow:
     finished_at: datetime | None
     totals: tuple[int, ...] | None  # final totals per seat once finished
     announced_seq: int = 0  # moves up to this one were announced (outbox marker)
+    conceded_by: int | None = None  # the seat that resigned a duel or team match
 
     @property
     def table(self) -> Table:
@@ -326,15 +328,24 @@ def rebuild_game(row: MatchRow, actions: Sequence[str]) -> Match:
     return game
 
 
-def match_outcome(game: Match) -> list[SeatOutcome]:
-    """Per-seat result of a finished match (wins, draws, points scored and conceded)."""
+def match_outcome(game: Match, resigned: Collection[int] = ()) -> list[SeatOutcome]:
+    """Per-seat result of a finished match (wins, draws, points scored and conceded).
+
+    ``resigned`` seats (a trio player who resigned; the computer played on) rank last: the
+    win goes to the best of the others."""
     if not game.is_over:
         raise ValueError("the match is not over")
     result = game.result()
+    totals = game.totals()
+    contenders = [s for s in range(len(game.players)) if s not in resigned]
+    best = max((totals[s] for s in contenders), default=None)
+    winners = {s for s in contenders if totals[s] == best}
+    # A draw: every contender level (teams: both partners share a total).
+    draw = result.draw if not resigned else len({totals[s] for s in contenders}) == 1
     out = []
     for seat in range(len(game.players)):
         conceded = sum(t.points for t in game.tours if not t.is_attacker[seat])
-        leading = seat in result.winners
+        leading = seat in winners
         attacked = [t for t in game.tours if t.is_attacker[seat]]
         suited = progression = own_goals = 0
         for tour in game.tours:
@@ -350,8 +361,8 @@ def match_outcome(game: Match) -> list[SeatOutcome]:
         out.append(
             SeatOutcome(
                 seat=seat,
-                win=leading and not result.draw,
-                draw=leading and result.draw,
+                win=leading and not draw,
+                draw=leading and draw,
                 points_scored=result.totals[seat],
                 points_conceded=conceded,
                 tours_attacked=len(attacked),
@@ -562,8 +573,14 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     async def set_stand_in(self, match_id: int, seat: int, *, timeouts: int,
-                           computer: bool) -> None:
-        """Record a seat's consecutive timeouts and whether the computer keeps it."""
+                           computer: bool, resigned: bool = False) -> None:
+        """Record a seat's consecutive timeouts, whether the computer keeps it, and whether
+        its player resigned (a trio plays on; the resigner ranks last)."""
+
+    @abc.abstractmethod
+    async def concede_match(self, match_id: int, seat: int) -> bool:
+        """``seat`` resigned a duel or team match: it ends now, lost by that side and won by
+        the other (statistics too). False if the match was not active."""
 
     @abc.abstractmethod
     async def migrate_chat(self, old_chat_id: int, new_chat_id: int) -> None:

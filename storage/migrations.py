@@ -194,6 +194,7 @@ _V4 = (
         seat INTEGER NOT NULL CHECK (seat >= 0),
         timeouts INTEGER NOT NULL DEFAULT 0 CHECK (timeouts >= 0),
         computer INTEGER NOT NULL DEFAULT 0 CHECK (computer IN (0, 1)),
+        resigned INTEGER NOT NULL DEFAULT 0 CHECK (resigned IN (0, 1)),
         PRIMARY KEY (match_id, seat)
     )
     """,
@@ -226,6 +227,8 @@ _V5 = (
     ) WITHOUT ROWID
     """,
     "ALTER TABLE matches ADD COLUMN rated INTEGER NOT NULL DEFAULT 0",
+    # A duel or team match one side conceded (/resign): the seat that resigned.
+    "ALTER TABLE matches ADD COLUMN conceded_by INTEGER",
     # A chat setting: keep only the newest board post (delete the previous one).
     "ALTER TABLE chats ADD COLUMN tidy INTEGER NOT NULL DEFAULT 0 CHECK (tidy IN (0, 1))",
     "CREATE INDEX matches_by_chat ON matches (chat_id, thread_id, match_id)",

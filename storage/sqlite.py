@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
-from krendzu import DEAL_PRESETS, Match, PlayerAction, Settings
+from krendzu import DEAL_PRESETS, Match, PlayerAction, Settings, Table
 from storage.base import (
     ActiveMatchExists,
     ChatRow,
@@ -277,7 +277,7 @@ _MATCH_COLUMNS = """
     m.match_id, m.chat_id, m.thread_id, m.table_kind, m.settings, m.seed, m.status,
     m.board_message_id, m.created_at, m.finished_at, m.totals,
     (SELECT COALESCE(MAX(v.seq), 0) FROM moves v WHERE v.match_id = m.match_id),
-    m.announced_seq
+    m.announced_seq, m.conceded_by
 """
 
 
@@ -296,6 +296,7 @@ def _match_row(r: Sequence[Any], seats: tuple[SeatRow, ...]) -> MatchRow:
         finished_at=_dt(r[9]),
         totals=None if r[10] is None else tuple(json.loads(r[10])),
         announced_seq=r[12],
+        conceded_by=r[13],
     )
 
 
@@ -931,7 +932,9 @@ class SqliteStore(Store):
         row = await self._get_match(conn, match_id)
         if tuple(row.labels) != game.players:
             raise ValueError(f"that game is not match {match_id} (players differ)")
-        outcomes = match_outcome(game)
+        resigned = {r[0] for r in await self._fetchall(
+            conn, "SELECT seat FROM stand_ins WHERE match_id = ? AND resigned = 1", (match_id,))}
+        outcomes = match_outcome(game, resigned)
         totals = json.dumps(list(game.totals()))
         await conn.execute(
             "UPDATE matches SET status = 'finished', finished_at = ?, totals = ? "
@@ -1026,6 +1029,29 @@ class SqliteStore(Store):
 
         return await self._write(work)
 
+    async def concede_match(self, match_id: int, seat: int) -> bool:
+        now = self._clock()
+
+        async def work(conn: aiosqlite.Connection) -> bool:
+            row = await self._get_match(conn, match_id)
+            cur = await conn.execute(
+                "UPDATE matches SET status = 'abandoned', finished_at = ?, conceded_by = ? "
+                "WHERE match_id = ? AND status = 'active'", (now, seat, match_id))
+            if not cur.rowcount:
+                return False
+            # Teams: seats 1 & 3 against 2 & 4; otherwise the resigner alone loses.
+            losers = ({s for s in range(len(row.seats)) if s % 2 == seat % 2}
+                      if row.table is Table.TEAMS else {seat})
+            params = [(s.user_id, row.chat_id, int(s.seat not in losers))
+                      for s in row.seats if s.user_id is not None]
+            await conn.executemany(
+                "INSERT INTO user_stats (user_id, chat_id, matches, wins) VALUES (?, ?, 1, ?) "
+                "ON CONFLICT (user_id, chat_id) DO UPDATE SET matches = matches + 1, "
+                "wins = wins + excluded.wins", params)
+            return True
+
+        return await self._write(work)
+
     async def set_board_message(self, match_id: int, message_id: int | None) -> None:
         async def work(conn: aiosqlite.Connection) -> None:
             cur = await conn.execute(
@@ -1066,7 +1092,8 @@ class SqliteStore(Store):
         async def work() -> list[MatchRow]:
             async with self._tx("DEFERRED") as conn:
                 return await self._match_rows(
-                    conn, "WHERE m.status = 'finished' AND m.rated = 0 ORDER BY m.match_id", ())
+                    conn, "WHERE m.rated = 0 AND (m.status = 'finished' OR (m.status = "
+                    "'abandoned' AND m.conceded_by IS NOT NULL)) ORDER BY m.match_id", ())
 
         return await self._guard(work)
 
@@ -1076,8 +1103,8 @@ class SqliteStore(Store):
 
         async def work(conn: aiosqlite.Connection) -> bool:
             cur = await conn.execute(
-                "UPDATE matches SET rated = 1 WHERE match_id = ? AND status = 'finished' "
-                "AND rated = 0", (match_id,))
+                "UPDATE matches SET rated = 1 WHERE match_id = ? AND rated = 0 AND "
+                "(status = 'finished' OR conceded_by IS NOT NULL)", (match_id,))
             if cur.rowcount == 0:
                 return False  # rated already (or not finished): once only
             for user_id, (mu, sigma) in ratings.items():
@@ -1195,20 +1222,21 @@ class SqliteStore(Store):
         async def work() -> dict[int, StandIn]:
             async with self._tx("DEFERRED") as conn:
                 rows = await self._fetchall(
-                    conn, "SELECT seat, timeouts, computer FROM stand_ins WHERE match_id = ?",
-                    (match_id,))
-            return {r[0]: StandIn(r[0], r[1], bool(r[2])) for r in rows}
+                    conn, "SELECT seat, timeouts, computer, resigned FROM stand_ins "
+                    "WHERE match_id = ?", (match_id,))
+            return {r[0]: StandIn(r[0], r[1], bool(r[2]), bool(r[3])) for r in rows}
 
         return await self._guard(work)
 
     async def set_stand_in(self, match_id: int, seat: int, *, timeouts: int,
-                           computer: bool) -> None:
+                           computer: bool, resigned: bool = False) -> None:
         async def work(conn: aiosqlite.Connection) -> None:
             await conn.execute(
-                "INSERT INTO stand_ins (match_id, seat, timeouts, computer) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT (match_id, seat) DO UPDATE SET timeouts = excluded.timeouts, "
-                "computer = excluded.computer",
-                (match_id, seat, max(0, timeouts), int(computer)),
+                "INSERT INTO stand_ins (match_id, seat, timeouts, computer, resigned) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (match_id, seat) DO UPDATE SET "
+                "timeouts = excluded.timeouts, computer = excluded.computer, "
+                "resigned = MAX(stand_ins.resigned, excluded.resigned)",
+                (match_id, seat, max(0, timeouts), int(computer), int(resigned)),
             )
 
         await self._write(work)

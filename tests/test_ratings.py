@@ -98,3 +98,33 @@ async def test_finer_statistics_add_up(tmp_path: Path) -> None:
         assert stats.points_conceded == conceded
         assert stats.best_tour <= stats.points_scored
         assert stats.own_goals_conceded <= stats.points_conceded
+
+
+async def test_a_concession_and_a_trio_resignation_rank_last(tmp_path: Path) -> None:
+    async with await open_store(tmp_path / "k.sqlite3") as store:
+        await add_users(store, 1, 2, 3)
+        stored = await store.create_match(-7, Settings(table=Table.DUEL),
+                                          seats_for(Table.DUEL, [1, 2]), seed=3)
+        await play_and_store(store, stored, random.Random(3), max_moves=5)
+        assert await store.concede_match(stored.match_id, 0)  # user 1 resigns
+        assert not await store.concede_match(stored.match_id, 0)
+        row = await store.get_match(stored.match_id)
+        assert row.status is MatchStatus.ABANDONED and row.conceded_by == 0
+        assert [r.match_id for r in await store.unrated_matches()] == [row.match_id]
+        assert await rate_match(store, row, (await store.load_match(row.match_id)).game)
+        ratings = await store.ratings_of([1, 2])
+        assert ratings[1].mu < 25 < ratings[2].mu
+        one, two = await store.user_stats(1, -7), await store.user_stats(2, -7)
+        assert (one.matches, one.wins, two.matches, two.wins) == (1, 0, 1, 1)  # type: ignore[union-attr]
+        # A trio: the resigner's seat is played on by the computer and ranks last.
+        stored = await store.create_match(-8, Settings(table=Table.TRIO_LONE_DEFENDER),
+                                          seats_for(Table.TRIO_LONE_DEFENDER, [1, 2, 3]),
+                                          seed=11)
+        await store.set_stand_in(stored.match_id, 0, timeouts=2, computer=True, resigned=True)
+        game = await play_and_store(store, stored, random.Random(11))
+        row = await store.get_match(stored.match_id)
+        stats = await store.user_stats(1, -8)
+        assert stats is not None and stats.wins == 0 and stats.draws == 0
+        before = (await store.ratings_of([1]))[1].mu
+        assert await rate_match(store, row, game)
+        assert (await store.ratings_of([1]))[1].mu < before
