@@ -846,3 +846,39 @@ async def test_a_tidy_group_keeps_only_the_newest_board(tmp_path: Path) -> None:
         assert len(boards) > 3 and len(kept) == 1, (len(boards), len(kept))
         assert "over" in (kept[0].caption or "")
         assert any("🏁" in (m.text or "") and not m.deleted for m in fake.sent(group))
+
+
+async def test_rematch_after_the_summary_and_cancel(tmp_path: Path) -> None:
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock())
+    ann, bob = fake.user(87, "Ann"), fake.user(88, "Bob")
+    group = fake.group(-100687, "Again and again", members=(ann, bob))
+    async with running_bot(tmp_path, fake) as h:
+        store = h.services.store
+        ann.start_bot()
+        bob.start_bot()
+        ann.send(group, f"/new@{BOT} deal=short")
+        await h.settle()
+        ann.send(group, f"/add@{BOT} easy")
+        await h.settle()
+        ann.send(group, f"/go@{BOT}")
+        await h.settle()
+        await play_until_over(h, [ann], group, random.Random(8))
+        old = (await store.recent_matches(group.id))[0]
+        summary = next(m for m in reversed(fake.sent(group)) if "🏁" in (m.text or ""))
+        bob.press(summary, text="🔁 Rematch")  # not his match: refused
+        await h.settle()
+        assert await store.active_match(group.id) is None
+        ann.press(summary, text="🔁 Rematch")  # the only person: one press starts it
+        await h.settle()
+        new = await store.active_match(group.id)
+        assert new is not None and new.match_id != old.match_id
+        assert [s.user_id for s in new.seats] == [s.user_id for s in old.seats][::-1]
+        assert new.settings == old.settings
+        # /cancel: only the creator or an admin.
+        bob.send(group, f"/cancel@{BOT}")
+        await h.settle()
+        assert await store.active_match(group.id) is not None
+        ann.send(group, f"/cancel@{BOT}")
+        await h.settle()
+        assert await store.active_match(group.id) is None
+        assert any("cancelled" in (m.text or "") for m in fake.sent(group))
