@@ -115,6 +115,15 @@ async def test_from_version_1_keeps_and_uses_data(tmp_path: Path) -> None:
         stats = await store.user_stats(1, -100)
         assert stats is not None and stats.matches == 1
         assert (await store.get_match(match_id)).totals == game.totals()
+        # ... and so do the later ones: the outbox marker counts the old moves as announced,
+        # timers, stand-ins, finer statistics and ratings start empty.
+        row = await store.get_match(match_id)
+        assert row.announced_seq >= 20 and row.conceded_by is None
+        assert await store.timer_of(match_id) is None and await store.stand_ins(match_id) == {}
+        assert stats.tours_attacked + stats.tours_defended == len(game.tours)
+        assert await store.ratings_of([1]) == {}
+        assert [r.match_id for r in await store.unrated_matches()] == [match_id]
+        assert (await store.get_chat(-100)).tidy is False  # type: ignore[union-attr]
 
     # The upgraded file has exactly the schema of a fresh one.
     fresh = tmp_path / "fresh.db"
