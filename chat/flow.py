@@ -132,6 +132,8 @@ class Flow:
         self._games: dict[int, StoredMatch] = {}
         self._names: dict[int, str] = {}
         self._languages: dict[int, str] = {}
+        #: Group languages (every change goes through this flow, so the cache stays true).
+        self._chat_languages: dict[int, str] = {}
 
     # People and languages ---------------------------------------------------------------
 
@@ -162,6 +164,7 @@ class Flow:
             raise InputError("Languages: {names}.", names=", ".join(self.catalogs.languages))
         if chat_id < 0:
             await self.store.upsert_chat(chat_id, language=language)
+            self._chat_languages[chat_id] = language
         else:
             await self.see_user(actor)
             await self.store.upsert_user(actor.user_id, short_name(actor.name), language=language)
@@ -179,8 +182,12 @@ class Flow:
     async def chat_tr(self, chat_id: int, fallback: str | None = None) -> Tr:
         if chat_id > 0:
             return await self.user_tr(chat_id)
-        row = await self.store.get_chat(chat_id)
-        return self.catalogs.get((row.language if row else None) or fallback)
+        if chat_id not in self._chat_languages:
+            row = await self.store.get_chat(chat_id)
+            if row is None or row.language is None:
+                return self.catalogs.get(fallback)  # not remembered: it may be set soon
+            self._chat_languages[chat_id] = row.language
+        return self.catalogs.get(self._chat_languages[chat_id])
 
     async def name_of(self, user_id: int) -> str:
         if user_id not in self._names:
@@ -221,6 +228,7 @@ class Flow:
             if not private and (known is None or known.language is None):
                 # The group speaks its first creator's language until /lang says otherwise.
                 await self.store.upsert_chat(chat_id, language=group_tr.language)
+                self._chat_languages[chat_id] = group_tr.language
             state = LobbyState(language=group_tr.language, private=private, title=title,
                                timer=None if private else DEFAULT_GROUP_TIMER)
             apply_new_args(state, args, private=private)
