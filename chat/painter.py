@@ -24,7 +24,9 @@ from render import board_photo, hand_png
 def draw_board(picture: BoardPicture) -> bytes:
     """The JPEG of a board post or panel: coordinates on the free cells of a panel, the
     suggested cards of a hint."""
-    options: dict[str, Any] = {"players": picture.names, "lang": picture.language}
+    # The font has no 🤖: computer seats are drawn with ⚙ instead of losing their mark.
+    names = tuple(name.replace("🤖", "⚙") for name in picture.names)
+    options: dict[str, Any] = {"players": names, "lang": picture.language}
     if picture.private:
         options["cell_labels"] = True
     if picture.suggestion:
