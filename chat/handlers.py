@@ -183,7 +183,8 @@ def help_text(tr: Tr) -> str:
              "recent matches (/export N sends one)"),
         tr._("/leave during a match — the computer plays your seat; /kick NAME — the same for "
              "an absent player (creator or admin)"),
-        tr._("/lang ru|en — language; /rules — the rules"),
+        tr._("/lang ru|en — language; /rules — the rules; /settings — the group's settings "
+             "(admins)"),
         "",
         tr._("Cards: QC, 10D (or TD), Q♣, Дт. Cells: a column letter and a row number, "
              "e.g. M12; the first card of every tour is at M13."),
