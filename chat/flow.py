@@ -946,8 +946,7 @@ class Flow:
                 return Outcome(tr._("This match is over."))
             self._games.pop(stored.match_id, None)
             await self._rate(await self.store.get_match(stored.match_id), stored.game)
-        # Teams: seats 1 & 3 against 2 & 4 (RULES §6); a duel: the other player.
-        side = [i for i in range(len(names)) if i % 2 == seat % 2]
+        side = next(s for s in stored.row.table.sides if seat in s)
         winners = " & ".join(names[i] for i in range(len(names)) if i not in side)
         text = tr._("{name} resigned: the match goes to {winners}.", name=names[seat],
                     winners=winners)

@@ -14,7 +14,7 @@ from collections.abc import Collection
 
 from openskill.models import PlackettLuce
 
-from krendzu import Match, Table
+from krendzu import Match
 from storage import MatchRow, MatchStatus, RatingRow, SeatKind, Store
 
 log = logging.getLogger(__name__)
@@ -41,20 +41,13 @@ def shown(rating: RatingRow | None) -> float | None:
     return display_rating(rating.mu, rating.sigma)
 
 
-def sides(table: Table) -> list[list[int]]:
-    """Seats playing together: teams are seats 1 & 3 against 2 & 4 (RULES §6)."""
-    if table is Table.TEAMS:
-        return [[0, 2], [1, 3]]
-    return [[seat] for seat in range(table.players)]
-
-
 def new_ratings(row: MatchRow, game: Match, current: dict[int, RatingRow],
                 resigned: Collection[int] = ()) -> dict[int, tuple[float, float]]:
     """(mu, sigma) after the match for every person seated in it. A side that conceded
     (``row.conceded_by``) or a trio seat that ``resigned`` ranks last."""
     totals = game.totals()
     teams, ranks = [], []
-    for side in sides(row.table):
+    for side in row.table.sides:
         team = []
         for seat in side:
             seat_row = row.seats[seat]
@@ -74,7 +67,7 @@ def new_ratings(row: MatchRow, game: Match, current: dict[int, RatingRow],
             ranks.append(-max(totals[seat] for seat in side))  # lower rank is better
     rated = _MODEL.rate(teams, ranks=ranks)
     out: dict[int, tuple[float, float]] = {}
-    for side, team in zip(sides(row.table), rated, strict=True):
+    for side, team in zip(row.table.sides, rated, strict=True):
         for seat, rating in zip(side, team, strict=True):
             user_id = row.seats[seat].user_id
             if row.seats[seat].kind is SeatKind.HUMAN and user_id is not None:

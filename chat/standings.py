@@ -13,6 +13,7 @@ from telegram.constants import ChatType
 from telegram.ext import ContextTypes
 
 from chat.describe import table_label
+from chat.flow import Flow
 from chat.handlers import actor_of, reply_tr, say, services, thread_of
 from chat.i18n import Tr
 from chat.notices import Send
@@ -41,8 +42,8 @@ async def history(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     await say(svc, update, "\n".join(lines))
 
 
-async def history_line(flow: object, tr: Tr, row: MatchRow) -> str:
-    names = await flow.seat_names(row, tr)  # type: ignore[attr-defined]
+async def history_line(flow: Flow, tr: Tr, row: MatchRow) -> str:
+    names = await flow.seat_names(row, tr)
     day = format_date((row.finished_at or row.created_at).date(), format="medium",
                       locale=tr.language)
     head = f"#{row.match_id} · {day} · {table_label(tr, row.table)}"
@@ -125,7 +126,7 @@ async def top(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     group = chat.type != ChatType.PRIVATE
     scope = None if overall or not group else chat.id
     players = await svc.store.rated_players(scope, 10_000)
-    rows = leaderboard(players)[:200]  # the picture shows 20 and counts the rest
+    rows = leaderboard(players)  # the picture shows 20 and counts the rest
     title = (tr._("Krendzu: the best players everywhere") if scope is None
              else tr._("Krendzu: the best players in “{title}”", title=chat.title or "?"))
     picture = await svc.delivery.painter.run(leaderboard_png, rows, title=title,

@@ -25,6 +25,14 @@ class Table(StrEnum):
     def players(self) -> int:
         return {"duel": 2, "teams": 4}.get(self.value, 3)
 
+    @property
+    def sides(self) -> tuple[tuple[int, ...], ...]:
+        """Seats sharing a match result: teams are seats 1 & 3 against 2 & 4 (§6); at the
+        other tables every player has their own total."""
+        if self is Table.TEAMS:
+            return ((0, 2), (1, 3))
+        return tuple((seat,) for seat in range(self.players))
+
     @classmethod
     def parse(cls, text: str | Table) -> Table:
         try:

@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
-from krendzu import DEAL_PRESETS, Match, PlayerAction, Settings, Table
+from krendzu import DEAL_PRESETS, Match, PlayerAction, Settings
 from storage.base import (
     ActiveMatchExists,
     ChatRow,
@@ -1039,9 +1039,7 @@ class SqliteStore(Store):
                 "WHERE match_id = ? AND status = 'active'", (now, seat, match_id))
             if not cur.rowcount:
                 return False
-            # Teams: seats 1 & 3 against 2 & 4; otherwise the resigner alone loses.
-            losers = ({s for s in range(len(row.seats)) if s % 2 == seat % 2}
-                      if row.table is Table.TEAMS else {seat})
+            losers = next(side for side in row.table.sides if seat in side)
             params = [(s.user_id, row.chat_id, int(s.seat not in losers))
                       for s in row.seats if s.user_id is not None]
             await conn.executemany(
@@ -1134,9 +1132,9 @@ class SqliteStore(Store):
 
     async def rated_players(self, chat_id: int | None = None, limit: int = 20
                             ) -> list[tuple[StatsRow, RatingRow | None]]:
-        rows = await self._stats("", (), chat_id, 10_000)
+        rows = await self._stats("", (), chat_id, limit)
         ratings = await self.ratings_of([r.user_id for r in rows])
-        return [(r, ratings.get(r.user_id)) for r in rows][: max(limit, 0) or None]
+        return [(r, ratings.get(r.user_id)) for r in rows]
 
     async def recent_matches(self, chat_id: int, thread_id: int | None = None,
                              limit: int = 10) -> list[MatchRow]:

@@ -128,3 +128,9 @@ async def test_a_concession_and_a_trio_resignation_rank_last(tmp_path: Path) -> 
         before = (await store.ratings_of([1]))[1].mu
         assert await rate_match(store, row, game)
         assert (await store.ratings_of([1]))[1].mu < before
+
+
+def test_sides_of_every_table() -> None:
+    assert Table.DUEL.sides == ((0,), (1,))
+    assert Table.TRIO_LONE_ATTACKER.sides == Table.TRIO_LONE_DEFENDER.sides == ((0,), (1,), (2,))
+    assert Table.TEAMS.sides == ((0, 2), (1, 3))
