@@ -863,16 +863,23 @@ class Flow:
                 level = STAND_IN_LEVEL  # the player is away: the computer keeps the seat
             else:
                 return Outcome(None)
-            view = stored.game.observation(seat)
-            seed = random.Random(f"{stored.row.seed}:{seq}").randrange(2**32)
-            actions = await self.decide(level, view, seed)
-            tr = await self.chat_tr(stored.row.chat_id)
-            if self._check(tr, stored.game, actions) is not None:
-                log.error("match %s: the computer chose an illegal turn; playing the first "
-                          "legal step instead", match_id)
-                actions = [stored.game.legal_actions()[0]]
-            outcome = await self._commit(stored, actions, tr, update_id=None, mover=None)
+            outcome = await self.play_for_seat(stored, level, f"{stored.row.seed}:{seq}")
             return Outcome(None, outcome.notices)
+
+    async def play_for_seat(self, stored: StoredMatch, level: str, seed_text: str, *,
+                            actions: Sequence[Action] | None = None) -> Outcome:
+        """The computer makes the turn of the seat to move: a computer seat's, or an absent
+        person's. ``actions`` given: those instead of a decision. Hold the match's lock."""
+        game = stored.game
+        if actions is None:
+            seed = random.Random(seed_text).randrange(2**32)
+            actions = await self.decide(level, game.observation(game.current_player), seed)
+        tr = await self.chat_tr(stored.row.chat_id)
+        if self._check(tr, game, actions) is not None:
+            log.error("match %s: the computer chose an illegal turn; playing the first "
+                      "legal step instead", stored.match_id)
+            actions = [game.legal_actions()[0]]
+        return await self._commit(stored, list(actions), tr, update_id=None, mover=None)
 
     # Other commands ---------------------------------------------------------------------
 

@@ -13,7 +13,6 @@ every match at once.
 from __future__ import annotations
 
 import logging
-import random
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -176,22 +175,15 @@ class TurnTimers:
                 await self.after_moves(stored)
                 return []
             stored, seat, user_id = current
-            game = stored.game
-            if game.tour.phase == ANNOUNCE:
-                actions = [Announce(0)]  # timeout in the exchange: no exchange
-            else:
-                view = game.observation(seat)
-                seed = random.Random(f"{stored.row.seed}:{seq}:timeout").randrange(2**32)
-                actions = await self.flow.decide(STAND_IN_LEVEL, view, seed)
-            group_tr = await self.flow.chat_tr(stored.row.chat_id)
-            if self.flow._check(group_tr, game, actions) is not None:
-                actions = [game.legal_actions()[0]]
             before = (await self.stand_ins(match_id)).get(seat)
             timeouts = (before.timeouts if before else 0) + 1
             handover = timeouts >= HANDOVER_AFTER
             await self._set_stand_in(match_id, seat, timeouts, handover)
-            outcome = await self.flow._commit(stored, actions, group_tr, update_id=None,
-                                              mover=None)
+            # A timeout in the exchange means no exchange.
+            outcome = await self.flow.play_for_seat(
+                stored, STAND_IN_LEVEL, f"{stored.row.seed}:{seq}:timeout",
+                actions=[Announce(0)] if stored.game.tour.phase == ANNOUNCE else None)
+            group_tr = await self.flow.chat_tr(stored.row.chat_id)
             return self._told(stored, user_id, handover, group_tr) + outcome.notices
 
     def _told(self, stored: StoredMatch, user_id: int, handover: bool, group_tr: Tr
