@@ -27,8 +27,9 @@ from krendzu.match import MatchView
 from krendzu.tour import ANNOUNCE, DISCARD, PLAY, Tour, TourView
 
 LEVELS = ("random", "easy", "normal", "hard", "oracle")
-#: Extra yardsticks the arena accepts besides the product levels.
-BASELINES = ("greedy",)
+#: Extra yardsticks the arena accepts besides the product levels: the notes' greedy player
+#: and the hard level as it was before it read hands (uniformly sampled deals).
+BASELINES = ("greedy", "hard-v1")
 #: The bot's thinking time for the hard level.
 BOT_BUDGET_MS = 1000.0
 DEFAULT_ITERATIONS = 24
@@ -149,7 +150,9 @@ class HeuristicPlayer(Player):
 
 
 class HardPlayer(HeuristicPlayer):
-    """Determinized Monte-Carlo search over the normal player's candidate turns."""
+    """Determinized Monte-Carlo search over the normal player's candidate turns, on deals
+    weighted by what the other players' moves reveal (``inference=False``: uniform deals,
+    the ``hard-v1`` baseline)."""
 
     def __init__(
         self,
@@ -157,16 +160,21 @@ class HardPlayer(HeuristicPlayer):
         iterations: int | None = None,
         budget_ms: float | None = None,
         width: int | None = None,
+        inference: bool = True,
     ) -> None:
-        super().__init__(NORMAL, "hard")
-        self.search = _search(self.heur, iterations, budget_ms, width)
+        super().__init__(NORMAL, "hard" if inference else "hard-v1")
+        self.search = _search(self.heur, iterations, budget_ms, width, inference)
 
     def plan(self, view: TourView, tour: Tour, rng: random.Random) -> Turn:
         return self.search.choose(view, tour, rng)
 
 
 def _search(
-    heur: Heuristic, iterations: int | None, budget_ms: float | None, width: int | None = None
+    heur: Heuristic,
+    iterations: int | None,
+    budget_ms: float | None,
+    width: int | None = None,
+    inference: bool = True,
 ) -> FlatMonteCarlo:
     """The flat Monte-Carlo search of the hard level and the oracle."""
     if width is None:  # more thinking time → more candidate turns worth comparing
@@ -176,6 +184,7 @@ def _search(
         iterations=iterations if iterations is not None else DEFAULT_ITERATIONS,
         budget_ms=budget_ms,
         width=width,
+        inference=inference,
     )
 
 
@@ -253,4 +262,6 @@ def make_player(
         return OraclePlayer(iterations=iterations, budget_ms=budget_ms)
     if level == "greedy":
         return GreedyPlayer()
+    if level == "hard-v1":
+        return HardPlayer(iterations=iterations, budget_ms=budget_ms, inference=False)
     raise ValueError(f"unknown level {level!r}: use one of {', '.join(LEVELS)}")

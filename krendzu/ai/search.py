@@ -3,7 +3,9 @@
 1. The normal player's scoring proposes a few candidate turns (attacker: its best
    placements; defender: pass, its best single blocks and double blocks).
 2. Each iteration samples the hidden hands consistently with the view (hand sizes, board,
-   unseen cards; see :mod:`krendzu.ai.state`), plays every candidate turn on that same
+   unseen cards) and in proportion to how well they explain the other players' moves so
+   far (:mod:`krendzu.ai.inference`; uniformly for the ``hard-v1`` baseline), plays every
+   candidate turn on that same
    deal and finishes the tour with a cheap threat-aware rollout policy, with the same
    rollout random stream for every candidate (common random numbers: the comparison is
    paired, so it needs far fewer playouts).
@@ -23,7 +25,8 @@ import time
 from collections.abc import Callable
 
 from krendzu.ai.heuristic import Heuristic, Knowledge, Turn
-from krendzu.ai.state import rebuild, sample_hidden
+from krendzu.ai.inference import infer
+from krendzu.ai.state import sample_hidden, with_hands
 from krendzu.ai.threats import FULL, chance, gap_mask, mask_of, threat_map, update_threats
 from krendzu.board import LINE_STEPS
 from krendzu.tour import OVER, Tour, TourView
@@ -227,27 +230,39 @@ class FlatMonteCarlo:
         budget_ms: float | None = None,
         width: int = 8,
         prior: float = 0.06,
+        inference: bool = True,
     ) -> None:
         self.heur = heur
         self.iterations = iterations
         self.budget_ms = budget_ms
         self.width = width
         self.prior = prior
+        self.inference = inference
         self.stats = SearchStats()
 
     def choose(self, view: TourView, base: Tour, rng: random.Random) -> Turn:
-        """The turn for the view's seat; hidden hands sampled afresh every iteration."""
+        """The turn for the view's seat; hidden hands sampled afresh every iteration, by
+        the evidence of the other players' moves (:mod:`krendzu.ai.inference`) or, with
+        ``inference`` off (hard-v1), uniformly."""
+        start = time.perf_counter()
         seat = view.viewer
         assert seat is not None
         cands = candidate_turns(self.heur, base, seat, self.width)
-        return self._search(cands, base, seat, lambda: rebuild(view, sample_hidden(view, rng)),
-                            rng)
+        if len(cands) <= 1:
+            return cands[0] if cands else []
+        if self.inference:
+            belief = infer(view)
+            return self._search(cands, base, seat, lambda: with_hands(base, belief.sample(rng)),
+                                rng, start)
+        return self._search(cands, base, seat,
+                            lambda: with_hands(base, sample_hidden(view, rng)), rng, start)
 
     def choose_full(self, tour: Tour, rng: random.Random) -> Turn:
         """Perfect information (the oracle): the real hands in every playout."""
+        start = time.perf_counter()
         seat = tour.current_player
         cands = candidate_turns(self.heur, tour, seat, self.width, exact=True)
-        return self._search(cands, tour, seat, tour.clone, rng)
+        return self._search(cands, tour, seat, tour.clone, rng, start)
 
     def _search(
         self,
@@ -256,10 +271,10 @@ class FlatMonteCarlo:
         seat: int,
         deal: Callable[[], Tour],
         rng: random.Random,
+        start: float,
     ) -> Turn:
         if len(cands) <= 1:
             return cands[0] if cands else []
-        start = time.perf_counter()
         deadline = None if self.budget_ms is None else start + self.budget_ms / 1000.0
         attacker = base.is_attacker[seat]
         totals = [0.0] * len(cands)

@@ -10,6 +10,7 @@ observed. Nothing hidden from the viewer is ever read.
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 
 from krendzu.board import cell_index
 from krendzu.match import MatchView
@@ -42,6 +43,15 @@ def rebuild(view: TourView, hidden: dict[int, list[int]]) -> Tour:
     The rebuilt tour has no exchange (it starts at the hands held when play began); its
     ``stock`` holds every card that is neither in a hand nor on the board.
     """
+    tour = opening_tour(view, hidden)
+    for _ in replay(view, tour):
+        pass
+    return tour
+
+
+def opening_tour(view: TourView, hidden: dict[int, list[int]]) -> Tour:
+    """The view's tour as play began: each hand is its current cards (``hidden`` for the
+    other seats) plus what that seat has placed since; no card on the board yet."""
     if view.viewer is None:
         raise ValueError("a computer player needs a seat's view, not the public one")
     if view.phase != PLAY:
@@ -54,17 +64,36 @@ def rebuild(view: TourView, hidden: dict[int, list[int]]) -> Tour:
         hands.append(now + placed[seat])
     used = {c for h in hands for c in h}
     stock = [c for c in range(36) if c not in used]
-    tour = Tour(view.table, view.roles, hands, stock, 0)
+    return Tour(view.table, view.roles, hands, stock, 0)
+
+
+def replay(view: TourView, tour: Tour) -> Iterator[tuple[int, tuple[tuple[int, int], ...]]]:
+    """Play the view's public turns (then its pending card) on ``tour`` from
+    :func:`opening_tour`, yielding ``(seat, cards)`` just before each is played, so
+    a caller can look at the board each player saw. ``cards`` are ``(card, cell)``."""
     for turn in view.turns:
-        if not turn.cards:
+        cards = tuple((c.index, cell_index(x, y)) for c, x, y in turn.cards)
+        yield turn.player, cards
+        if not cards:
             tour.pass_turn()
             continue
-        for card, x, y in turn.cards:
-            tour.place(card.index, cell_index(x, y))
+        for card, cell in cards:
+            tour.place(card, cell)
         if tour.step_in_turn == 1:
             tour.end_turn()
-    for card, x, y in view.pending:
-        tour.place(card.index, cell_index(x, y))
+    if view.pending:
+        cards = tuple((c.index, cell_index(x, y)) for c, x, y in view.pending)
+        yield view.current_player, cards
+        for card, cell in cards:
+            tour.place(card, cell)
+
+
+def with_hands(base: Tour, hidden: dict[int, list[int]]) -> Tour:
+    """A copy of a rebuilt tour with the other seats' current hands replaced: the same
+    tour :func:`rebuild` would give for ``hidden``, without replaying the turns again."""
+    tour = base.clone()
+    for seat, cards in hidden.items():
+        tour.hands[seat] = sorted(cards)
     return tour
 
 

@@ -1,0 +1,375 @@
+"""Reading the other players' hands from their public moves (the hard level's sampler).
+
+Uniformly sampled deals ignore what the table has seen. An attacker that could score never
+leaves the point on the board; it builds threats it can complete itself; it swaps its weak
+seeds in the exchange. So a deal in which the attacker held a card that would have scored
+last turn, or none of the cards completing the threat it just built, explains its moves
+badly, and a defender that keeps such deals wastes its blocks on dead threats and passes
+on live ones.
+
+The model of another attacking seat is the normal player (:mod:`krendzu.ai.heuristic`):
+
+* its move scores are computed on the board it saw, for every card the viewer cannot see,
+  with the rest of its hand counted on average (the chance that the hidden part holds a
+  completing card, as the viewer knows it now);
+* the chosen move is compared with the best move each unseen card would have made: a card
+  ``y`` in the hand is kept with weight ``sigmoid((score(chosen) - best(y)) / T)`` (a
+  card that would have scored 100 where the seat scored nothing is all but ruled out);
+* every threat the chosen move built is a *claim*: deals in which the seat holds none of
+  its completing cards are kept with probability ``exp(-(own - other) / T)``, the score
+  difference the normal player sees between a threat it can and cannot complete;
+* an attacker that announced fewer cards than it could swap kept no weak seed (a queen,
+  8, J or K) but by drawing it.
+
+``T`` is :data:`TEMPERATURE`, calibrated with :mod:`krendzu.ai.calibrate` (the likelihood
+of the true hands on arena games). Sampling draws each hidden hand in turn, with
+probability proportional to the product of its cards' weights (a conditional Poisson
+draw), then accepts or redraws it by the claims. Everything is a pure function of the
+observation: the hard level stays an observation-only player.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from krendzu.ai.heuristic import exchange_choice, seed_value
+from krendzu.ai.state import fill_hidden, opening_tour, placed_by_seat, replay, unseen_cards
+from krendzu.ai.threats import FULL, chance, gap_mask, mask_of, pair_potential
+from krendzu.board import LINE_STEPS, NEIGHBOUR_STEPS
+from krendzu.tour import TourView
+
+#: Temperature of the opponent model (score points per factor e), see module docstring.
+TEMPERATURE = 1.5
+#: Least weight one turn leaves a card (the model is a model: people do miss points).
+FLOOR = 0.03
+#: Weight of an attacker's weak seed it did not swap although it could have.
+KEPT_WEAK = 0.3
+#: Redraws of a hand its claims reject before the best of them is taken.
+TRIES = 12
+#: Boards whose move shapes are kept (the same turns are read again every decision).
+_SHAPES_KEPT = 512
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A threat ``seat`` built: deals in which it holds none of ``cards`` (a mask of the
+    viewer's unseen cards) are kept with probability ``keep``."""
+
+    seat: int
+    cards: int
+    keep: float
+
+
+class Belief:
+    """Weighted hidden hands for one viewer: per other seat a weight for every unseen
+    card, plus the claims. :meth:`sample` deals the other hands."""
+
+    def __init__(
+        self,
+        pool: list[int],
+        sizes: dict[int, int],
+        weights: dict[int, list[float]],
+        claims: list[Claim],
+    ) -> None:
+        self.pool = pool
+        self.sizes = sizes
+        self.weights = weights
+        self.claims = claims
+
+    @classmethod
+    def uniform(cls, view: TourView) -> Belief:
+        """No evidence: every consistent deal equally likely (the hard-v1 sampler)."""
+        sizes = _hidden_sizes(view)
+        return cls(unseen_cards(view), sizes, {s: [1.0] * 36 for s in sizes}, [])
+
+    def sample(self, rng: random.Random) -> dict[int, list[int]]:
+        """Other seats' current hands, drawn in proportion to the evidence."""
+        best: tuple[float, dict[int, list[int]]] | None = None
+        for _ in range(TRIES):
+            hidden = self._draw(rng)
+            keep = 1.0
+            for claim in self.claims:
+                if not mask_of(hidden[claim.seat]) & claim.cards:
+                    keep *= claim.keep
+            if keep >= 1.0 or rng.random() < keep:
+                return hidden
+            if best is None or keep > best[0]:
+                best = (keep, hidden)
+        assert best is not None
+        return best[1]
+
+    def _draw(self, rng: random.Random) -> dict[int, list[int]]:
+        left = self.pool
+        out: dict[int, list[int]] = {}
+        for seat, size in self.sizes.items():
+            w = self.weights[seat]
+            hand = draw_weighted(left, [w[c] for c in left], size, rng)
+            out[seat] = hand
+            taken = set(hand)
+            left = [c for c in left if c not in taken]
+        return out
+
+    def marginals(self, rng: random.Random, draws: int = 200) -> dict[int, list[float]]:
+        """Estimated chance of every card being in each seat's hand (for calibration)."""
+        counts = {s: [0.0] * 36 for s in self.sizes}
+        for _ in range(draws):
+            for seat, hand in self.sample(rng).items():
+                for c in hand:
+                    counts[seat][c] += 1.0 / draws
+        return counts
+
+
+def draw_weighted(cards: list[int], weights: list[float], k: int, rng: random.Random) -> list[int]:
+    """``k`` of ``cards`` with probability proportional to the product of their weights
+    (a conditional Poisson draw: exact, by the sums over subsets from the back)."""
+    n = len(cards)
+    if k >= n:
+        return list(cards)
+    if k <= 0:
+        return []
+    # below[i][j]: total weight of the j-card subsets of cards[i:].
+    below = [[1.0] + [0.0] * k for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        wi = weights[i]
+        row = below[i]
+        nxt = below[i + 1]
+        for j in range(1, min(k, n - i) + 1):
+            row[j] = nxt[j] + wi * nxt[j - 1]
+    out: list[int] = []
+    j = k
+    for i in range(n):
+        if n - i == j:
+            out.extend(cards[i:])
+            break
+        if rng.random() * below[i][j] < weights[i] * below[i + 1][j - 1]:
+            out.append(cards[i])
+            j -= 1
+            if not j:
+                break
+    return out
+
+
+def _hidden_sizes(view: TourView) -> dict[int, int]:
+    return {s: n for s, n in enumerate(view.hand_sizes) if s != view.viewer}
+
+
+# Move shapes: what a card on a cell would do, whatever the hand -------------------------
+
+#: (window codes, position of the new card, position of the gap) -> mask per card.
+_GAP_ROWS: dict[tuple[tuple[int, ...], int, int], tuple[int, ...]] = {}
+#: (window codes, position of the new card) -> pair potential per card.
+_PAIR_ROWS: dict[tuple[tuple[int, ...], int], tuple[float, ...]] = {}
+
+
+def _gap_row(w: tuple[int, ...], k: int, j: int) -> tuple[int, ...]:
+    row = _GAP_ROWS.get((w, k, j))
+    if row is None:
+        masks = []
+        for y in range(36):
+            filled = list(w)
+            filled[k] = y + 1
+            f = [v for v in filled if v]
+            masks.append(gap_mask(f[0], f[1], f[2], j))
+        row = _GAP_ROWS[(w, k, j)] = tuple(masks)
+    return row
+
+
+def _pair_row(w: tuple[int, ...], k: int) -> tuple[float, ...]:
+    row = _PAIR_ROWS.get((w, k))
+    if row is None:
+        values = []
+        for y in range(36):
+            filled = list(w)
+            filled[k] = y + 1
+            values.append(pair_potential(tuple(filled)) / 90.0)  # type: ignore[arg-type]
+        row = _PAIR_ROWS[(w, k)] = tuple(values)
+    return row
+
+
+@dataclass(frozen=True, slots=True)
+class CellShape:
+    """One placement cell: the masks of the lines a card there completes, the two-card
+    windows it would turn into threats (per card, with the gap and its weight: 1 if the
+    gap is playable then, 0.4 if not yet), and the pair potential per card."""
+
+    cell: int
+    full: tuple[int, ...]
+    twos: tuple[tuple[tuple[int, ...], int, float], ...]
+    pairs: tuple[float, ...]
+
+
+def cell_shapes(
+    cells: bytearray | bytes, frontier: list[int], fpos: dict[int, int]
+) -> list[CellShape]:
+    """The shape of every cell of ``frontier``, in cell order."""
+    out = []
+    for c in sorted(frontier):
+        full: list[int] = []
+        twos: list[tuple[tuple[int, ...], int, float]] = []
+        pairs = [0.0] * 36
+        near = {c + s for s in NEIGHBOUR_STEPS}
+        for step in LINE_STEPS:
+            for k in range(4):
+                start = c - k * step
+                w = (cells[start], cells[start + step], cells[start + 2 * step],
+                     cells[start + 3 * step])
+                n = 4 - w.count(0)
+                if n == 3:
+                    f = [v for v in w if v]
+                    full.append(gap_mask(f[0], f[1], f[2], k))
+                elif n == 2:
+                    j = next(i for i in range(4) if i != k and not w[i])
+                    g = start + j * step
+                    twos.append((_gap_row(w, k, j), g, 1.0 if g in fpos or g in near else 0.4))
+                elif n == 1:
+                    row = _pair_row(w, k)
+                    pairs = [a + b for a, b in zip(pairs, row, strict=True)]
+        out.append(CellShape(c, tuple(full), tuple(twos), tuple(pairs)))
+    return out
+
+
+_SHAPES: OrderedDict[tuple[tuple[int, int], ...], list[CellShape]] = OrderedDict()
+
+
+def _shapes_for(key: tuple[tuple[int, int], ...], cells: bytearray, frontier: list[int],
+                fpos: dict[int, int]) -> list[CellShape]:
+    shapes = _SHAPES.get(key)
+    if shapes is None:
+        shapes = cell_shapes(cells, frontier, fpos)
+        _SHAPES[key] = shapes
+        if len(_SHAPES) > _SHAPES_KEPT:
+            _SHAPES.popitem(last=False)
+    else:
+        _SHAPES.move_to_end(key)
+    return shapes
+
+
+# Scoring a move with the rest of the hand counted on average ----------------------------
+
+class _Mover:
+    """The normal attacker's score for a card on a cell, as the viewer can reckon it: the
+    attacker's other cards are ``known`` (placed by it later) plus ``hidden`` unseen ones
+    out of ``pool``."""
+
+    __slots__ = ("def_unseen", "k_own", "known", "pool", "u_def")
+
+    def __init__(self, placed: int, hand_size: int, known: int, pool: int) -> None:
+        self.def_unseen = FULL & ~placed
+        self.u_def = self.def_unseen.bit_count()
+        self.k_own = max(1, hand_size - 1)
+        self.known = known
+        self.pool = pool
+
+    def score(self, shape: CellShape, y: int, rest_known: int, pool: int, hidden: int
+              ) -> tuple[float, list[tuple[int, float]]]:
+        """Score of card ``y`` on the shape's cell, and each new threat as ``(mask, own -
+        other)``: what holding a completing card adds to the score."""
+        bit = 1 << y
+        score = 100.0 * sum(1 for m in shape.full if m & bit) + shape.pairs[y]
+        score -= seed_value(y) / 2000.0
+        if not shape.twos:
+            return score, []
+        new: dict[int, tuple[int, float]] = {}
+        for row, g, weight in shape.twos:
+            m = row[y]
+            if m:
+                old = new.get(g)
+                new[g] = (m | old[0], max(weight, old[1])) if old else (m, weight)
+        u = pool.bit_count()
+        gains: list[tuple[int, float]] = []
+        owns: list[float] = []
+        for m, weight in new.values():
+            p_def = chance((m & self.def_unseen).bit_count(), self.u_def, self.k_own)
+            own_v = 4.0 * weight * (1.5 - 0.5 * p_def)
+            other_v = 2.0 * weight * p_def
+            p_own = 1.0 if m & rest_known else chance((m & pool).bit_count(), u, hidden)
+            score += p_own * own_v + (1.0 - p_own) * other_v
+            owns.append(p_own)
+            gains.append((m, own_v - other_v))
+        if len(owns) >= 2:  # a fork of its own: at least two of the new threats completable
+            none = math.prod(1.0 - p for p in owns)
+            one = sum(p * math.prod(1.0 - q for j, q in enumerate(owns) if j != i)
+                      for i, p in enumerate(owns))
+            score += 6.0 * max(0.0, 1.0 - none - one)
+        return score, gains
+
+
+def infer(view: TourView, temperature: float = TEMPERATURE) -> Belief:
+    """The belief about the other hands that ``view`` supports (see the module docstring)."""
+    pool = unseen_cards(view)
+    pool_mask = mask_of(pool)
+    sizes = _hidden_sizes(view)
+    logw = {s: [0.0] * 36 for s in sizes}
+    claims: list[Claim] = []
+    attackers = set(view.roles.attackers)
+    _exchange_evidence(view, attackers, pool, logw)
+    # Cards each seat placed from each of its turns on: surely in its hand back then.
+    later: dict[int, list[int]] = {s: [] for s in sizes}
+    suffix: dict[int, int] = {}
+    placed = placed_by_seat(view)
+    watched = {s for s in sizes if s in attackers and sizes[s]}
+    if not watched:
+        return Belief(pool, sizes, {s: _normalized(w) for s, w in logw.items()}, [])
+    for s in watched:
+        later[s] = placed[s]
+    tour = opening_tour(view, fill_hidden(view))
+    log_floor = math.log(FLOOR)
+    for seat, cards in replay(view, tour):
+        if seat not in watched or not cards:
+            continue
+        played_before = suffix.get(seat, 0)
+        suffix[seat] = played_before + len(cards)
+        if not tour.placed:
+            continue  # the opening card says next to nothing
+        known = mask_of(later[seat][played_before:])  # cards in its hand at this turn
+        card, cell = cards[0]
+        shapes = _shapes_for(tuple(tour.placed), tour.cells, tour.frontier, tour.fpos)
+        mover = _Mover(mask_of([c for c, _ in tour.placed]),
+                       sizes[seat] + known.bit_count(), known, pool_mask)
+        hidden = sizes[seat]
+        chosen_shape = next(sh for sh in shapes if sh.cell == cell)
+        chosen, gains = mover.score(chosen_shape, card, known & ~(1 << card), pool_mask, hidden)
+        weights = logw[seat]
+        if hidden:
+            for y in pool:
+                rest_pool = pool_mask & ~(1 << y)
+                best = max(mover.score(sh, y, known, rest_pool, hidden - 1)[0] for sh in shapes)
+                z = (chosen - best) / temperature
+                lw = -math.log1p(math.exp(-z)) if z > -30 else z
+                weights[y] += max(lw, log_floor)
+            for mask, gain in gains:
+                if mask & known & ~(1 << card) or not mask & pool_mask or gain <= 0:
+                    continue
+                claims.append(Claim(seat, mask & pool_mask, math.exp(-gain / temperature)))
+    return Belief(pool, sizes, {s: _normalized(w) for s, w in logw.items()}, claims)
+
+
+def _exchange_evidence(
+    view: TourView, attackers: set[int], pool: list[int], logw: dict[int, list[float]]
+) -> None:
+    """An attacker that announced fewer cards than it could swap held no more weak seeds
+    than it swapped: a weak seed it holds now came back in the redeal, if at all."""
+    if not view.exchange_limit or not view.announcements:
+        return
+    placed = placed_by_seat(view)
+    weak = _weak_seeds()
+    for seat, count in view.announcements:
+        if seat not in logw or seat not in attackers:
+            continue
+        dealt = view.hand_sizes[seat] + len(placed[seat])
+        if count < min(view.exchange_limit, dealt):
+            for c in pool:
+                if c in weak:
+                    logw[seat][c] += math.log(KEPT_WEAK)
+
+
+def _weak_seeds() -> frozenset[int]:
+    return frozenset(exchange_choice(list(range(36)), True, 36))
+
+
+def _normalized(logs: list[float]) -> list[float]:
+    top = max(logs)
+    return [math.exp(max(v - top, -60.0)) for v in logs]
