@@ -226,3 +226,18 @@ def test_suggest_cli(tmp_path, capsys) -> None:
         assert Pass() in legal
     again = suggest(record, "hard", seed=2, iterations=3)
     assert again["player"] == out["player"]
+
+
+def test_normal_attacker_swaps_its_weak_seeds() -> None:
+    tour = make_tour(Table.DUEL, 0, {0: "QS 8D 9D AH 10C 6C", 1: "QC 6S 7H AC JC 10S KC QH"},
+                     exchange_limit=3)
+    normal = make_player("normal")
+    announced = {}
+    while tour.phase == "announce":
+        seat = tour.current_player
+        (action,) = normal.decide(tour.observation(seat), random.Random(0))
+        announced[seat] = action.count
+        tour.apply(action)
+    assert announced == {0: 2, 1: 0}  # the queen and the 8; the defender keeps its hand
+    (drop,) = normal.decide(tour.observation(0), random.Random(0))
+    assert drop == Discard(parse_card("QS"))

@@ -41,8 +41,11 @@ from krendzu.ai.threats import FULL, chance, gap_mask, mask_of, pair_potential
 from krendzu.board import LINE_STEPS, NEIGHBOUR_STEPS
 from krendzu.tour import TourView
 
-#: Temperature of the opponent model (score points per factor e), see module docstring.
-TEMPERATURE = 1.5
+#: Temperatures of the opponent model (score points per factor e), see the module
+#: docstring; calibrated on arena games (docs/ai.md): the comparison with each card's best
+#: move, and the claims.
+TEMPERATURE = 12.0
+CLAIM_TEMPERATURE = 5.0
 #: Least weight one turn leaves a card (the model is a model: people do miss points).
 FLOOR = 0.03
 #: Weight of an attacker's weak seed it did not swap although it could have.
@@ -297,7 +300,24 @@ class _Mover:
         return score, gains
 
 
-def infer(view: TourView, temperature: float = TEMPERATURE) -> Belief:
+@dataclass(frozen=True, slots=True)
+class Model:
+    """The opponent model's knobs (calibrated by :mod:`krendzu.ai.calibrate`).
+
+    ``temperature`` scales the comparison of the chosen move with each card's best move
+    (``None``: compare only points — a card that would have scored where the seat did not
+    gets ``floor``, every other card is left alone); ``claim_temperature`` scales the
+    claims (``None``: no claims)."""
+
+    temperature: float | None = TEMPERATURE
+    claim_temperature: float | None = CLAIM_TEMPERATURE
+    floor: float = FLOOR
+
+
+MODEL = Model()
+
+
+def infer(view: TourView, model: Model = MODEL) -> Belief:
     """The belief about the other hands that ``view`` supports (see the module docstring)."""
     pool = unseen_cards(view)
     pool_mask = mask_of(pool)
@@ -312,11 +332,13 @@ def infer(view: TourView, temperature: float = TEMPERATURE) -> Belief:
     placed = placed_by_seat(view)
     watched = {s for s in sizes if s in attackers and sizes[s]}
     if not watched:
-        return Belief(pool, sizes, {s: _normalized(w) for s, w in logw.items()}, [])
+        return Belief(pool, sizes, {s: _normalized(w, pool) for s, w in logw.items()}, [])
     for s in watched:
         later[s] = placed[s]
     tour = opening_tour(view, fill_hidden(view))
-    log_floor = math.log(FLOOR)
+    log_floor = math.log(model.floor)
+    temperature = model.temperature
+    claim_t = model.claim_temperature
     for seat, cards in replay(view, tour):
         if seat not in watched or not cards:
             continue
@@ -337,14 +359,19 @@ def infer(view: TourView, temperature: float = TEMPERATURE) -> Belief:
             for y in pool:
                 rest_pool = pool_mask & ~(1 << y)
                 best = max(mover.score(sh, y, known, rest_pool, hidden - 1)[0] for sh in shapes)
+                if temperature is None:
+                    if best >= 100.0 > chosen:
+                        weights[y] += log_floor
+                    continue
                 z = (chosen - best) / temperature
                 lw = -math.log1p(math.exp(-z)) if z > -30 else z
                 weights[y] += max(lw, log_floor)
             for mask, gain in gains:
-                if mask & known & ~(1 << card) or not mask & pool_mask or gain <= 0:
+                if claim_t is None or mask & known & ~(1 << card) or not mask & pool_mask:
                     continue
-                claims.append(Claim(seat, mask & pool_mask, math.exp(-gain / temperature)))
-    return Belief(pool, sizes, {s: _normalized(w) for s, w in logw.items()}, claims)
+                if gain > 0:
+                    claims.append(Claim(seat, mask & pool_mask, math.exp(-gain / claim_t)))
+    return Belief(pool, sizes, {s: _normalized(w, pool) for s, w in logw.items()}, claims)
 
 
 def _exchange_evidence(
@@ -370,6 +397,7 @@ def _weak_seeds() -> frozenset[int]:
     return frozenset(exchange_choice(list(range(36)), True, 36))
 
 
-def _normalized(logs: list[float]) -> list[float]:
-    top = max(logs)
+def _normalized(logs: list[float], pool: list[int]) -> list[float]:
+    """Weights from log-weights, the most likely unseen card at 1."""
+    top = max(logs[c] for c in pool) if pool else 0.0
     return [math.exp(max(v - top, -60.0)) for v in logs]
