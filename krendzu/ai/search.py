@@ -209,6 +209,36 @@ def candidate_turns(
     return out
 
 
+#: Deals drawn up front by the hard level: they judge the threats for the candidate turns
+#: and are the search's first iterations.
+ODDS_DRAWS = 32
+
+
+class Informed(Heuristic):
+    """The normal scoring with each threat judged by the sampled deals (the share of
+    them in which the attackers hold a completing card, the counting chance as one more
+    vote) instead of by counting unseen cards alone."""
+
+    def __init__(self, base: Heuristic, attacker_hands: list[int]) -> None:
+        super().__init__(base.style)
+        self.attacker_hands = attacker_hands
+
+    def _live(
+        self, tour: Tour, know: Knowledge, threats: dict[int, int], rng: random.Random | None
+    ) -> dict[int, float]:
+        hands = self.attacker_hands
+        u = know.unseen.bit_count()
+        out = {}
+        for g, m in threats.items():
+            if g in tour.fpos:
+                hits = sum(1 for h in hands if h & m)
+                counted = chance((m & know.unseen).bit_count(), u, know.opp_cards)
+                p = (hits + counted) / (len(hands) + 1)
+                if p > 0.0:
+                    out[g] = p
+        return out
+
+
 class SearchStats:
     """Counters of the last and of all searches (for the benchmark)."""
 
@@ -252,8 +282,21 @@ class FlatMonteCarlo:
             return cands[0] if cands else []
         if self.inference:
             belief = infer(view)
-            return self._search(cands, base, seat, lambda: with_hands(base, belief.sample(rng)),
-                                rng, start)
+            drawn = [belief.sample(rng) for _ in range(ODDS_DRAWS)]
+            if not base.is_attacker[seat] and base.attackers_have_cards():
+                # Judge the threats by the deals the evidence supports, not by counting.
+                attackers = [s for s in base.roles.attackers if s != seat]
+                masks = [mask_of([c for s in attackers for c in d[s]]) for d in drawn]
+                cands = candidate_turns(Informed(self.heur, masks), base, seat, self.width)
+                if len(cands) <= 1:
+                    return cands[0] if cands else []
+            deals = iter(drawn)
+
+            def deal() -> Tour:
+                hidden = next(deals, None)
+                return with_hands(base, belief.sample(rng) if hidden is None else hidden)
+
+            return self._search(cands, base, seat, deal, rng, start)
         return self._search(cands, base, seat,
                             lambda: with_hands(base, sample_hidden(view, rng)), rng, start)
 
