@@ -10,7 +10,9 @@ belief for each temperature (and the uniform one) and scores it against the real
 * ``card_loglik``: the mean log-likelihood, per unseen card and other seat, of where the
   card really is, from the belief's estimated marginals (clipped to 1 %..99 %);
 * ``threat_brier``: the Brier score of "the attackers hold a card completing this
-  playable threat" over the threats on the board — what a defender has to judge.
+  playable threat" over the threats on the board — what a defender has to judge;
+  ``fresh_threat_brier`` the same over the threats the last card made or changed (the
+  ones no attacker turn has tested yet).
 
 Prints one JSON object; the temperature with the best card log-likelihood is ``best``.
 """
@@ -26,13 +28,15 @@ import sys
 from typing import Any
 
 from krendzu.ai.inference import Belief, Model, infer
-from krendzu.ai.players import make_player, warm_up
+from krendzu.ai.players import OraclePlayer, make_player, warm_up
 from krendzu.ai.threats import mask_of, threat_map
 from krendzu.arena import ArenaOptions, deal_tour
 from krendzu.tour import CHANCE, OVER, Tour
 
 
-def _scores(belief: Belief, tour: Tour, rng: random.Random, draws: int) -> tuple[float, float]:
+def _scores(
+    belief: Belief, tour: Tour, rng: random.Random, draws: int
+) -> tuple[float, float, float]:
     marg = belief.marginals(rng, draws)
     total = 0.0
     count = 0
@@ -43,20 +47,29 @@ def _scores(belief: Belief, tour: Tour, rng: random.Random, draws: int) -> tuple
             total += math.log(q if card in held else 1.0 - q)
             count += 1
     attackers = [s for s in tour.roles.attackers if s in belief.sizes]
-    threats = [m for g, m in threat_map(tour.cells, tour.placed).items() if g in tour.fpos]
-    brier = 0.0
+    now = threat_map(tour.cells, tour.placed)
+    threats = [(g, m) for g, m in now.items() if g in tour.fpos]
+    # Threats the last card made or changed: the ones a defender has not seen tested yet.
+    cells = bytearray(tour.cells)
+    cells[tour.placed[-1][1]] = 0
+    before = threat_map(cells, tour.placed[:-1])
+    fresh = [before.get(g) != m for g, m in threats]
+    brier = fresh_brier = math.nan
     if threats and attackers:
         truth = mask_of([c for s in attackers for c in tour.hands[s]])
         hits = [0] * len(threats)
         for _ in range(draws):
             hidden = belief.sample(rng)
             held = mask_of([c for s in attackers for c in hidden[s]])
-            for i, m in enumerate(threats):
+            for i, (_, m) in enumerate(threats):
                 hits[i] += bool(m & held)
-        brier = statistics.fmean(
-            (h / draws - bool(m & truth)) ** 2 for h, m in zip(hits, threats, strict=True)
-        )
-    return total / max(1, count), brier
+        errors = [(h / draws - bool(m & truth)) ** 2 for h, (_, m) in zip(hits, threats,
+                                                                           strict=True)]
+        brier = statistics.fmean(errors)
+        new = [e for e, f in zip(errors, fresh, strict=True) if f]
+        if new:
+            fresh_brier = statistics.fmean(new)
+    return total / max(1, count), brier, fresh_brier
 
 
 def parse_model(text: str) -> Model:
@@ -77,6 +90,7 @@ def calibrate(
     parsed = [parse_model(m) for m in models]
     logliks: dict[str, list[float]] = {k: [] for k in labels}
     briers: dict[str, list[float]] = {k: [] for k in labels}
+    fresh: dict[str, list[float]] = {k: [] for k in labels}
     opts = ArenaOptions(attacker, "normal", seed=seed, table=table)
     for index in range(deals):
         tour = deal_tour(opts, index)
@@ -94,17 +108,25 @@ def calibrate(
                 beliefs = [infer(view, m) for m in parsed] + [Belief.uniform(view)]
                 for label, belief in zip(labels, beliefs, strict=True):
                     rng = random.Random(f"{index}/{step}")
-                    ll, brier = _scores(belief, tour, rng, draws)
+                    ll, brier, fresh_brier = _scores(belief, tour, rng, draws)
                     logliks[label].append(ll)
-                    briers[label].append(brier)
-            player = attack if attacking else defend
-            for action in player.decide(view, random.Random(f"{seed}/{index}/{step}")):
+                    if not math.isnan(brier):
+                        briers[label].append(brier)
+                    if not math.isnan(fresh_brier):
+                        fresh[label].append(fresh_brier)
+            rng = random.Random(f"{seed}/{index}/{step}")
+            if attacking and isinstance(attack, OraclePlayer):
+                actions = attack.decide_full(tour, rng)
+            else:
+                actions = (attack if attacking else defend).decide(view, rng)
+            for action in actions:
                 tour.apply(action)
             step += 1
     rows = {
         k: {
             "card_loglik": round(statistics.fmean(logliks[k]), 4),
             "threat_brier": round(statistics.fmean(briers[k]), 4),
+            "fresh_threat_brier": round(statistics.fmean(fresh[k]), 4),
         }
         for k in labels
         if logliks[k]

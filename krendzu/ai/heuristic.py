@@ -242,6 +242,11 @@ class Heuristic:
 
     # Defender -----------------------------------------------------------------------
 
+    def odds(self, mask: int, unseen: int, u: int, k: int) -> float:
+        """Chance the opponents (``k`` cards out of the ``u`` in ``unseen``) hold a card of
+        ``mask``, by counting; the hard level judges by the deals it reads instead."""
+        return chance((mask & unseen).bit_count(), u, k)
+
     def _live(
         self, tour: Tour, know: Knowledge, threats: dict[int, int], rng: random.Random | None
     ) -> dict[int, float]:
@@ -255,7 +260,7 @@ class Heuristic:
         oversight = self.style.oversight
         for g, m in threats.items():
             if g in fpos:
-                p = chance((m & unseen).bit_count(), u, k)
+                p = self.odds(m, unseen, u, k)
                 if p > 0.0:
                     if oversight and rng is not None and rng.random() < oversight:
                         continue
@@ -304,13 +309,13 @@ class Heuristic:
         for g, m in created.items():
             old = threats.get(g, 0)
             live = g in fpos or any(g == cell + s for s in NEIGHBOUR_STEPS)
-            p = chance(((old | m) & unseen).bit_count(), u, k)
+            p = self.odds(old | m, unseen, u, k)
             if live:
                 newp[g] = p
         for s in NEIGHBOUR_STEPS:
             g = cell + s
             if g not in fpos and not cells[g] and g in threats and g not in newp:
-                newp[g] = chance((threats[g] & unseen).bit_count(), u, k)
+                newp[g] = self.odds(threats[g], unseen, u, k)
         return pp / 400.0, newp
 
     def card_cost(self, tour: Tour, seat: int, know: Knowledge) -> float:

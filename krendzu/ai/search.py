@@ -215,28 +215,23 @@ ODDS_DRAWS = 32
 
 
 class Informed(Heuristic):
-    """The normal scoring with each threat judged by the sampled deals (the share of
-    them in which the attackers hold a completing card, the counting chance as one more
-    vote) instead of by counting unseen cards alone."""
+    """The normal scoring with the attackers' holdings judged by sampled deals (the share
+    of them in which the attackers hold a card of the mask, the counting chance as one
+    more vote) instead of by counting unseen cards alone."""
 
     def __init__(self, base: Heuristic, attacker_hands: list[int]) -> None:
         super().__init__(base.style)
         self.attacker_hands = attacker_hands
+        self._seen: dict[int, float] = {}
 
-    def _live(
-        self, tour: Tour, know: Knowledge, threats: dict[int, int], rng: random.Random | None
-    ) -> dict[int, float]:
-        hands = self.attacker_hands
-        u = know.unseen.bit_count()
-        out = {}
-        for g, m in threats.items():
-            if g in tour.fpos:
-                hits = sum(1 for h in hands if h & m)
-                counted = chance((m & know.unseen).bit_count(), u, know.opp_cards)
-                p = (hits + counted) / (len(hands) + 1)
-                if p > 0.0:
-                    out[g] = p
-        return out
+    def odds(self, mask: int, unseen: int, u: int, k: int) -> float:
+        p = self._seen.get(mask)
+        if p is None:
+            hands = self.attacker_hands
+            hits = sum(1 for h in hands if h & mask)
+            p = (hits + chance((mask & unseen).bit_count(), u, k)) / (len(hands) + 1)
+            self._seen[mask] = p
+        return p
 
 
 class SearchStats:
