@@ -34,6 +34,7 @@ import math
 import random
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import lru_cache
 
 from krendzu.ai.heuristic import exchange_choice, seed_value
 from krendzu.ai.state import fill_hidden, opening_tour, placed_by_seat, replay, unseen_cards
@@ -161,35 +162,28 @@ def _hidden_sizes(view: TourView) -> dict[int, int]:
 
 # Move shapes: what a card on a cell would do, whatever the hand -------------------------
 
-#: (window codes, position of the new card, position of the gap) -> mask per card.
-_GAP_ROWS: dict[tuple[tuple[int, ...], int, int], tuple[int, ...]] = {}
-#: (window codes, position of the new card) -> pair potential per card.
-_PAIR_ROWS: dict[tuple[tuple[int, ...], int], tuple[float, ...]] = {}
-
-
+@lru_cache(maxsize=4096)
 def _gap_row(w: tuple[int, ...], k: int, j: int) -> tuple[int, ...]:
-    row = _GAP_ROWS.get((w, k, j))
-    if row is None:
-        masks = []
-        for y in range(36):
-            filled = list(w)
-            filled[k] = y + 1
-            f = [v for v in filled if v]
-            masks.append(gap_mask(f[0], f[1], f[2], j))
-        row = _GAP_ROWS[(w, k, j)] = tuple(masks)
-    return row
+    """Per card: the completion mask of two-card window ``w`` with that card put at ``k``
+    (the gap left at ``j``). Bounded: a long-running bot sees ever new windows."""
+    masks = []
+    for y in range(36):
+        filled = list(w)
+        filled[k] = y + 1
+        f = [v for v in filled if v]
+        masks.append(gap_mask(f[0], f[1], f[2], j))
+    return tuple(masks)
 
 
+@lru_cache(maxsize=1024)
 def _pair_row(w: tuple[int, ...], k: int) -> tuple[float, ...]:
-    row = _PAIR_ROWS.get((w, k))
-    if row is None:
-        values = []
-        for y in range(36):
-            filled = list(w)
-            filled[k] = y + 1
-            values.append(pair_potential(tuple(filled)) / 90.0)  # type: ignore[arg-type]
-        row = _PAIR_ROWS[(w, k)] = tuple(values)
-    return row
+    """Per card: the pair potential of one-card window ``w`` with that card put at ``k``."""
+    values = []
+    for y in range(36):
+        filled = list(w)
+        filled[k] = y + 1
+        values.append(pair_potential(tuple(filled)) / 90.0)  # type: ignore[arg-type]
+    return tuple(values)
 
 
 @dataclass(frozen=True, slots=True)
