@@ -16,6 +16,9 @@ REACH = 36
 
 #: Steps along the four line directions: horizontal, vertical, diagonal, anti-diagonal.
 LINE_STEPS: tuple[int, int, int, int] = (1, GRID, GRID + 1, GRID - 1)
+#: Per line direction, the steps to the cells one, two and three away (the cells of the
+#: windows through a cell), precomputed for the hot loops.
+LINES: tuple[tuple[int, int, int], ...] = tuple((s, 2 * s, 3 * s) for s in LINE_STEPS)
 #: Steps to the four orthogonal neighbours.
 NEIGHBOUR_STEPS: tuple[int, int, int, int] = (1, -1, GRID, -GRID)
 

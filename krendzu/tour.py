@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from krendzu.actions import Action, Announce, Discard, EndTurn, Pass, Place, Redeal
 from krendzu.board import (
     GRID,
-    LINE_STEPS,
+    LINES,
     NEIGHBOUR_STEPS,
     ORIGIN,
     cell_index,
@@ -407,12 +407,17 @@ class Tour:
     # Integer core (trusted arguments) -------------------------------------------------
 
     def place(self, card: int, cell: int) -> int:
-        """Place ``card`` from the current player's hand on ``cell``; return points scored."""
+        """Place ``card`` from the current player's hand on ``cell``; return points scored.
+
+        The hottest code of playouts and random play: attributes are read into locals once."""
         seat = self.roles.order[self._turn_pos]
-        self.hands[seat].remove(card)
+        hand = self.hands[seat]
+        hand.remove(card)
         cells = self.cells
-        cells[cell] = card + 1
-        self.placed.append((card, cell))
+        d = card + 1
+        cells[cell] = d
+        placed = self.placed
+        placed.append((card, cell))
         self._history.append(card * CELLS + cell)
         # Frontier: drop this cell, add its empty neighbours.
         fpos = self.fpos
@@ -428,41 +433,41 @@ class Tour:
             if not cells[nb] and nb not in fpos:
                 fpos[nb] = len(frontier)
                 frontier.append(nb)
-        # Scoring: the (at most 16) windows through the new cell. A direction in which both
-        # neighbours of the new cell are empty has no full window, so it is skipped.
+        # Scoring: the (at most 16) windows through the new cell, none before the fourth
+        # card. Along a line ``a b c [d] e f g`` a cell is read only when the cells between
+        # it and d hold cards: a direction with both neighbours empty costs two reads.
         table = self.wtable
         scored = 0
-        d = card + 1
-        for step in LINE_STEPS:
+        for step, step2, step3 in LINES if len(placed) > 3 else ():
             c = cells[cell - step]
             e = cells[cell + step]
-            if not c and not e:
-                continue
-            b = cells[cell - 2 * step]
-            f = cells[cell + 2 * step]
-            if c and b:
-                a = cells[cell - 3 * step]
-                if a and table[((a * CODES + b) * CODES + c) * CODES + d]:
-                    scored += self._score(cell - 3 * step, step, seat)
-            if c and e:
-                if b and table[((b * CODES + c) * CODES + d) * CODES + e]:
-                    scored += self._score(cell - 2 * step, step, seat)
+            if c:
+                b = cells[cell - step2]
+                if b:
+                    a = cells[cell - step3]
+                    if a and table[((a * CODES + b) * CODES + c) * CODES + d]:
+                        scored += self._score(cell - step3, step, seat)
+                    if e and table[((b * CODES + c) * CODES + d) * CODES + e]:
+                        scored += self._score(cell - step2, step, seat)
+                if not e:
+                    continue
+                f = cells[cell + step2]
                 if f and table[((c * CODES + d) * CODES + e) * CODES + f]:
                     scored += self._score(cell - step, step, seat)
-            if e and f:
-                g = cells[cell + 3 * step]
+            elif e:
+                f = cells[cell + step2]
+            else:
+                continue
+            if f:
+                g = cells[cell + step3]
                 if g and table[((d * CODES + e) * CODES + f) * CODES + g]:
                     scored += self._score(cell, step, seat)
-        self.points += scored
-        self._pending.append((card, cell))
-        if (
-            self.is_attacker[seat]
-            or len(self.placed) == 1
-            or self.step_in_turn == 1
-            or not self.hands[seat]
-        ):
-            self._finish_turn()
+        if scored:
+            self.points += scored
+        if self.is_attacker[seat] or self.step_in_turn or not hand or len(placed) == 1:
+            self._finish_turn((*self._pending, (card, cell)))
         else:
+            self._pending.append((card, cell))
             self.step_in_turn = 1
         return scored
 
@@ -479,22 +484,26 @@ class Tour:
 
     def pass_turn(self) -> None:
         self._history.append(_H_PASS)
-        self._finish_turn()
+        self._finish_turn(())
 
     def end_turn(self) -> None:
         self._history.append(_H_END)
-        self._finish_turn()
+        self._finish_turn(tuple(self._pending))
 
-    def _finish_turn(self) -> None:
-        seat = self.roles.order[self._turn_pos]
-        self.turns_raw.append((seat, tuple(self._pending)))
-        self._pending = []
-        self.step_in_turn = 0
+    def _finish_turn(self, cards: tuple[tuple[int, int], ...]) -> None:
+        """Record the turn of ``cards`` (the pending ones included); pass the move on."""
         order = self.roles.order
-        hands = self.hands
         pos = self._turn_pos
-        for _ in range(len(order)):
-            pos = (pos + 1) % len(order)
+        self.turns_raw.append((order[pos], cards))
+        if self.step_in_turn:  # only a turn's first card is ever left pending
+            self._pending = []
+            self.step_in_turn = 0
+        hands = self.hands
+        n = len(order)
+        for _ in order:  # the next seat in order that still holds cards
+            pos += 1
+            if pos == n:
+                pos = 0
             if hands[order[pos]]:
                 self._turn_pos = pos
                 return
