@@ -68,6 +68,22 @@ class Turn:
     cards: tuple[tuple[Card, int, int], ...]
 
 
+def _shuffle(deck: list[int], rng: random.Random) -> None:
+    """``rng.shuffle(deck)``, drawing exactly the same numbers: for a plain ``Random`` the
+    draws are inlined (CPython's Fisher–Yates over ``_randbelow`` by ``getrandbits``), which
+    halves the cost of a deal."""
+    if type(rng) is not random.Random:
+        rng.shuffle(deck)
+        return
+    getrandbits = rng.getrandbits
+    for i in range(len(deck) - 1, 0, -1):
+        k = (i + 1).bit_length()
+        j = getrandbits(k)
+        while j > i:
+            j = getrandbits(k)
+        deck[i], deck[j] = deck[j], deck[i]
+
+
 def _turn(seat: int, cards: Sequence[tuple[int, int]]) -> Turn:
     return Turn(seat, tuple((Card._all[c], *cell_xy(cell)) for c, cell in cards))
 
@@ -123,13 +139,25 @@ class Tour:
                 seen.add(card)
         if any(not hand for hand in hands):
             raise SettingsError("every player gets at least one card")
+        self._setup(table, roles, [sorted(h) for h in hands], list(stock), exchange_limit)
+
+    def _setup(
+        self,
+        table: Table,
+        roles: TourRoles,
+        hands: list[list[int]],
+        stock: list[int],
+        exchange_limit: int,
+    ) -> None:
+        """Fresh state from checked, sorted hands (owned from now on): the part of the
+        constructor that :meth:`deal` shares without repeating checks a shuffle makes moot."""
         self.table = table
         self.roles = roles
-        self.hands: list[list[int]] = [sorted(h) for h in hands]
-        self.initial_hands: list[tuple[int, ...]] = [tuple(h) for h in self.hands]
-        self.stock: list[int] = list(stock)
+        self.hands = hands
+        self.initial_hands: list[tuple[int, ...]] = [tuple(h) for h in hands]
+        self.stock = stock
         self.exchange_limit = exchange_limit
-        self.is_attacker = [seat in roles.attackers for seat in range(n)]
+        self.is_attacker = [seat in roles.attackers for seat in range(len(hands))]
         self.cells = bytearray(CELLS)
         self.frontier: list[int] = []
         self.fpos: dict[int, int] = {}
@@ -163,19 +191,25 @@ class Tour:
         rng: random.Random,
         exchange_limit: int = 0,
     ) -> Tour:
-        """Shuffle with ``rng`` and deal; the dealer deals clockwise starting left of itself."""
+        """Shuffle with ``rng`` and deal; the dealer deals clockwise starting left of itself.
+
+        The hands come from one shuffled deck, so only the sizes need checking."""
         deck = list(range(DECK_SIZE))
-        rng.shuffle(deck)
+        _shuffle(deck, rng)
         n = table.players
         want = [sizes.attacker if seat in roles.attackers else sizes.defender for seat in range(n)]
         if sum(want) > DECK_SIZE:
             raise SettingsError(f"the deal needs {sum(want)} cards, the deck has {DECK_SIZE}")
+        if min(want) < 1:
+            raise SettingsError("every player gets at least one card")
         hands: list[list[int]] = [[] for _ in range(n)]
         pos = 0
         for seat in ((roles.dealer + 1 + i) % n for i in range(n)):
-            hands[seat] = deck[pos : pos + want[seat]]
+            hands[seat] = sorted(deck[pos : pos + want[seat]])
             pos += want[seat]
-        return cls(table, roles, hands, deck[pos:], exchange_limit)
+        tour = object.__new__(cls)
+        tour._setup(table, roles, hands, deck[pos:], exchange_limit)
+        return tour
 
     # Basic queries ------------------------------------------------------------------
 
