@@ -256,7 +256,11 @@ class Tour:
 
     def attackers_have_cards(self) -> bool:
         hands = self.hands
-        return any(hands[a] for a in self.roles.attackers)
+        # A plain loop: a third of the cost of any() over a generator (random play asks often).
+        for a in self.roles.attackers:  # noqa: SIM110
+            if hands[a]:
+                return True
+        return False
 
     def card_at(self, x: int, y: int) -> Card | None:
         if not in_reach(x, y):
@@ -605,13 +609,24 @@ class Tour:
         """Apply one uniformly random legal step (chance resolved with ``rng`` too)."""
         phase = self.phase
         if phase == PLAY:
+            # The legal steps of can_pass / can_end_turn / placement_cells, inlined: an
+            # optional pass or end of turn first, then every (card, cell) pair.
             seat = self.roles.order[self._turn_pos]
             hand = self.hands[seat]
-            cells = self.placement_cells() if not self.placed else self.frontier
-            extra = 1 if (self.can_pass() or self.step_in_turn == 1) else 0
-            pick = rng.randrange(extra + len(hand) * len(cells))
+            if not self.placed:
+                self.place(hand[rng._randbelow(len(hand))], ORIGIN)
+                return
+            cells = self.frontier
+            if self.step_in_turn:
+                extra = 1
+            elif self.is_attacker[seat]:
+                extra = 0
+            else:
+                extra = 1 if self.attackers_have_cards() else 0
+            # randrange(n) without its argument checks (n >= 1: the seat holds a card).
+            pick = rng._randbelow(extra + len(hand) * len(cells))
             if pick < extra:
-                if self.step_in_turn == 1:
+                if self.step_in_turn:
                     self.end_turn()
                 else:
                     self.pass_turn()
