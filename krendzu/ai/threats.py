@@ -16,7 +16,7 @@ from __future__ import annotations
 from functools import lru_cache
 from math import comb
 
-from krendzu.board import LINE_STEPS, NEIGHBOUR_STEPS
+from krendzu.board import LINE_STEPS, LINES, NEIGHBOUR_STEPS
 from krendzu.combos import CODES, window_table
 
 FULL = (1 << 36) - 1
@@ -24,7 +24,6 @@ _C = CODES
 _C2 = _C * _C
 _C3 = _C2 * _C
 _TR = bytes.maketrans(b"\x00\x01", b"01")
-_MASKS: dict[int, int] = {}
 _PAIRS: dict[int, int] = {}
 #: Steps to the 8 cells around a cell: every gap of a threat window is one of them for
 #: some card on the board.
@@ -33,12 +32,14 @@ AROUND: tuple[int, ...] = tuple(
 )
 
 
-def gap_mask(a: int, b: int, c: int, pos: int) -> int:
-    """Cards completing a window whose three cards (board codes, in line order) are a, b, c
-    and whose empty cell is at position ``pos`` (0..3)."""
-    key = ((a * _C + b) * _C + c) * 4 + pos
-    mask = _MASKS.get(key)
-    if mask is None:
+class _GapMasks(dict[int, int]):
+    """Completion masks by ``((a * 37 + b) * 37 + c) * 4 + pos`` (see :func:`gap_mask`),
+    computed on first use. Hot loops index it directly: a lookup, not a call."""
+
+    def __missing__(self, key: int) -> int:
+        abc, pos = divmod(key, 4)
+        ab, c = divmod(abc, _C)
+        a, b = divmod(ab, _C)
         if pos == 0:
             start, step = a * _C2 + b * _C + c, _C3
         elif pos == 1:
@@ -49,8 +50,18 @@ def gap_mask(a: int, b: int, c: int, pos: int) -> int:
             start, step = a * _C3 + b * _C2 + c * _C, 1
         row = bytes(window_table()[start + step : start + 37 * step : step])
         mask = int(row.translate(_TR)[::-1], 2)
-        _MASKS[key] = mask
-    return mask
+        self[key] = mask
+        return mask
+
+
+#: The shared cache behind :func:`gap_mask`.
+MASKS = _GapMasks()
+
+
+def gap_mask(a: int, b: int, c: int, pos: int) -> int:
+    """Cards completing a window whose three cards (board codes, in line order) are a, b, c
+    and whose empty cell is at position ``pos`` (0..3)."""
+    return MASKS[((a * _C + b) * _C + c) * 4 + pos]
 
 
 def window_mask(codes: tuple[int, int, int, int] | list[int]) -> int:
@@ -141,37 +152,86 @@ def threat_map(cells: bytearray | bytes, placed: list[tuple[int, int]]) -> dict[
 
 
 def update_threats(threats: dict[int, int], cells: bytearray | bytes, cell: int) -> None:
-    """Keep :func:`threat_map` current after a card was placed on ``cell``."""
+    """Keep :func:`threat_map` current after a card was placed on ``cell``.
+
+    Only the (at most 16) windows through ``cell`` change; a window that now holds three
+    cards adds its mask to its gap's. Per direction the line is ``a3 a2 a1 [d] b1 b2 b3``;
+    the windows are visited starting at ``d``, then one, two and three cells before it (a
+    new gap joins ``threats`` in that order); ``a3`` and ``b3`` are read only when their
+    window can be a threat."""
     threats.pop(cell, None)
-    for step in LINE_STEPS:
-        for k in range(4):
-            start = cell - k * step
-            w0 = cells[start]
-            w1 = cells[start + step]
-            w2 = cells[start + 2 * step]
-            w3 = cells[start + 3 * step]
-            if not w0:
-                if w1 and w2 and w3:
-                    m = gap_mask(w1, w2, w3, 0)
+    d = cells[cell]
+    dd = d * _C
+    masks = MASKS
+    get = threats.get
+    for step, step2, step3 in LINES:
+        a1 = cells[cell - step]
+        b1 = cells[cell + step]
+        a2 = cells[cell - step2]
+        b2 = cells[cell + step2]
+        # d b1 b2 b3
+        if b1 or b2:
+            b3 = cells[cell + step3]
+            if not b1:
+                if b3:
+                    m = masks[((dd + b2) * _C + b3) * 4 + 1]
                     if m:
-                        threats[start] = threats.get(start, 0) | m
-            elif not w1:
-                if w2 and w3:
-                    m = gap_mask(w0, w2, w3, 1)
+                        threats[cell + step] = get(cell + step, 0) | m
+            elif not b2:
+                if b3:
+                    m = masks[((dd + b1) * _C + b3) * 4 + 2]
                     if m:
-                        g = start + step
-                        threats[g] = threats.get(g, 0) | m
-            elif not w2:
-                if w3:
-                    m = gap_mask(w0, w1, w3, 2)
-                    if m:
-                        g = start + 2 * step
-                        threats[g] = threats.get(g, 0) | m
-            elif not w3:
-                m = gap_mask(w0, w1, w2, 3)
+                        threats[cell + step2] = get(cell + step2, 0) | m
+            elif not b3:
+                m = masks[((dd + b1) * _C + b2) * 4 + 3]
                 if m:
-                    g = start + 3 * step
-                    threats[g] = threats.get(g, 0) | m
+                    threats[cell + step3] = get(cell + step3, 0) | m
+        # a1 d b1 b2
+        if not a1:
+            if b1 and b2:
+                m = masks[((dd + b1) * _C + b2) * 4]
+                if m:
+                    threats[cell - step] = get(cell - step, 0) | m
+        elif not b1:
+            if b2:
+                m = masks[((a1 * _C + d) * _C + b2) * 4 + 2]
+                if m:
+                    threats[cell + step] = get(cell + step, 0) | m
+        elif not b2:
+            m = masks[((a1 * _C + d) * _C + b1) * 4 + 3]
+            if m:
+                threats[cell + step2] = get(cell + step2, 0) | m
+        # a2 a1 d b1
+        if not a2:
+            if a1 and b1:
+                m = masks[((a1 * _C + d) * _C + b1) * 4]
+                if m:
+                    threats[cell - step2] = get(cell - step2, 0) | m
+        elif not a1:
+            if b1:
+                m = masks[((a2 * _C + d) * _C + b1) * 4 + 1]
+                if m:
+                    threats[cell - step] = get(cell - step, 0) | m
+        elif not b1:
+            m = masks[((a2 * _C + a1) * _C + d) * 4 + 3]
+            if m:
+                threats[cell + step] = get(cell + step, 0) | m
+        # a3 a2 a1 d
+        if a1 or a2:
+            a3 = cells[cell - step3]
+            if not a3:
+                if a1 and a2:
+                    m = masks[((a2 * _C + a1) * _C + d) * 4]
+                    if m:
+                        threats[cell - step3] = get(cell - step3, 0) | m
+            elif not a2:
+                m = masks[((a3 * _C + a1) * _C + d) * 4 + 1]
+                if m:
+                    threats[cell - step2] = get(cell - step2, 0) | m
+            elif not a1:
+                m = masks[((a3 * _C + a2) * _C + d) * 4 + 2]
+                if m:
+                    threats[cell - step] = get(cell - step, 0) | m
 
 
 @lru_cache(maxsize=65536)
