@@ -444,10 +444,12 @@ class Tour:
 
     # Integer core (trusted arguments) -------------------------------------------------
 
-    def place(self, card: int, cell: int) -> int:
+    def place(self, card: int, cell: int, may_score: bool = True) -> int:
         """Place ``card`` from the current player's hand on ``cell``; return points scored.
 
-        The hottest code of playouts and random play: attributes are read into locals once."""
+        ``may_score=False`` is the promise of a caller that keeps a threat map that ``card``
+        completes no window through ``cell``: the scoring scan is skipped. This is the
+        hottest code of playouts and random play: attributes are read into locals once."""
         seat = self.roles.order[self._turn_pos]
         hand = self.hands[seat]
         hand.remove(card)
@@ -476,7 +478,7 @@ class Tour:
         # it and d hold cards: a direction with both neighbours empty costs two reads.
         table = self.wtable
         scored = 0
-        for step, step2, step3 in LINES if len(placed) > 3 else ():
+        for step, step2, step3 in LINES if may_score and len(placed) > 3 else ():
             c = cells[cell - step]
             e = cells[cell + step]
             if c:

@@ -31,7 +31,9 @@ from krendzu.tour import OVER, Tour, TourView
 
 
 def _place(tour: Tour, threats: dict[int, int], card: int, cell: int) -> None:
-    tour.place(card, cell)
+    """``tour.place`` keeping ``threats`` current; the threat map tells whether the card
+    completes a window at all, so the engine scans for combinations only when it does."""
+    tour.place(card, cell, threats.get(cell, 0) >> card & 1 != 0)
     update_threats(threats, tour.cells, cell)
 
 
