@@ -609,48 +609,65 @@ class Tour:
 
     def random_step(self, rng: random.Random) -> None:
         """Apply one uniformly random legal step (chance resolved with ``rng`` too)."""
-        phase = self.phase
-        if phase == PLAY:
-            # The legal steps of can_pass / can_end_turn / placement_cells, inlined: an
-            # optional pass or end of turn first, then every (card, cell) pair.
-            seat = self.roles.order[self._turn_pos]
-            hand = self.hands[seat]
+        if self.phase == OVER:
+            raise IllegalMove("the tour is over")
+        self._random_steps(rng, 1)
+
+    def play_random(self, rng: random.Random) -> int:
+        """Play uniformly random legal steps to the end; return the attacking side's points."""
+        self._random_steps(rng, -1)
+        return self.points
+
+    def _random_steps(self, rng: random.Random, steps: int) -> None:
+        """Apply ``steps`` uniformly random legal steps (all to the end if negative).
+
+        One loop with the tour's lists in locals, and the legal steps of ``can_pass``,
+        ``can_end_turn`` and ``placement_cells`` inlined: an optional pass or end of turn
+        first, then every (card, cell) pair. Random play is the benchmark's and the tests'
+        workhorse."""
+        order = self.roles.order
+        hands = self.hands
+        frontier = self.frontier
+        is_attacker = self.is_attacker
+        # randrange(n) minus its argument checks, the same draw (n >= 1: the seat holds a
+        # card and the frontier is never empty).
+        randbelow = rng._randbelow
+        while steps and self.phase != OVER:
+            steps -= 1
+            if self.phase != PLAY:
+                self._random_exchange_step(rng)
+                continue
+            seat = order[self._turn_pos]
+            hand = hands[seat]
             if not self.placed:
-                self.place(hand[rng._randbelow(len(hand))], ORIGIN)
-                return
-            cells = self.frontier
+                self.place(hand[randbelow(len(hand))], ORIGIN)
+                continue
             if self.step_in_turn:
                 extra = 1
-            elif self.is_attacker[seat]:
+            elif is_attacker[seat]:
                 extra = 0
             else:
                 extra = 1 if self.attackers_have_cards() else 0
-            # randrange(n) without its argument checks (n >= 1: the seat holds a card).
-            pick = rng._randbelow(extra + len(hand) * len(cells))
-            if pick < extra:
-                if self.step_in_turn:
-                    self.end_turn()
-                else:
-                    self.pass_turn()
-                return
-            card_i, cell_i = divmod(pick - extra, len(cells))
-            self.place(hand[card_i], cells[cell_i])
-        elif phase == ANNOUNCE:
+            n = len(frontier)
+            pick = randbelow(extra + len(hand) * n)
+            if pick >= extra:
+                card_i, cell_i = divmod(pick - extra, n)
+                self.place(hand[card_i], frontier[cell_i])
+            elif self.step_in_turn:
+                self.end_turn()
+            else:
+                self.pass_turn()
+
+    def _random_exchange_step(self, rng: random.Random) -> None:
+        phase = self.phase
+        if phase == ANNOUNCE:
             seat = self.current_player
             self.announce(rng.randint(0, min(self.exchange_limit, len(self.hands[seat]))))
         elif phase == DISCARD:
             hand = self.hands[self.current_player]
             self.discard(hand[rng.randrange(len(hand))])
-        elif phase == REDEAL:
-            self.redeal(self.sample_redeal(rng))
         else:
-            raise IllegalMove("the tour is over")
-
-    def play_random(self, rng: random.Random) -> int:
-        """Play uniformly random legal steps to the end; return the attacking side's points."""
-        while self.phase != OVER:
-            self.random_step(rng)
-        return self.points
+            self.redeal(self.sample_redeal(rng))
 
     # Copies and views -----------------------------------------------------------------
 
