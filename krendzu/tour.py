@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from krendzu.actions import Action, Announce, Discard, EndTurn, Pass, Place, Redeal
 from krendzu.board import (
     GRID,
-    LINES,
-    NEIGHBOUR_STEPS,
+    LINE_CELLS,
+    NEIGHBOURS,
     ORIGIN,
     cell_index,
     cell_xy,
@@ -468,40 +468,40 @@ class Tour:
             if last != cell:
                 frontier[pos] = last
                 fpos[last] = pos
-        for step in NEIGHBOUR_STEPS:
-            nb = cell + step
+        for nb in NEIGHBOURS[cell]:
             if not cells[nb] and nb not in fpos:
                 fpos[nb] = len(frontier)
                 frontier.append(nb)
         # Scoring: the (at most 16) windows through the new cell, none before the fourth
-        # card. Along a line ``a b c [d] e f g`` a cell is read only when the cells between
-        # it and d hold cards: a direction with both neighbours empty costs two reads.
+        # card. Along a line ``a b c [d] e f g`` (cells ``pa`` .. ``pg``) a cell is read only
+        # when the cells between it and d hold cards: a direction with both neighbours empty
+        # costs two reads.
         table = self.wtable
         scored = 0
-        for step, step2, step3 in LINES if may_score and len(placed) > 3 else ():
-            c = cells[cell - step]
-            e = cells[cell + step]
+        for pa, pb, pc, pe, pf, pg in LINE_CELLS[cell] if may_score and len(placed) > 3 else ():
+            c = cells[pc]
+            e = cells[pe]
             if c:
-                b = cells[cell - step2]
+                b = cells[pb]
                 if b:
-                    a = cells[cell - step3]
+                    a = cells[pa]
                     if a and table[((a * CODES + b) * CODES + c) * CODES + d]:
-                        scored += self._score(cell - step3, step, seat)
+                        scored += self._score(pa, pe - cell, seat)
                     if e and table[((b * CODES + c) * CODES + d) * CODES + e]:
-                        scored += self._score(cell - step2, step, seat)
+                        scored += self._score(pb, pe - cell, seat)
                 if not e:
                     continue
-                f = cells[cell + step2]
+                f = cells[pf]
                 if f and table[((c * CODES + d) * CODES + e) * CODES + f]:
-                    scored += self._score(cell - step, step, seat)
+                    scored += self._score(pc, pe - cell, seat)
             elif e:
-                f = cells[cell + step2]
+                f = cells[pf]
             else:
                 continue
             if f:
-                g = cells[cell + step3]
+                g = cells[pg]
                 if g and table[((d * CODES + e) * CODES + f) * CODES + g]:
-                    scored += self._score(cell, step, seat)
+                    scored += self._score(cell, pe - cell, seat)
         if scored:
             self.points += scored
         if self.is_attacker[seat] or self.step_in_turn or not hand or len(placed) == 1:

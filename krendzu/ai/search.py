@@ -25,7 +25,7 @@ from collections.abc import Callable
 from krendzu.ai.heuristic import Heuristic, Knowledge, Turn
 from krendzu.ai.state import rebuild, sample_hidden
 from krendzu.ai.threats import FULL, MASKS, chance, mask_of, threat_map, update_threats
-from krendzu.board import LINES
+from krendzu.board import LINE_CELLS
 from krendzu.combos import CODES
 from krendzu.tour import OVER, Tour, TourView
 
@@ -38,16 +38,17 @@ def _place(tour: Tour, threats: dict[int, int], card: int, cell: int) -> None:
 
 
 def _new_threats(
-    cells: bytearray, cell: int, step: int, code: int, a1: int, a2: int, b1: int, b2: int
+    cells: bytearray, pa3: int, pb3: int, code: int, a1: int, a2: int, b1: int, b2: int
 ) -> int:
-    """Cards completing the windows along ``step`` that a card ``code`` on ``cell`` turns
-    into threats (three cards and a gap)."""
+    """Cards completing the windows along a line ``a3 a2 a1 [code] b1 b2 b3`` that a card
+    ``code`` turns into threats (three cards and a gap); ``pa3`` and ``pb3`` are the cells
+    of ``a3`` and ``b3``, read only when needed."""
     masks = MASKS
     m = 0
     if a1:
         if a2:
             key = ((a2 * CODES + a1) * CODES + code) * 4
-            if not cells[cell - 3 * step]:
+            if not cells[pa3]:
                 m |= masks[key]
             if not b1:
                 m |= masks[key + 3]
@@ -62,7 +63,7 @@ def _new_threats(
     if b1:
         if b2:
             key = ((code * CODES + b1) * CODES + b2) * 4
-            if not cells[cell + 3 * step]:
+            if not cells[pb3]:
                 m |= masks[key + 3]
             if not a1:
                 m |= masks[key]
@@ -117,18 +118,11 @@ def rollout(tour: Tour, threats: dict[int, int], rng: random.Random) -> None:
                     value = rand()
                     if rest:
                         code = sample_card + 1
-                        for step, step2, _ in LINES:
-                            a1 = cells[sample_cell - step]
-                            b1 = cells[sample_cell + step]
+                        for pa3, pa2, pa1, pb1, pb2, pb3 in LINE_CELLS[sample_cell]:
+                            a1 = cells[pa1]
+                            b1 = cells[pb1]
                             if (a1 or b1) and rest & _new_threats(
-                                cells,
-                                sample_cell,
-                                step,
-                                code,
-                                a1,
-                                cells[sample_cell - step2],
-                                b1,
-                                cells[sample_cell + step2],
+                                cells, pa3, pb3, code, a1, cells[pa2], b1, cells[pb2]
                             ):
                                 value += 2.0
                     if value > best:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from functools import lru_cache
 from math import comb
 
-from krendzu.board import LINE_STEPS, LINES, NEIGHBOUR_STEPS
+from krendzu.board import LINE_CELLS, LINE_STEPS, NEIGHBOUR_STEPS
 from krendzu.combos import CODES, window_table
 
 FULL = (1 << 36) - 1
@@ -155,83 +155,83 @@ def update_threats(threats: dict[int, int], cells: bytearray | bytes, cell: int)
     """Keep :func:`threat_map` current after a card was placed on ``cell``.
 
     Only the (at most 16) windows through ``cell`` change; a window that now holds three
-    cards adds its mask to its gap's. Per direction the line is ``a3 a2 a1 [d] b1 b2 b3``;
-    the windows are visited starting at ``d``, then one, two and three cells before it (a
-    new gap joins ``threats`` in that order); ``a3`` and ``b3`` are read only when their
-    window can be a threat."""
+    cards adds its mask to its gap's. Per direction the line is ``a3 a2 a1 [d] b1 b2 b3``
+    (codes; their cells ``pa3`` .. ``pb3``); the windows are visited starting at ``d``, then
+    one, two and three cells before it (a new gap joins ``threats`` in that order), and
+    ``a3`` and ``b3`` are read only when their window can be a threat."""
     threats.pop(cell, None)
     d = cells[cell]
     dd = d * _C
     masks = MASKS
     get = threats.get
-    for step, step2, step3 in LINES:
-        a1 = cells[cell - step]
-        b1 = cells[cell + step]
-        a2 = cells[cell - step2]
-        b2 = cells[cell + step2]
+    for pa3, pa2, pa1, pb1, pb2, pb3 in LINE_CELLS[cell]:
+        a1 = cells[pa1]
+        b1 = cells[pb1]
+        a2 = cells[pa2]
+        b2 = cells[pb2]
         # d b1 b2 b3
         if b1 or b2:
-            b3 = cells[cell + step3]
+            b3 = cells[pb3]
             if not b1:
                 if b3:
                     m = masks[((dd + b2) * _C + b3) * 4 + 1]
                     if m:
-                        threats[cell + step] = get(cell + step, 0) | m
+                        threats[pb1] = get(pb1, 0) | m
             elif not b2:
                 if b3:
                     m = masks[((dd + b1) * _C + b3) * 4 + 2]
                     if m:
-                        threats[cell + step2] = get(cell + step2, 0) | m
+                        threats[pb2] = get(pb2, 0) | m
             elif not b3:
                 m = masks[((dd + b1) * _C + b2) * 4 + 3]
                 if m:
-                    threats[cell + step3] = get(cell + step3, 0) | m
+                    threats[pb3] = get(pb3, 0) | m
         # a1 d b1 b2
         if not a1:
             if b1 and b2:
                 m = masks[((dd + b1) * _C + b2) * 4]
                 if m:
-                    threats[cell - step] = get(cell - step, 0) | m
+                    threats[pa1] = get(pa1, 0) | m
         elif not b1:
             if b2:
                 m = masks[((a1 * _C + d) * _C + b2) * 4 + 2]
                 if m:
-                    threats[cell + step] = get(cell + step, 0) | m
+                    threats[pb1] = get(pb1, 0) | m
         elif not b2:
             m = masks[((a1 * _C + d) * _C + b1) * 4 + 3]
             if m:
-                threats[cell + step2] = get(cell + step2, 0) | m
+                threats[pb2] = get(pb2, 0) | m
         # a2 a1 d b1
         if not a2:
             if a1 and b1:
                 m = masks[((a1 * _C + d) * _C + b1) * 4]
                 if m:
-                    threats[cell - step2] = get(cell - step2, 0) | m
+                    threats[pa2] = get(pa2, 0) | m
         elif not a1:
             if b1:
                 m = masks[((a2 * _C + d) * _C + b1) * 4 + 1]
                 if m:
-                    threats[cell - step] = get(cell - step, 0) | m
+                    threats[pa1] = get(pa1, 0) | m
         elif not b1:
             m = masks[((a2 * _C + a1) * _C + d) * 4 + 3]
             if m:
-                threats[cell + step] = get(cell + step, 0) | m
+                threats[pb1] = get(pb1, 0) | m
         # a3 a2 a1 d
         if a1 or a2:
-            a3 = cells[cell - step3]
+            a3 = cells[pa3]
             if not a3:
                 if a1 and a2:
                     m = masks[((a2 * _C + a1) * _C + d) * 4]
                     if m:
-                        threats[cell - step3] = get(cell - step3, 0) | m
+                        threats[pa3] = get(pa3, 0) | m
             elif not a2:
                 m = masks[((a3 * _C + a1) * _C + d) * 4 + 1]
                 if m:
-                    threats[cell - step2] = get(cell - step2, 0) | m
+                    threats[pa2] = get(pa2, 0) | m
             elif not a1:
                 m = masks[((a3 * _C + a2) * _C + d) * 4 + 2]
                 if m:
-                    threats[cell - step] = get(cell - step, 0) | m
+                    threats[pa1] = get(pa1, 0) | m
 
 
 @lru_cache(maxsize=65536)
