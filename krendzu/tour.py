@@ -68,20 +68,26 @@ class Turn:
     cards: tuple[tuple[Card, int, int], ...]
 
 
-def _shuffle(deck: list[int], rng: random.Random) -> None:
-    """``rng.shuffle(deck)``, drawing exactly the same numbers: for a plain ``Random`` the
-    draws are inlined (CPython's Fisher–Yates over ``_randbelow`` by ``getrandbits``), which
+#: Random.shuffle's Fisher–Yates steps over a deck: swap position i with a j drawn below
+#: i + 1 from ``k`` random bits (redrawn while too big), i from the top down.
+_SHUFFLE_STEPS = tuple((i, (i + 1).bit_length()) for i in range(DECK_SIZE - 1, 0, -1))
+
+
+def _shuffled_deck(rng: random.Random) -> list[int]:
+    """The deck after ``rng.shuffle``, drawing exactly the same numbers: for a plain
+    ``Random`` the draws are inlined (CPython's ``_randbelow`` by ``getrandbits``), which
     halves the cost of a deal."""
+    deck = list(range(DECK_SIZE))
     if type(rng) is not random.Random:
         rng.shuffle(deck)
-        return
+        return deck
     getrandbits = rng.getrandbits
-    for i in range(len(deck) - 1, 0, -1):
-        k = (i + 1).bit_length()
+    for i, k in _SHUFFLE_STEPS:
         j = getrandbits(k)
         while j > i:
             j = getrandbits(k)
         deck[i], deck[j] = deck[j], deck[i]
+    return deck
 
 
 def _turn(seat: int, cards: Sequence[tuple[int, int]]) -> Turn:
@@ -194,8 +200,7 @@ class Tour:
         """Shuffle with ``rng`` and deal; the dealer deals clockwise starting left of itself.
 
         The hands come from one shuffled deck, so only the sizes need checking."""
-        deck = list(range(DECK_SIZE))
-        _shuffle(deck, rng)
+        deck = _shuffled_deck(rng)
         n = table.players
         want = [sizes.attacker if seat in roles.attackers else sizes.defender for seat in range(n)]
         if sum(want) > DECK_SIZE:
@@ -505,7 +510,8 @@ class Tour:
         if scored:
             self.points += scored
         if self.is_attacker[seat] or self.step_in_turn or not hand or len(placed) == 1:
-            self._finish_turn((*self._pending, (card, cell)))
+            pending = self._pending
+            self._finish_turn((*pending, (card, cell)) if pending else ((card, cell),))
         else:
             self._pending.append((card, cell))
             self.step_in_turn = 1
