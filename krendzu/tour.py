@@ -635,9 +635,11 @@ class Tour:
         hands = self.hands
         frontier = self.frontier
         is_attacker = self.is_attacker
-        # randrange(n) minus its argument checks, the same draw (n >= 1: the seat holds a
-        # card and the frontier is never empty).
+        # A step draws rng.randrange(n) (n >= 1: the seat holds a card, the frontier is
+        # never empty), i.e. rng._randbelow(n); for a plain Random that is inlined below:
+        # n.bit_length() random bits, drawn again while too big. The same numbers.
         randbelow = rng._randbelow
+        getrandbits = rng.getrandbits if type(rng) is random.Random else None
         while steps and self.phase != OVER:
             steps -= 1
             if self.phase != PLAY:
@@ -655,7 +657,14 @@ class Tour:
             else:
                 extra = 1 if self.attackers_have_cards() else 0
             n = len(frontier)
-            pick = randbelow(extra + len(hand) * n)
+            choices = extra + len(hand) * n
+            if getrandbits is None:
+                pick = randbelow(choices)
+            else:
+                bits = choices.bit_length()
+                pick = getrandbits(bits)
+                while pick >= choices:
+                    pick = getrandbits(bits)
             if pick >= extra:
                 card_i, cell_i = divmod(pick - extra, n)
                 self.place(hand[card_i], frontier[cell_i])

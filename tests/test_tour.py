@@ -319,3 +319,17 @@ def test_deal_draws_exactly_like_random_shuffle() -> None:
     assert tour.stock == deck[30:] and rng.getstate() == ref.getstate()
     with pytest.raises(SettingsError, match="at least one card"):
         Tour.deal(Table.DUEL, tour_roles(Table.DUEL, 0), DealSizes(0, 5), rng)
+
+
+class _PlainSubclass(random.Random):
+    """Draws like Random but is not one: random play takes its generic path."""
+
+
+def test_random_play_draws_like_randrange_whatever_the_rng_class() -> None:
+    roles = tour_roles(Table.DUEL, 1)
+    for seed in range(20):
+        fast, generic = random.Random(seed), _PlainSubclass(seed)
+        a = Tour.deal(Table.DUEL, roles, DealSizes(12, 14), fast)
+        b = Tour.deal(Table.DUEL, roles, DealSizes(12, 14), generic)
+        assert a.play_random(fast) == b.play_random(generic)
+        assert a.history == b.history and fast.getstate() == generic.getstate()
