@@ -6,7 +6,10 @@ The public surface works with :mod:`krendzu.actions` and :class:`~krendzu.cards.
 
 Underneath is an integer core (card indices 0..35, flat cell indices from
 :mod:`krendzu.board`) used by ``apply`` after validation and directly by playouts, the
-computer players and the benchmark. The core methods trust their arguments.
+computer players and the benchmark. The core methods trust their arguments, and so does
+``Tour.deal``: a shuffled deck needs none of the constructor's checks but the sizes. Random
+play (``random_step``, ``play_random``) is one loop over the core drawing exactly what
+``rng.randrange`` would.
 """
 
 from __future__ import annotations
@@ -674,6 +677,7 @@ class Tour:
                 self.pass_turn()
 
     def _random_exchange_step(self, rng: random.Random) -> None:
+        """One random step of the exchange: an announcement, a discard or the redeal."""
         phase = self.phase
         if phase == ANNOUNCE:
             seat = self.current_player
