@@ -465,7 +465,8 @@ class Tour:
         d = card + 1
         cells[cell] = d
         placed = self.placed
-        placed.append((card, cell))
+        move = (card, cell)
+        placed.append(move)
         self._history.append(card * CELLS + cell)
         # Frontier: drop this cell, add its empty neighbours.
         fpos = self.fpos
@@ -514,9 +515,9 @@ class Tour:
             self.points += scored
         if self.is_attacker[seat] or self.step_in_turn or not hand or len(placed) == 1:
             pending = self._pending
-            self._finish_turn((*pending, (card, cell)) if pending else ((card, cell),))
+            self._finish_turn((*pending, move) if pending else (move,))
         else:
-            self._pending.append((card, cell))
+            self._pending.append(move)
             self.step_in_turn = 1
         return scored
 
