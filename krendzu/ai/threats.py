@@ -97,28 +97,30 @@ def pair_potential(codes: tuple[int, int, int, int]) -> int:
 
 def cell_masks(cells: bytearray | bytes, e: int) -> list[int]:
     """Completion masks of the windows through the empty cell ``e`` whose other three cells
-    hold cards (one entry per window; several may complete at once)."""
+    hold cards (one entry per window; several may complete at once). Per direction the line
+    is ``c3 c2 c1 [e] d1 d2 d3`` (codes; their cells ``pc3`` .. ``pd3``)."""
     out = []
-    for step in LINE_STEPS:
-        c1 = cells[e - step]
-        d1 = cells[e + step]
+    masks = MASKS
+    for pc3, pc2, pc1, pd1, pd2, pd3 in LINE_CELLS[e]:
+        c1 = cells[pc1]
+        d1 = cells[pd1]
         if not c1 and not d1:
             continue
-        c2 = cells[e - 2 * step]
-        d2 = cells[e + 2 * step]
+        c2 = cells[pc2]
+        d2 = cells[pd2]
         if c1 and c2:
-            c3 = cells[e - 3 * step]
+            c3 = cells[pc3]
             if c3:
-                out.append(gap_mask(c3, c2, c1, 3))
+                out.append(masks[((c3 * _C + c2) * _C + c1) * 4 + 3])
         if c1 and d1:
             if c2:
-                out.append(gap_mask(c2, c1, d1, 2))
+                out.append(masks[((c2 * _C + c1) * _C + d1) * 4 + 2])
             if d2:
-                out.append(gap_mask(c1, d1, d2, 1))
+                out.append(masks[((c1 * _C + d1) * _C + d2) * 4 + 1])
         if d1 and d2:
-            d3 = cells[e + 3 * step]
+            d3 = cells[pd3]
             if d3:
-                out.append(gap_mask(d1, d2, d3, 0))
+                out.append(masks[((d1 * _C + d2) * _C + d3) * 4])
     return out
 
 
