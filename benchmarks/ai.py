@@ -3,16 +3,21 @@
 ``python benchmarks/ai.py [--deals N]`` plays a few seeded duel tours (the measured level in
 the seats of one side, normal in the others, both roles) and prints per level the
 decision-time median / p95 / max (one decision = one whole turn) and, for the hard level,
-playouts per second, at the bot's default budget (1000 ms) and at 200 ms.
+playouts per second, at the bot's default budget (1000 ms) and at 200 ms. Then the peak
+memory allocated during one hard decision at the bot's budget (tracemalloc, which slows
+that decision down; its time is not reported), and a last line with every figure as JSON.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import platform
 import random
 import statistics
 import sys
 import time
+import tracemalloc
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -57,6 +62,26 @@ def measure(level: str, deals: int, budget_ms: float | None = None) -> dict[str,
     return out
 
 
+def decision_peak_kib(budget_ms: float) -> float:
+    """Peak KiB allocated during one hard decision on a fixed mid-game position (the
+    defender's, after six normal-level turns), caches already warm."""
+    tour = deal_tour(ArenaOptions("hard", "normal", seed=1), 0)
+    other = make_player("normal")
+    step = 0
+    while step < 6 or tour.is_attacker[tour.current_player]:
+        view = tour.observation(tour.current_player)
+        for a in other.decide(view, random.Random(f"bench/memory/{step}")):
+            tour.apply(a)
+        step += 1
+    view = tour.observation(tour.current_player)
+    player = make_player("hard", budget_ms=budget_ms)
+    tracemalloc.start()
+    player.decide(view, random.Random("bench/memory"))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak / 1024
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--deals", type=int, default=3)
@@ -80,6 +105,23 @@ def main() -> None:
                 f"  playouts/search {r['playouts_per_search']:.0f}"
             )
         print(line)
+    peak = decision_peak_kib(BOT_BUDGET_MS)
+    print(f"hard @ {BOT_BUDGET_MS:.0f} ms: peak memory of one decision {peak:.0f} KiB")
+    figures = [
+        {"level": level, "budget_ms": budget} | {k: round(v, 2) for k, v in r.items()}
+        for level, budget, r in rows
+    ]
+    print(
+        json.dumps(
+            {
+                "benchmark": "ai",
+                "python": platform.python_version(),
+                "deals": args.deals,
+                "levels": figures,
+                "hard_decision_peak_kib": round(peak),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -93,7 +93,7 @@ def main() -> None:
                 "placement_us_median": round(statistics.median(micros), 2),
                 "mean_attack_points_random_play": round(statistics.mean(points), 3),
                 "window_table_build_ms": round(table_ms, 1),
-                "target_tours_per_second": 4000,
+                "target_tours_per_second": 10000,
             }
         )
     )

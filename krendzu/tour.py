@@ -6,7 +6,10 @@ The public surface works with :mod:`krendzu.actions` and :class:`~krendzu.cards.
 
 Underneath is an integer core (card indices 0..35, flat cell indices from
 :mod:`krendzu.board`) used by ``apply`` after validation and directly by playouts, the
-computer players and the benchmark. The core methods trust their arguments.
+computer players and the benchmark. The core methods trust their arguments, and so does
+``Tour.deal``: a shuffled deck needs none of the constructor's checks but the sizes. Random
+play (``random_step``, ``play_random``) is one loop over the core drawing exactly what
+``rng.randrange`` would.
 """
 
 from __future__ import annotations
@@ -18,8 +21,8 @@ from dataclasses import dataclass
 from krendzu.actions import Action, Announce, Discard, EndTurn, Pass, Place, Redeal
 from krendzu.board import (
     GRID,
-    LINE_STEPS,
-    NEIGHBOUR_STEPS,
+    LINE_CELLS,
+    NEIGHBOURS,
     ORIGIN,
     cell_index,
     cell_xy,
@@ -66,6 +69,28 @@ class Turn:
 
     player: int
     cards: tuple[tuple[Card, int, int], ...]
+
+
+#: Random.shuffle's Fisher–Yates steps over a deck: swap position i with a j drawn below
+#: i + 1 from ``k`` random bits (redrawn while too big), i from the top down.
+_SHUFFLE_STEPS = tuple((i, (i + 1).bit_length()) for i in range(DECK_SIZE - 1, 0, -1))
+
+
+def _shuffled_deck(rng: random.Random) -> list[int]:
+    """The deck after ``rng.shuffle``, drawing exactly the same numbers: for a plain
+    ``Random`` the draws are inlined (CPython's ``_randbelow`` by ``getrandbits``), which
+    halves the cost of a deal."""
+    deck = list(range(DECK_SIZE))
+    if type(rng) is not random.Random:
+        rng.shuffle(deck)
+        return deck
+    getrandbits = rng.getrandbits
+    for i, k in _SHUFFLE_STEPS:
+        j = getrandbits(k)
+        while j > i:
+            j = getrandbits(k)
+        deck[i], deck[j] = deck[j], deck[i]
+    return deck
 
 
 def _turn(seat: int, cards: Sequence[tuple[int, int]]) -> Turn:
@@ -123,13 +148,25 @@ class Tour:
                 seen.add(card)
         if any(not hand for hand in hands):
             raise SettingsError("every player gets at least one card")
+        self._setup(table, roles, [sorted(h) for h in hands], list(stock), exchange_limit)
+
+    def _setup(
+        self,
+        table: Table,
+        roles: TourRoles,
+        hands: list[list[int]],
+        stock: list[int],
+        exchange_limit: int,
+    ) -> None:
+        """Fresh state from checked, sorted hands (owned from now on): the part of the
+        constructor that :meth:`deal` shares without repeating checks a shuffle makes moot."""
         self.table = table
         self.roles = roles
-        self.hands: list[list[int]] = [sorted(h) for h in hands]
-        self.initial_hands: list[tuple[int, ...]] = [tuple(h) for h in self.hands]
-        self.stock: list[int] = list(stock)
+        self.hands = hands
+        self.initial_hands: list[tuple[int, ...]] = [tuple(h) for h in hands]
+        self.stock = stock
         self.exchange_limit = exchange_limit
-        self.is_attacker = [seat in roles.attackers for seat in range(n)]
+        self.is_attacker = [seat in roles.attackers for seat in range(len(hands))]
         self.cells = bytearray(CELLS)
         self.frontier: list[int] = []
         self.fpos: dict[int, int] = {}
@@ -163,19 +200,24 @@ class Tour:
         rng: random.Random,
         exchange_limit: int = 0,
     ) -> Tour:
-        """Shuffle with ``rng`` and deal; the dealer deals clockwise starting left of itself."""
-        deck = list(range(DECK_SIZE))
-        rng.shuffle(deck)
+        """Shuffle with ``rng`` and deal; the dealer deals clockwise starting left of itself.
+
+        The hands come from one shuffled deck, so only the sizes need checking."""
+        deck = _shuffled_deck(rng)
         n = table.players
         want = [sizes.attacker if seat in roles.attackers else sizes.defender for seat in range(n)]
         if sum(want) > DECK_SIZE:
             raise SettingsError(f"the deal needs {sum(want)} cards, the deck has {DECK_SIZE}")
+        if min(want) < 1:
+            raise SettingsError("every player gets at least one card")
         hands: list[list[int]] = [[] for _ in range(n)]
         pos = 0
         for seat in ((roles.dealer + 1 + i) % n for i in range(n)):
-            hands[seat] = deck[pos : pos + want[seat]]
+            hands[seat] = sorted(deck[pos : pos + want[seat]])
             pos += want[seat]
-        return cls(table, roles, hands, deck[pos:], exchange_limit)
+        tour = object.__new__(cls)
+        tour._setup(table, roles, hands, deck[pos:], exchange_limit)
+        return tour
 
     # Basic queries ------------------------------------------------------------------
 
@@ -222,7 +264,11 @@ class Tour:
 
     def attackers_have_cards(self) -> bool:
         hands = self.hands
-        return any(hands[a] for a in self.roles.attackers)
+        # A plain loop: a third of the cost of any() over a generator (random play asks often).
+        for a in self.roles.attackers:  # noqa: SIM110
+            if hands[a]:
+                return True
+        return False
 
     def card_at(self, x: int, y: int) -> Card | None:
         if not in_reach(x, y):
@@ -406,13 +452,21 @@ class Tour:
 
     # Integer core (trusted arguments) -------------------------------------------------
 
-    def place(self, card: int, cell: int) -> int:
-        """Place ``card`` from the current player's hand on ``cell``; return points scored."""
+    def place(self, card: int, cell: int, may_score: bool = True) -> int:
+        """Place ``card`` from the current player's hand on ``cell``; return points scored.
+
+        ``may_score=False`` is the promise of a caller that keeps a threat map that ``card``
+        completes no window through ``cell``: the scoring scan is skipped. This is the
+        hottest code of playouts and random play: attributes are read into locals once."""
         seat = self.roles.order[self._turn_pos]
-        self.hands[seat].remove(card)
+        hand = self.hands[seat]
+        hand.remove(card)
         cells = self.cells
-        cells[cell] = card + 1
-        self.placed.append((card, cell))
+        d = card + 1
+        cells[cell] = d
+        placed = self.placed
+        move = (card, cell)
+        placed.append(move)
         self._history.append(card * CELLS + cell)
         # Frontier: drop this cell, add its empty neighbours.
         fpos = self.fpos
@@ -423,46 +477,47 @@ class Tour:
             if last != cell:
                 frontier[pos] = last
                 fpos[last] = pos
-        for step in NEIGHBOUR_STEPS:
-            nb = cell + step
+        for nb in NEIGHBOURS[cell]:
             if not cells[nb] and nb not in fpos:
                 fpos[nb] = len(frontier)
                 frontier.append(nb)
-        # Scoring: the (at most 16) windows through the new cell. A direction in which both
-        # neighbours of the new cell are empty has no full window, so it is skipped.
+        # Scoring: the (at most 16) windows through the new cell, none before the fourth
+        # card. Along a line ``a b c [d] e f g`` (cells ``pa`` .. ``pg``) a cell is read only
+        # when the cells between it and d hold cards: a direction with both neighbours empty
+        # costs two reads.
         table = self.wtable
         scored = 0
-        d = card + 1
-        for step in LINE_STEPS:
-            c = cells[cell - step]
-            e = cells[cell + step]
-            if not c and not e:
-                continue
-            b = cells[cell - 2 * step]
-            f = cells[cell + 2 * step]
-            if c and b:
-                a = cells[cell - 3 * step]
-                if a and table[((a * CODES + b) * CODES + c) * CODES + d]:
-                    scored += self._score(cell - 3 * step, step, seat)
-            if c and e:
-                if b and table[((b * CODES + c) * CODES + d) * CODES + e]:
-                    scored += self._score(cell - 2 * step, step, seat)
+        for pa, pb, pc, pe, pf, pg in LINE_CELLS[cell] if may_score and len(placed) > 3 else ():
+            c = cells[pc]
+            e = cells[pe]
+            if c:
+                b = cells[pb]
+                if b:
+                    a = cells[pa]
+                    if a and table[((a * CODES + b) * CODES + c) * CODES + d]:
+                        scored += self._score(pa, pe - cell, seat)
+                    if e and table[((b * CODES + c) * CODES + d) * CODES + e]:
+                        scored += self._score(pb, pe - cell, seat)
+                if not e:
+                    continue
+                f = cells[pf]
                 if f and table[((c * CODES + d) * CODES + e) * CODES + f]:
-                    scored += self._score(cell - step, step, seat)
-            if e and f:
-                g = cells[cell + 3 * step]
+                    scored += self._score(pc, pe - cell, seat)
+            elif e:
+                f = cells[pf]
+            else:
+                continue
+            if f:
+                g = cells[pg]
                 if g and table[((d * CODES + e) * CODES + f) * CODES + g]:
-                    scored += self._score(cell, step, seat)
-        self.points += scored
-        self._pending.append((card, cell))
-        if (
-            self.is_attacker[seat]
-            or len(self.placed) == 1
-            or self.step_in_turn == 1
-            or not self.hands[seat]
-        ):
-            self._finish_turn()
+                    scored += self._score(cell, pe - cell, seat)
+        if scored:
+            self.points += scored
+        if self.is_attacker[seat] or self.step_in_turn or not hand or len(placed) == 1:
+            pending = self._pending
+            self._finish_turn((*pending, move) if pending else (move,))
         else:
+            self._pending.append(move)
             self.step_in_turn = 1
         return scored
 
@@ -479,22 +534,26 @@ class Tour:
 
     def pass_turn(self) -> None:
         self._history.append(_H_PASS)
-        self._finish_turn()
+        self._finish_turn(())
 
     def end_turn(self) -> None:
         self._history.append(_H_END)
-        self._finish_turn()
+        self._finish_turn(tuple(self._pending))
 
-    def _finish_turn(self) -> None:
-        seat = self.roles.order[self._turn_pos]
-        self.turns_raw.append((seat, tuple(self._pending)))
-        self._pending = []
-        self.step_in_turn = 0
+    def _finish_turn(self, cards: tuple[tuple[int, int], ...]) -> None:
+        """Record the turn of ``cards`` (the pending ones included); pass the move on."""
         order = self.roles.order
-        hands = self.hands
         pos = self._turn_pos
-        for _ in range(len(order)):
-            pos = (pos + 1) % len(order)
+        self.turns_raw.append((order[pos], cards))
+        if self.step_in_turn:  # only a turn's first card is ever left pending
+            self._pending = []
+            self.step_in_turn = 0
+        hands = self.hands
+        n = len(order)
+        for _ in order:  # the next seat in order that still holds cards
+            pos += 1
+            if pos == n:
+                pos = 0
             if hands[order[pos]]:
                 self._turn_pos = pos
                 return
@@ -560,37 +619,75 @@ class Tour:
 
     def random_step(self, rng: random.Random) -> None:
         """Apply one uniformly random legal step (chance resolved with ``rng`` too)."""
+        if self.phase == OVER:
+            raise IllegalMove("the tour is over")
+        self._random_steps(rng, 1)
+
+    def play_random(self, rng: random.Random) -> int:
+        """Play uniformly random legal steps to the end; return the attacking side's points."""
+        self._random_steps(rng, -1)
+        return self.points
+
+    def _random_steps(self, rng: random.Random, steps: int) -> None:
+        """Apply ``steps`` uniformly random legal steps (all to the end if negative).
+
+        One loop with the tour's lists in locals, and the legal steps of ``can_pass``,
+        ``can_end_turn`` and ``placement_cells`` inlined: an optional pass or end of turn
+        first, then every (card, cell) pair. Random play is the benchmark's and the tests'
+        workhorse."""
+        order = self.roles.order
+        hands = self.hands
+        frontier = self.frontier
+        is_attacker = self.is_attacker
+        # A step draws rng.randrange(n) (n >= 1: the seat holds a card, the frontier is
+        # never empty), i.e. rng._randbelow(n); for a plain Random that is inlined below:
+        # n.bit_length() random bits, drawn again while too big. The same numbers.
+        randbelow = rng._randbelow
+        getrandbits = rng.getrandbits if type(rng) is random.Random else None
+        while steps and self.phase != OVER:
+            steps -= 1
+            if self.phase != PLAY:
+                self._random_exchange_step(rng)
+                continue
+            seat = order[self._turn_pos]
+            hand = hands[seat]
+            if not self.placed:
+                self.place(hand[randbelow(len(hand))], ORIGIN)
+                continue
+            if self.step_in_turn:
+                extra = 1
+            elif is_attacker[seat]:
+                extra = 0
+            else:
+                extra = 1 if self.attackers_have_cards() else 0
+            n = len(frontier)
+            choices = extra + len(hand) * n
+            if getrandbits is None:
+                pick = randbelow(choices)
+            else:
+                bits = choices.bit_length()
+                pick = getrandbits(bits)
+                while pick >= choices:
+                    pick = getrandbits(bits)
+            if pick >= extra:
+                card_i, cell_i = divmod(pick - extra, n)
+                self.place(hand[card_i], frontier[cell_i])
+            elif self.step_in_turn:
+                self.end_turn()
+            else:
+                self.pass_turn()
+
+    def _random_exchange_step(self, rng: random.Random) -> None:
+        """One random step of the exchange: an announcement, a discard or the redeal."""
         phase = self.phase
-        if phase == PLAY:
-            seat = self.roles.order[self._turn_pos]
-            hand = self.hands[seat]
-            cells = self.placement_cells() if not self.placed else self.frontier
-            extra = 1 if (self.can_pass() or self.step_in_turn == 1) else 0
-            pick = rng.randrange(extra + len(hand) * len(cells))
-            if pick < extra:
-                if self.step_in_turn == 1:
-                    self.end_turn()
-                else:
-                    self.pass_turn()
-                return
-            card_i, cell_i = divmod(pick - extra, len(cells))
-            self.place(hand[card_i], cells[cell_i])
-        elif phase == ANNOUNCE:
+        if phase == ANNOUNCE:
             seat = self.current_player
             self.announce(rng.randint(0, min(self.exchange_limit, len(self.hands[seat]))))
         elif phase == DISCARD:
             hand = self.hands[self.current_player]
             self.discard(hand[rng.randrange(len(hand))])
-        elif phase == REDEAL:
-            self.redeal(self.sample_redeal(rng))
         else:
-            raise IllegalMove("the tour is over")
-
-    def play_random(self, rng: random.Random) -> int:
-        """Play uniformly random legal steps to the end; return the attacking side's points."""
-        while self.phase != OVER:
-            self.random_step(rng)
-        return self.points
+            self.redeal(self.sample_redeal(rng))
 
     # Copies and views -----------------------------------------------------------------
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from krendzu import Table, is_combination, parse_card
+from krendzu import DealSizes, Table, Tour, is_combination, parse_card, tour_roles
 from krendzu.ai.threats import (
     FULL,
     cell_threat,
@@ -100,3 +100,17 @@ def test_fork_position_has_two_open_pairs_and_threat_map_updates() -> None:
     unseen = FULL & ~mask_of(tour.hands[1]) & ~mask_of([c for c, _ in tour.placed])
     live = live_threats(threats, tour.fpos, unseen, len(tour.hands[0]))
     assert {cell for _, cell, _ in live} >= {top, bottom}
+
+
+def test_update_threats_keeps_threat_map_current_in_random_play() -> None:
+    rng = random.Random(11)
+    roles = tour_roles(Table.DUEL, 0)
+    for _ in range(25):
+        tour = Tour.deal(Table.DUEL, roles, DealSizes(12, 14), rng)
+        threats: dict[int, int] = {}
+        while not tour.is_over:
+            before = len(tour.placed)
+            tour.random_step(rng)
+            if len(tour.placed) > before:
+                update_threats(threats, tour.cells, tour.placed[-1][1])
+                assert threats == threat_map(tour.cells, tour.placed)

@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from krendzu import (
     CHANCE,
     TERMINAL,
+    DealSizes,
     EndTurn,
     IllegalMove,
     Pass,
     Place,
+    SettingsError,
     Table,
     parse_card,
+    tour_roles,
 )
-from krendzu.tour import OVER, PLAY
+from krendzu.tour import OVER, PLAY, Tour, _shuffled_deck
 from tests.helpers import make_tour, play, seats_in_order
 
 # Duel with dealer 0: seat 0 attacks, seat 1 defends and opens.
@@ -288,8 +293,6 @@ def test_history_round_trips_through_action_text() -> None:
     tour = make_tour(Table.DUEL, 0, {0: "6S 7S 8S", 1: "QH KH AH JH"}, exchange_limit=1,
                      stock="9D")
     play(tour, "ann:1", "ann:0", "drop:QH")
-    import random
-
     tour.apply(tour.sample_redeal(random.Random(1)))
     play(tour, "KH@0,0", "6S@1,0", "pass")
     texts = [str(a) for a in tour.history]
@@ -297,3 +300,36 @@ def test_history_round_trips_through_action_text() -> None:
     assert texts[:3] == ["ann:1", "ann:0", "drop:QH"]
     assert texts[3].startswith("redeal:")
     assert texts[4:] == ["KH@0,0", "6S@1,0", "pass"]
+
+
+def test_deal_draws_exactly_like_random_shuffle() -> None:
+    """Tour.deal inlines Random.shuffle's draws (CPython's algorithm): same deck, same rng
+    state after, so seeded matches and records stay reproducible."""
+    for seed in range(50):
+        mine, ref = random.Random(seed), random.Random(seed)
+        expected = list(range(36))
+        ref.shuffle(expected)
+        assert _shuffled_deck(mine) == expected and mine.getstate() == ref.getstate()
+    rng = random.Random(5)
+    tour = Tour.deal(Table.TEAMS, tour_roles(Table.TEAMS, 1), DealSizes(7, 8), rng)
+    ref = random.Random(5)
+    deck = list(range(36))
+    ref.shuffle(deck)
+    assert sorted(c for hand in tour.hands for c in hand) == sorted(deck[:30])
+    assert tour.stock == deck[30:] and rng.getstate() == ref.getstate()
+    with pytest.raises(SettingsError, match="at least one card"):
+        Tour.deal(Table.DUEL, tour_roles(Table.DUEL, 0), DealSizes(0, 5), rng)
+
+
+class _PlainSubclass(random.Random):
+    """Draws like Random but is not one: random play takes its generic path."""
+
+
+def test_random_play_draws_like_randrange_whatever_the_rng_class() -> None:
+    roles = tour_roles(Table.DUEL, 1)
+    for seed in range(20):
+        fast, generic = random.Random(seed), _PlainSubclass(seed)
+        a = Tour.deal(Table.DUEL, roles, DealSizes(12, 14), fast)
+        b = Tour.deal(Table.DUEL, roles, DealSizes(12, 14), generic)
+        assert a.play_random(fast) == b.play_random(generic)
+        assert a.history == b.history and fast.getstate() == generic.getstate()

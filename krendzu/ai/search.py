@@ -27,44 +27,59 @@ from collections.abc import Callable
 from krendzu.ai.heuristic import Heuristic, Knowledge, Turn
 from krendzu.ai.inference import infer
 from krendzu.ai.state import sample_hidden, with_hands
-from krendzu.ai.threats import FULL, chance, gap_mask, mask_of, threat_map, update_threats
-from krendzu.board import LINE_STEPS
+from krendzu.ai.threats import FULL, MASKS, chance, mask_of, threat_map, update_threats
+from krendzu.board import LINE_CELLS
+from krendzu.combos import CODES
 from krendzu.tour import OVER, Tour, TourView
 
 
 def _place(tour: Tour, threats: dict[int, int], card: int, cell: int) -> None:
-    tour.place(card, cell)
+    """``tour.place`` keeping ``threats`` current; the threat map tells whether the card
+    completes a window at all, so the engine scans for combinations only when it does."""
+    tour.place(card, cell, threats.get(cell, 0) >> card & 1 != 0)
     update_threats(threats, tour.cells, cell)
 
 
 def _new_threats(
-    cells: bytearray, cell: int, step: int, code: int, a1: int, a2: int, b1: int, b2: int
+    cells: bytearray, pa3: int, pb3: int, code: int, a1: int, a2: int, b1: int, b2: int
 ) -> int:
-    """Cards completing the windows along ``step`` that a card ``code`` on ``cell`` turns
-    into threats (three cards and a gap)."""
+    """Cards completing the windows along a line ``a3 a2 a1 [code] b1 b2 b3`` that a card
+    ``code`` turns into threats (three cards and a gap); ``pa3`` and ``pb3`` are the cells
+    of ``a3`` and ``b3``, read only when needed."""
+    masks = MASKS
     m = 0
     if a1:
         if a2:
-            if not cells[cell - 3 * step]:
-                m |= gap_mask(a2, a1, code, 0)
+            key = ((a2 * CODES + a1) * CODES + code) * 4
+            if not cells[pa3]:
+                m |= masks[key]
             if not b1:
-                m |= gap_mask(a2, a1, code, 3)
+                m |= masks[key + 3]
         if b1:
+            key = ((a1 * CODES + code) * CODES + b1) * 4
             if not a2:
-                m |= gap_mask(a1, code, b1, 0)
+                m |= masks[key]
             if not b2:
-                m |= gap_mask(a1, code, b1, 3)
+                m |= masks[key + 3]
         elif b2:
-            m |= gap_mask(a1, code, b2, 2)
+            m |= masks[((a1 * CODES + code) * CODES + b2) * 4 + 2]
     if b1:
         if b2:
-            if not cells[cell + 3 * step]:
-                m |= gap_mask(code, b1, b2, 3)
+            key = ((code * CODES + b1) * CODES + b2) * 4
+            if not cells[pb3]:
+                m |= masks[key + 3]
             if not a1:
-                m |= gap_mask(code, b1, b2, 0)
+                m |= masks[key]
         if not a1 and a2:
-            m |= gap_mask(a2, code, b1, 1)
+            m |= masks[((a2 * CODES + code) * CODES + b1) * 4 + 1]
     return m
+
+
+def _quiet_card(hm: int, m: int, hand: list[int]) -> int:
+    """The first card of ``hand`` (mask ``hm``) outside the completion mask ``m``, else the
+    first card: hands are sorted, so that is the lowest bit of ``hm & ~m``."""
+    free = hm & ~m
+    return (free & -free).bit_length() - 1 if free else hand[0]
 
 
 def rollout(tour: Tour, threats: dict[int, int], rng: random.Random) -> None:
@@ -78,58 +93,56 @@ def rollout(tour: Tour, threats: dict[int, int], rng: random.Random) -> None:
     attackers = tour.roles.attackers
     defenders = tour.roles.defenders
     placed_mask = mask_of([c for c, _ in tour.placed])
+    # A hand only loses the cards its seat places: its mask is the one at the start less
+    # every card placed since.
+    hand_masks = [mask_of(h) for h in hands]
     rand = rng.random
     while tour.phase != OVER:
         seat = tour.current_player
         hand = hands[seat]
+        hm = hand_masks[seat] & ~placed_mask
         if is_att[seat]:
-            hm = 0
-            for c in hand:
-                hm |= 1 << c
-            done = False
-            for g, m in threats.items():
-                if m & hm and g in fpos:
-                    both = m & hm
+            # Complete a playable threat if the hand can; else the best of four random
+            # placements, worth 2 per direction in which it makes a threat the rest of
+            # the hand completes (plus a random tie-break).
+            for cell, m in threats.items():
+                both = m & hm
+                if both and cell in fpos:
                     card = (both & -both).bit_length() - 1
-                    _place(tour, threats, card, g)
-                    placed_mask |= 1 << card
-                    done = True
                     break
-            if done:
-                continue
-            best_card = -1
-            best_cell = -1
-            best = -1.0
-            nf = len(frontier)
-            nh = len(hand)
-            for _ in range(4):
-                cell = frontier[int(rand() * nf)]
-                card = hand[int(rand() * nh)]
-                rest = hm & ~(1 << card)
-                code = card + 1
-                value = rand()
-                for step in LINE_STEPS:
-                    a1 = cells[cell - step]
-                    b1 = cells[cell + step]
-                    if not a1 and not b1:
-                        continue
-                    a2 = cells[cell - 2 * step]
-                    b2 = cells[cell + 2 * step]
-                    value += 2.0 * (
-                        bool(rest & _new_threats(cells, cell, step, code, a1, a2, b1, b2))
-                    )
-                if value > best:
-                    best, best_card, best_cell = value, card, cell
-            _place(tour, threats, best_card, best_cell)
-            placed_mask |= 1 << best_card
+            else:
+                best = -1.0
+                nf = len(frontier)
+                nh = len(hand)
+                for _ in range(4):
+                    sample_cell = frontier[int(rand() * nf)]
+                    sample_card = hand[int(rand() * nh)]
+                    rest = hm & ~(1 << sample_card)
+                    value = rand()
+                    if rest:
+                        code = sample_card + 1
+                        for pa3, pa2, pa1, pb1, pb2, pb3 in LINE_CELLS[sample_cell]:
+                            a1 = cells[pa1]
+                            b1 = cells[pb1]
+                            if (a1 or b1) and rest & _new_threats(
+                                cells, pa3, pb3, code, a1, cells[pa2], b1, cells[pb2]
+                            ):
+                                value += 2.0
+                    if value > best:
+                        best, card, cell = value, sample_card, sample_cell
+            _place(tour, threats, card, cell)
+            placed_mask |= 1 << card
             continue
         # Defender.
-        if not tour.attackers_have_cards():
+        k = 0
+        for s in attackers:
+            k += len(hands[s])
+        if not k:
             # Nothing can score any more except an own goal: play anything harmless.
             for cell in frontier:
-                m = threats.get(cell, 0)
-                card = next((c for c in hand if not m >> c & 1), -1)
-                if card >= 0:
+                free = hm & ~threats.get(cell, 0)
+                if free:
+                    card = (free & -free).bit_length() - 1
                     break
             else:
                 card, cell = hand[0], frontier[0]
@@ -138,14 +151,8 @@ def rollout(tour: Tour, threats: dict[int, int], rng: random.Random) -> None:
             if tour.step_in_turn == 1:
                 tour.end_turn()
             continue
-        hm = 0
-        for c in hand:
-            hm |= 1 << c
         unseen = FULL & ~hm & ~placed_mask
         u = unseen.bit_count()
-        k = 0
-        for s in attackers:
-            k += len(hands[s])
         mine = 0
         for s in defenders:
             mine += len(hands[s])
@@ -167,22 +174,19 @@ def rollout(tour: Tour, threats: dict[int, int], rng: random.Random) -> None:
             else:  # the opening or no attacker cards: handled above / a quiet card
                 cells_now = frontier or tour.placement_cells()
                 cell = cells_now[int(rand() * len(cells_now))]
-                m = threats.get(cell, 0)
-                card = next((c for c in hand if not m >> c & 1), hand[0])
+                card = _quiet_card(hm, threats.get(cell, 0), hand)
                 _place(tour, threats, card, cell)
                 placed_mask |= 1 << card
                 if tour.phase != OVER and tour.step_in_turn == 1:
                     tour.end_turn()
             continue
-        m = threats[g1]
-        card = next((c for c in hand if not m >> c & 1), hand[0])
+        card = _quiet_card(hm, threats[g1], hand)
         _place(tour, threats, card, g1)
         placed_mask |= 1 << card
         if tour.phase == OVER or tour.step_in_turn != 1:
             continue
         if p2 >= t1 + 0.1 and g2 in fpos and g2 in threats:
-            m = threats[g2]
-            card = next((c for c in hand if not m >> c & 1), hand[0])
+            card = _quiet_card(hm & ~(1 << card), threats[g2], hand)
             _place(tour, threats, card, g2)
             placed_mask |= 1 << card
         else:

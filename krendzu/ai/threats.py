@@ -16,7 +16,7 @@ from __future__ import annotations
 from functools import lru_cache
 from math import comb
 
-from krendzu.board import LINE_STEPS, NEIGHBOUR_STEPS
+from krendzu.board import LINE_CELLS, LINE_STEPS, NEIGHBOUR_STEPS
 from krendzu.combos import CODES, window_table
 
 FULL = (1 << 36) - 1
@@ -24,7 +24,6 @@ _C = CODES
 _C2 = _C * _C
 _C3 = _C2 * _C
 _TR = bytes.maketrans(b"\x00\x01", b"01")
-_MASKS: dict[int, int] = {}
 _PAIRS: dict[int, int] = {}
 #: Steps to the 8 cells around a cell: every gap of a threat window is one of them for
 #: some card on the board.
@@ -33,12 +32,14 @@ AROUND: tuple[int, ...] = tuple(
 )
 
 
-def gap_mask(a: int, b: int, c: int, pos: int) -> int:
-    """Cards completing a window whose three cards (board codes, in line order) are a, b, c
-    and whose empty cell is at position ``pos`` (0..3)."""
-    key = ((a * _C + b) * _C + c) * 4 + pos
-    mask = _MASKS.get(key)
-    if mask is None:
+class _GapMasks(dict[int, int]):
+    """Completion masks by ``((a * 37 + b) * 37 + c) * 4 + pos`` (see :func:`gap_mask`),
+    computed on first use. Hot loops index it directly: a lookup, not a call."""
+
+    def __missing__(self, key: int) -> int:
+        abc, pos = divmod(key, 4)
+        ab, c = divmod(abc, _C)
+        a, b = divmod(ab, _C)
         if pos == 0:
             start, step = a * _C2 + b * _C + c, _C3
         elif pos == 1:
@@ -49,8 +50,18 @@ def gap_mask(a: int, b: int, c: int, pos: int) -> int:
             start, step = a * _C3 + b * _C2 + c * _C, 1
         row = bytes(window_table()[start + step : start + 37 * step : step])
         mask = int(row.translate(_TR)[::-1], 2)
-        _MASKS[key] = mask
-    return mask
+        self[key] = mask
+        return mask
+
+
+#: The shared cache behind :func:`gap_mask`.
+MASKS = _GapMasks()
+
+
+def gap_mask(a: int, b: int, c: int, pos: int) -> int:
+    """Cards completing a window whose three cards (board codes, in line order) are a, b, c
+    and whose empty cell is at position ``pos`` (0..3)."""
+    return MASKS[((a * _C + b) * _C + c) * 4 + pos]
 
 
 def window_mask(codes: tuple[int, int, int, int] | list[int]) -> int:
@@ -86,28 +97,30 @@ def pair_potential(codes: tuple[int, int, int, int]) -> int:
 
 def cell_masks(cells: bytearray | bytes, e: int) -> list[int]:
     """Completion masks of the windows through the empty cell ``e`` whose other three cells
-    hold cards (one entry per window; several may complete at once)."""
+    hold cards (one entry per window; several may complete at once). Per direction the line
+    is ``c3 c2 c1 [e] d1 d2 d3`` (codes; their cells ``pc3`` .. ``pd3``)."""
     out = []
-    for step in LINE_STEPS:
-        c1 = cells[e - step]
-        d1 = cells[e + step]
+    masks = MASKS
+    for pc3, pc2, pc1, pd1, pd2, pd3 in LINE_CELLS[e]:
+        c1 = cells[pc1]
+        d1 = cells[pd1]
         if not c1 and not d1:
             continue
-        c2 = cells[e - 2 * step]
-        d2 = cells[e + 2 * step]
+        c2 = cells[pc2]
+        d2 = cells[pd2]
         if c1 and c2:
-            c3 = cells[e - 3 * step]
+            c3 = cells[pc3]
             if c3:
-                out.append(gap_mask(c3, c2, c1, 3))
+                out.append(masks[((c3 * _C + c2) * _C + c1) * 4 + 3])
         if c1 and d1:
             if c2:
-                out.append(gap_mask(c2, c1, d1, 2))
+                out.append(masks[((c2 * _C + c1) * _C + d1) * 4 + 2])
             if d2:
-                out.append(gap_mask(c1, d1, d2, 1))
+                out.append(masks[((c1 * _C + d1) * _C + d2) * 4 + 1])
         if d1 and d2:
-            d3 = cells[e + 3 * step]
+            d3 = cells[pd3]
             if d3:
-                out.append(gap_mask(d1, d2, d3, 0))
+                out.append(masks[((d1 * _C + d2) * _C + d3) * 4])
     return out
 
 
@@ -141,37 +154,86 @@ def threat_map(cells: bytearray | bytes, placed: list[tuple[int, int]]) -> dict[
 
 
 def update_threats(threats: dict[int, int], cells: bytearray | bytes, cell: int) -> None:
-    """Keep :func:`threat_map` current after a card was placed on ``cell``."""
+    """Keep :func:`threat_map` current after a card was placed on ``cell``.
+
+    Only the (at most 16) windows through ``cell`` change; a window that now holds three
+    cards adds its mask to its gap's. Per direction the line is ``a3 a2 a1 [d] b1 b2 b3``
+    (codes; their cells ``pa3`` .. ``pb3``); the windows are visited starting at ``d``, then
+    one, two and three cells before it (a new gap joins ``threats`` in that order), and
+    ``a3`` and ``b3`` are read only when their window can be a threat."""
     threats.pop(cell, None)
-    for step in LINE_STEPS:
-        for k in range(4):
-            start = cell - k * step
-            w0 = cells[start]
-            w1 = cells[start + step]
-            w2 = cells[start + 2 * step]
-            w3 = cells[start + 3 * step]
-            if not w0:
-                if w1 and w2 and w3:
-                    m = gap_mask(w1, w2, w3, 0)
+    d = cells[cell]
+    dd = d * _C
+    masks = MASKS
+    get = threats.get
+    for pa3, pa2, pa1, pb1, pb2, pb3 in LINE_CELLS[cell]:
+        a1 = cells[pa1]
+        b1 = cells[pb1]
+        a2 = cells[pa2]
+        b2 = cells[pb2]
+        # d b1 b2 b3
+        if b1 or b2:
+            b3 = cells[pb3]
+            if not b1:
+                if b3:
+                    m = masks[((dd + b2) * _C + b3) * 4 + 1]
                     if m:
-                        threats[start] = threats.get(start, 0) | m
-            elif not w1:
-                if w2 and w3:
-                    m = gap_mask(w0, w2, w3, 1)
+                        threats[pb1] = get(pb1, 0) | m
+            elif not b2:
+                if b3:
+                    m = masks[((dd + b1) * _C + b3) * 4 + 2]
                     if m:
-                        g = start + step
-                        threats[g] = threats.get(g, 0) | m
-            elif not w2:
-                if w3:
-                    m = gap_mask(w0, w1, w3, 2)
-                    if m:
-                        g = start + 2 * step
-                        threats[g] = threats.get(g, 0) | m
-            elif not w3:
-                m = gap_mask(w0, w1, w2, 3)
+                        threats[pb2] = get(pb2, 0) | m
+            elif not b3:
+                m = masks[((dd + b1) * _C + b2) * 4 + 3]
                 if m:
-                    g = start + 3 * step
-                    threats[g] = threats.get(g, 0) | m
+                    threats[pb3] = get(pb3, 0) | m
+        # a1 d b1 b2
+        if not a1:
+            if b1 and b2:
+                m = masks[((dd + b1) * _C + b2) * 4]
+                if m:
+                    threats[pa1] = get(pa1, 0) | m
+        elif not b1:
+            if b2:
+                m = masks[((a1 * _C + d) * _C + b2) * 4 + 2]
+                if m:
+                    threats[pb1] = get(pb1, 0) | m
+        elif not b2:
+            m = masks[((a1 * _C + d) * _C + b1) * 4 + 3]
+            if m:
+                threats[pb2] = get(pb2, 0) | m
+        # a2 a1 d b1
+        if not a2:
+            if a1 and b1:
+                m = masks[((a1 * _C + d) * _C + b1) * 4]
+                if m:
+                    threats[pa2] = get(pa2, 0) | m
+        elif not a1:
+            if b1:
+                m = masks[((a2 * _C + d) * _C + b1) * 4 + 1]
+                if m:
+                    threats[pa1] = get(pa1, 0) | m
+        elif not b1:
+            m = masks[((a2 * _C + a1) * _C + d) * 4 + 3]
+            if m:
+                threats[pb1] = get(pb1, 0) | m
+        # a3 a2 a1 d
+        if a1 or a2:
+            a3 = cells[pa3]
+            if not a3:
+                if a1 and a2:
+                    m = masks[((a2 * _C + a1) * _C + d) * 4]
+                    if m:
+                        threats[pa3] = get(pa3, 0) | m
+            elif not a2:
+                m = masks[((a3 * _C + a1) * _C + d) * 4 + 1]
+                if m:
+                    threats[pa2] = get(pa2, 0) | m
+            elif not a1:
+                m = masks[((a3 * _C + a2) * _C + d) * 4 + 2]
+                if m:
+                    threats[pa1] = get(pa1, 0) | m
 
 
 @lru_cache(maxsize=65536)
