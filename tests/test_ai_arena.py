@@ -38,3 +38,10 @@ def test_cli_json_with_oracle_and_hard(capsys) -> None:
     report = json.loads(capsys.readouterr().out)
     assert report["x"] == "hard" and report["y"] == "oracle"
     assert set(report["decision_ms"]) == {"hard", "oracle"}
+
+
+def test_cli_measures_hard_against_its_baseline(capsys) -> None:
+    assert main(["hard", "hard-v1", "--deals", "1", "--iterations", "2", "--json",
+                 "--table", "teams", "--exchange", "2"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert set(report["decision_ms"]) == {"hard", "hard-v1"}

@@ -19,7 +19,7 @@ from krendzu import (
     Tour,
     parse_card,
 )
-from krendzu.ai import LEVELS, OraclePlayer, make_player
+from krendzu.ai import BASELINES, LEVELS, OraclePlayer, make_player
 from krendzu.ai.__main__ import main as ai_main
 from krendzu.ai.__main__ import suggest
 from krendzu.tour import OVER, PLAY
@@ -86,7 +86,8 @@ def swap_hidden(tour: Tour, seat: int, rng: random.Random) -> Tour:
 def test_decisions_depend_only_on_the_observation(table: Table) -> None:
     rng = random.Random(42)
     normal = make_player("normal")
-    players = {lv: make_player(lv, iterations=3) for lv in ("random", "easy", "normal", "hard")}
+    levels = [lv for lv in LEVELS + BASELINES if lv != "oracle"]
+    players = {lv: make_player(lv, iterations=3) for lv in levels}
     checked = 0
     for deal in range(3):
         match = Match([f"p{s}" for s in range(table.players)], Settings(table=table), seed=deal)
@@ -197,7 +198,7 @@ def test_oracle_needs_the_full_tour() -> None:
 
 
 def test_make_player_levels() -> None:
-    for level in LEVELS:
+    for level in LEVELS + BASELINES:
         assert make_player(level).level == level
     with pytest.raises(ValueError):
         make_player("grandmaster")
