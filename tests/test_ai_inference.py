@@ -8,6 +8,7 @@ import random
 from collections import Counter
 
 from krendzu import Table, Tour, parse_card
+from krendzu.ai.calibrate import calibrate, parse_model
 from krendzu.ai.inference import (
     FLOOR,
     KEPT_WEAK,
@@ -119,3 +120,13 @@ def test_the_belief_reads_the_observation_only() -> None:
         assert twin.observation(1) == tour.observation(1)
         a, b = infer(tour.observation(1)), infer(twin.observation(1))
         assert (a.pool, a.sizes, a.weights, a.claims) == (b.pool, b.sizes, b.weights, b.claims)
+
+
+def test_calibration_scores_models_against_the_real_hands() -> None:
+    report = calibrate(2, "normal", "duel", ["12/5", "-/-"], draws=20, seed=1)
+    assert report["decisions"] > 0
+    rows = report["by_temperature"]
+    assert set(rows) == {"12/5", "-/-", "uniform"} and report["best"] in rows
+    for row in rows.values():
+        assert -5.0 < row["card_loglik"] < 0.0 and 0.0 <= row["threat_brier"] <= 1.0
+    assert parse_model("-/3/0.1") == Model(None, 3.0, 0.1)
