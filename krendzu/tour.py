@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from krendzu.actions import Action, Announce, Discard, EndTurn, Pass, Place, Redeal
 from krendzu.board import (
-    GRID,
+    CELLS,
     LINE_CELLS,
     NEIGHBOURS,
     ORIGIN,
@@ -44,7 +44,6 @@ PLAY = "play"
 OVER = "over"
 
 # Compact history codes (see Tour.history): a placement is card * CELLS + cell (>= 0).
-CELLS = GRID * GRID
 _H_PASS = -1
 _H_END = -2
 _H_REDEAL = -3
