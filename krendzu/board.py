@@ -8,10 +8,7 @@ A board cell holds ``0`` (empty) or ``card + 1``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TypeVar
-
-_T = TypeVar("_T")
+from collections.abc import Iterator
 
 GRID = 80
 OFFSET = 40
@@ -23,33 +20,36 @@ REACH = 36
 LINE_STEPS: tuple[int, int, int, int] = (1, GRID, GRID + 1, GRID - 1)
 #: Steps to the four orthogonal neighbours.
 NEIGHBOUR_STEPS: tuple[int, int, int, int] = (1, -1, GRID, -GRID)
+#: Number of cells of the grid.
+CELLS = GRID * GRID
+
+#: One int object per cell index, twice over so that a shifted index wraps around the
+#: grid instead of failing (at the borders, where no card ever is).
+_CELL_INTS = list(range(CELLS)) * 2
 
 
-class _PerCell(dict[int, _T]):
-    """A table by cell index, each entry built on first use: only the few hundred cells
-    near the cards are ever asked for."""
-
-    __slots__ = ("_build",)
-
-    def __init__(self, build: Callable[[int], _T]) -> None:
-        super().__init__()
-        self._build = build
-
-    def __missing__(self, cell: int) -> _T:
-        value = self[cell] = self._build(cell)
-        return value
+def _shifted(offset: int) -> Iterator[int]:
+    """For every cell in turn, the cell ``offset`` away."""
+    return map(_CELL_INTS.__getitem__, range(offset, offset + CELLS))
 
 
-#: Per cell, per line direction (``LINE_STEPS`` order), the cells three, two and one steps
-#: before it and one, two and three after it: every window through the cell. The hot loops
-#: read the board through these instead of computing ``cell ± k * step``, which makes a new
-#: int object each time (cell indices are past the small-int cache).
-LINE_CELLS: _PerCell[tuple[tuple[int, int, int, int, int, int], ...]] = _PerCell(
-    lambda c: tuple((c - 3 * s, c - 2 * s, c - s, c + s, c + 2 * s, c + 3 * s) for s in LINE_STEPS)
+def _lines(step: int) -> Iterator[tuple[int, ...]]:
+    """For every cell in turn, the cells three, two and one steps before it and one, two
+    and three after it along ``step``."""
+    return zip(*(_shifted(k * step) for k in (-3, -2, -1, 1, 2, 3)), strict=True)
+
+
+#: Per cell, per line direction (``LINE_STEPS`` order), the cells of :func:`_lines`: every
+#: window through the cell. The hot loops read the board through these instead of computing
+#: ``cell ± k * step``, which makes a new int object each time (cell indices are past the
+#: small-int cache), and a tuple index is the cheapest lookup there is. About 3 MB, built
+#: at import by C-level loops.
+LINE_CELLS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
+    zip(*(_lines(s) for s in LINE_STEPS), strict=True)
 )
-#: Per cell, its orthogonal neighbours in ``NEIGHBOUR_STEPS`` order (built likewise).
-NEIGHBOURS: _PerCell[tuple[int, ...]] = _PerCell(
-    lambda c: tuple(c + s for s in NEIGHBOUR_STEPS)
+#: Per cell, its orthogonal neighbours in ``NEIGHBOUR_STEPS`` order.
+NEIGHBOURS: tuple[tuple[int, ...], ...] = tuple(
+    zip(*(_shifted(s) for s in NEIGHBOUR_STEPS), strict=True)
 )
 
 

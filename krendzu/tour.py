@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from krendzu.actions import Action, Announce, Discard, EndTurn, Pass, Place, Redeal
 from krendzu.board import (
-    GRID,
+    CELLS,
     LINE_CELLS,
     NEIGHBOURS,
     ORIGIN,
@@ -44,7 +44,6 @@ PLAY = "play"
 OVER = "over"
 
 # Compact history codes (see Tour.history): a placement is card * CELLS + cell (>= 0).
-CELLS = GRID * GRID
 _H_PASS = -1
 _H_END = -2
 _H_REDEAL = -3
@@ -485,34 +484,35 @@ class Tour:
         # card. Along a line ``a b c [d] e f g`` (cells ``pa`` .. ``pg``) a cell is read only
         # when the cells between it and d hold cards: a direction with both neighbours empty
         # costs two reads.
-        table = self.wtable
         scored = 0
-        for pa, pb, pc, pe, pf, pg in LINE_CELLS[cell] if may_score and len(placed) > 3 else ():
-            c = cells[pc]
-            e = cells[pe]
-            if c:
-                b = cells[pb]
-                if b:
-                    a = cells[pa]
-                    if a and table[((a * CODES + b) * CODES + c) * CODES + d]:
-                        scored += self._score(pa, pe - cell, seat)
-                    if e and table[((b * CODES + c) * CODES + d) * CODES + e]:
-                        scored += self._score(pb, pe - cell, seat)
-                if not e:
+        if may_score and len(placed) > 3:
+            table = self.wtable
+            for pa, pb, pc, pe, pf, pg in LINE_CELLS[cell]:
+                c = cells[pc]
+                e = cells[pe]
+                if c:
+                    b = cells[pb]
+                    if b:
+                        a = cells[pa]
+                        if a and table[((a * CODES + b) * CODES + c) * CODES + d]:
+                            scored += self._score(pa, pe - cell, seat)
+                        if e and table[((b * CODES + c) * CODES + d) * CODES + e]:
+                            scored += self._score(pb, pe - cell, seat)
+                    if not e:
+                        continue
+                    f = cells[pf]
+                    if f and table[((c * CODES + d) * CODES + e) * CODES + f]:
+                        scored += self._score(pc, pe - cell, seat)
+                elif e:
+                    f = cells[pf]
+                else:
                     continue
-                f = cells[pf]
-                if f and table[((c * CODES + d) * CODES + e) * CODES + f]:
-                    scored += self._score(pc, pe - cell, seat)
-            elif e:
-                f = cells[pf]
-            else:
-                continue
-            if f:
-                g = cells[pg]
-                if g and table[((d * CODES + e) * CODES + f) * CODES + g]:
-                    scored += self._score(cell, pe - cell, seat)
-        if scored:
-            self.points += scored
+                if f:
+                    g = cells[pg]
+                    if g and table[((d * CODES + e) * CODES + f) * CODES + g]:
+                        scored += self._score(cell, pe - cell, seat)
+            if scored:
+                self.points += scored
         if self.is_attacker[seat] or self.step_in_turn or not hand or len(placed) == 1:
             pending = self._pending
             self._finish_turn((*pending, move) if pending else (move,))

@@ -114,3 +114,17 @@ def test_update_threats_keeps_threat_map_current_in_random_play() -> None:
             if len(tour.placed) > before:
                 update_threats(threats, tour.cells, tour.placed[-1][1])
                 assert threats == threat_map(tour.cells, tour.placed)
+
+
+def test_threat_map_answers_a_repeated_board_with_a_fresh_copy() -> None:
+    tour = fork_tour()
+    first = threat_map(tour.cells, tour.placed)
+    items = list(first.items())
+    first.clear()  # a caller's changes stay its own
+    assert list(threat_map(tour.cells, tour.placed).items()) == items
+    tour.apply(tour.legal_actions()[0])  # defender passes
+    cell = cell_index(2, 2)
+    tour.place(idx("7D"), cell)  # a new board gets a new map
+    threats = dict(items)
+    update_threats(threats, tour.cells, cell)
+    assert threat_map(tour.cells, tour.placed) == threats != dict(items)

@@ -19,6 +19,14 @@ from krendzu import (
     parse_card,
     tour_roles,
 )
+from krendzu.board import (
+    LINE_CELLS,
+    LINE_STEPS,
+    NEIGHBOUR_STEPS,
+    NEIGHBOURS,
+    REACH,
+    cell_index,
+)
 from krendzu.tour import OVER, PLAY, Tour, _shuffled_deck
 from tests.helpers import make_tour, play, seats_in_order
 
@@ -333,3 +341,14 @@ def test_random_play_draws_like_randrange_whatever_the_rng_class() -> None:
         b = Tour.deal(Table.DUEL, roles, DealSizes(12, 14), generic)
         assert a.play_random(fast) == b.play_random(generic)
         assert a.history == b.history and fast.getstate() == generic.getstate()
+
+
+def test_board_cell_tables_match_the_steps() -> None:
+    """LINE_CELLS / NEIGHBOURS hold exactly cell ± k * step for every cell within reach."""
+    for y in range(-REACH, REACH + 1):
+        for x in range(-REACH, REACH + 1):
+            c = cell_index(x, y)
+            assert NEIGHBOURS[c] == tuple(c + s for s in NEIGHBOUR_STEPS)
+            assert LINE_CELLS[c] == tuple(
+                tuple(c + k * s for k in (-3, -2, -1, 1, 2, 3)) for s in LINE_STEPS
+            )

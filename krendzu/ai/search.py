@@ -124,9 +124,15 @@ def rollout(tour: Tour, threats: dict[int, int], rng: random.Random) -> None:
                         for pa3, pa2, pa1, pb1, pb2, pb3 in LINE_CELLS[sample_cell]:
                             a1 = cells[pa1]
                             b1 = cells[pb1]
-                            if (a1 or b1) and rest & _new_threats(
-                                cells, pa3, pb3, code, a1, cells[pa2], b1, cells[pb2]
-                            ):
+                            if not a1 and not b1:
+                                continue
+                            a2 = cells[pa2]
+                            b2 = cells[pb2]
+                            # A new threat needs two more cards in a window: without such
+                            # a pair _new_threats is 0, so it is not asked.
+                            if not (a1 and (a2 or b1 or b2)) and not (b1 and (a2 or b2)):
+                                continue
+                            if rest & _new_threats(cells, pa3, pb3, code, a1, a2, b1, b2):
                                 value += 2.0
                     if value > best:
                         best, card, cell = value, sample_card, sample_cell

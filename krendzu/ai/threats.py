@@ -137,8 +137,18 @@ def points_at(cells: bytearray | bytes, e: int, card: int) -> int:
     return sum(1 for m in cell_masks(cells, e) if m >> card & 1)
 
 
+#: The last board :func:`threat_map` was asked about and its map: a search asks about the
+#: same board once per iteration (only the hidden hands change), the heuristics again.
+_last_map: tuple[bytes, list[tuple[int, int]], dict[int, int]] | None = None
+
+
 def threat_map(cells: bytearray | bytes, placed: list[tuple[int, int]]) -> dict[int, int]:
-    """Every empty cell that is the gap of a three-card window → its completion mask."""
+    """Every empty cell that is the gap of a three-card window → its completion mask (a new
+    dict; the same board as last time is answered from a copy of the last map)."""
+    global _last_map
+    last = _last_map
+    if last is not None and last[1] == placed and last[0] == cells:
+        return dict(last[2])
     out: dict[int, int] = {}
     seen: set[int] = set()
     for _, cell in placed:
@@ -150,7 +160,8 @@ def threat_map(cells: bytearray | bytes, placed: list[tuple[int, int]]) -> dict[
             mask = cell_threat(cells, e)
             if mask:
                 out[e] = mask
-    return out
+    _last_map = (bytes(cells), list(placed), out)
+    return dict(out)
 
 
 def update_threats(threats: dict[int, int], cells: bytearray | bytes, cell: int) -> None:
