@@ -211,7 +211,8 @@ class Tour:
             raise SettingsError("every player gets at least one card")
         hands: list[list[int]] = [[] for _ in range(n)]
         pos = 0
-        for seat in ((roles.dealer + 1 + i) % n for i in range(n)):
+        for i in range(n):
+            seat = (roles.dealer + 1 + i) % n
             hands[seat] = sorted(deck[pos : pos + want[seat]])
             pos += want[seat]
         tour = object.__new__(cls)
