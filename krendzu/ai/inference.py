@@ -82,6 +82,7 @@ class Belief:
         self.sizes = sizes
         self.weights = weights
         self.claims = claims
+        self._first: tuple[list[float], list[list[float]]] | None = None
 
     @classmethod
     def uniform(cls, view: TourView) -> Belief:
@@ -108,9 +109,15 @@ class Belief:
     def _draw(self, rng: random.Random) -> dict[int, list[int]]:
         left = self.pool
         out: dict[int, list[int]] = {}
-        for seat, size in self.sizes.items():
+        for n, (seat, size) in enumerate(self.sizes.items()):
             w = self.weights[seat]
-            hand = draw_weighted(left, [w[c] for c in left], size, rng)
+            if n == 0:  # the first seat always draws from the whole pool: sums kept
+                if self._first is None:
+                    first_w = [w[c] for c in left]
+                    self._first = (first_w, subset_sums(first_w, size))
+                hand = _draw_with(left, self._first[0], self._first[1], size, rng)
+            else:
+                hand = draw_weighted(left, [w[c] for c in left], size, rng)
             out[seat] = hand
             taken = set(hand)
             left = [c for c in left if c not in taken]
@@ -129,19 +136,30 @@ class Belief:
 def draw_weighted(cards: list[int], weights: list[float], k: int, rng: random.Random) -> list[int]:
     """``k`` of ``cards`` with probability proportional to the product of their weights
     (a conditional Poisson draw: exact, by the sums over subsets from the back)."""
-    n = len(cards)
-    if k >= n:
-        return list(cards)
-    if k <= 0:
-        return []
-    # below[i][j]: total weight of the j-card subsets of cards[i:].
-    below = [[1.0] + [0.0] * k for _ in range(n + 1)]
+    return _draw_with(cards, weights, subset_sums(weights, k), k, rng)
+
+
+def subset_sums(weights: list[float], k: int) -> list[list[float]]:
+    """``below[i][j]``: total weight of the ``j``-card subsets of the cards from ``i`` on."""
+    n = len(weights)
+    below = [[1.0] + [0.0] * max(0, k) for _ in range(n + 1)]
     for i in range(n - 1, -1, -1):
         wi = weights[i]
         row = below[i]
         nxt = below[i + 1]
         for j in range(1, min(k, n - i) + 1):
             row[j] = nxt[j] + wi * nxt[j - 1]
+    return below
+
+
+def _draw_with(
+    cards: list[int], weights: list[float], below: list[list[float]], k: int, rng: random.Random
+) -> list[int]:
+    n = len(cards)
+    if k >= n:
+        return list(cards)
+    if k <= 0:
+        return []
     out: list[int] = []
     j = k
     for i in range(n):
