@@ -329,12 +329,17 @@ class FlatMonteCarlo:
         n = 0
         base_points = base.points
         playouts = 0
+        loop_start = time.perf_counter()
         while True:
             if deadline is None:
                 if n >= self.iterations:
                     break
-            elif n >= 2 and time.perf_counter() >= deadline:
-                break
+            elif n >= 2:
+                # Stop when one more sampled deal (with room for a slow one) would end
+                # past the budget: the decision, not just the search, keeps to it.
+                now = time.perf_counter()
+                if now + 2.0 * (now - loop_start) / n >= deadline:
+                    break
             tour = deal()
             threats0 = threat_map(tour.cells, tour.placed)
             seed = rng.getrandbits(32)
@@ -355,8 +360,6 @@ class FlatMonteCarlo:
                 totals[i] += t.points - base_points
                 playouts += 1
             n += 1
-            if deadline is not None and time.perf_counter() >= deadline:
-                break
         elapsed = time.perf_counter() - start
         self.stats.playouts += playouts
         self.stats.seconds += elapsed
