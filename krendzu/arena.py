@@ -21,6 +21,7 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,8 +79,10 @@ def play_tour(
     opts: ArenaOptions,
     tag: str,
     times: dict[str, list[float]],
+    watch: Callable[[Tour, int], None] | None = None,
 ) -> int:
-    """Play ``tour`` to the end with ``attack`` in the attacking seats; return the points."""
+    """Play ``tour`` to the end with ``attack`` in the attacking seats; return the points.
+    ``watch(tour, seat)`` is called before every decision (calibration looks on)."""
     chance_rng = random.Random(f"{tag}/chance")
     step = 0
     while tour.phase != OVER:
@@ -87,6 +90,8 @@ def play_tour(
         if seat == CHANCE:
             tour.redeal(tour.sample_redeal(chance_rng))
             continue
+        if watch is not None:
+            watch(tour, seat)
         level = attack if tour.is_attacker[seat] else defend
         player = _player(level, opts)
         rng = random.Random(f"{tag}/{step}")

@@ -28,10 +28,10 @@ import sys
 from typing import Any
 
 from krendzu.ai.inference import Belief, Model, infer
-from krendzu.ai.players import OraclePlayer, make_player, warm_up
+from krendzu.ai.players import warm_up
 from krendzu.ai.threats import mask_of, threat_map
-from krendzu.arena import ArenaOptions, deal_tour
-from krendzu.tour import CHANCE, OVER, Tour
+from krendzu.arena import ArenaOptions, deal_tour, play_tour
+from krendzu.tour import Tour
 
 
 def _scores(
@@ -84,44 +84,31 @@ def calibrate(
     deals: int, attacker: str, table: str, models: list[str], draws: int, seed: int
 ) -> dict[str, Any]:
     warm_up()
-    attack = make_player(attacker)
-    defend = make_player("normal")
     labels = [*models, "uniform"]
     parsed = [parse_model(m) for m in models]
     logliks: dict[str, list[float]] = {k: [] for k in labels}
     briers: dict[str, list[float]] = {k: [] for k in labels}
     fresh: dict[str, list[float]] = {k: [] for k in labels}
     opts = ArenaOptions(attacker, "normal", seed=seed, table=table)
+
+    def watch(tour: Tour, seat: int) -> None:
+        view = tour.observation(seat)
+        attacker_turns = sum(1 for t in view.turns if t.player in view.roles.attackers)
+        if tour.is_attacker[seat] or attacker_turns < 2 or not tour.attackers_have_cards():
+            return
+        beliefs = [infer(view, m) for m in parsed] + [Belief.uniform(view)]
+        for label, belief in zip(labels, beliefs, strict=True):
+            rng = random.Random(f"{len(logliks[label])}")
+            ll, brier, fresh_brier = _scores(belief, tour, rng, draws)
+            logliks[label].append(ll)
+            if not math.isnan(brier):
+                briers[label].append(brier)
+            if not math.isnan(fresh_brier):
+                fresh[label].append(fresh_brier)
+
     for index in range(deals):
-        tour = deal_tour(opts, index)
-        chance_rng = random.Random(f"calibrate/{seed}/{index}")
-        step = 0
-        while tour.phase != OVER:
-            seat = tour.current_player
-            if seat == CHANCE:
-                tour.redeal(tour.sample_redeal(chance_rng))
-                continue
-            view = tour.observation(seat)
-            attacking = tour.is_attacker[seat]
-            attacker_turns = sum(1 for t in view.turns if t.player in view.roles.attackers)
-            if not attacking and attacker_turns >= 2 and tour.attackers_have_cards():
-                beliefs = [infer(view, m) for m in parsed] + [Belief.uniform(view)]
-                for label, belief in zip(labels, beliefs, strict=True):
-                    rng = random.Random(f"{index}/{step}")
-                    ll, brier, fresh_brier = _scores(belief, tour, rng, draws)
-                    logliks[label].append(ll)
-                    if not math.isnan(brier):
-                        briers[label].append(brier)
-                    if not math.isnan(fresh_brier):
-                        fresh[label].append(fresh_brier)
-            rng = random.Random(f"{seed}/{index}/{step}")
-            if attacking and isinstance(attack, OraclePlayer):
-                actions = attack.decide_full(tour, rng)
-            else:
-                actions = (attack if attacking else defend).decide(view, rng)
-            for action in actions:
-                tour.apply(action)
-            step += 1
+        play_tour(deal_tour(opts, index), attacker, "normal", opts, f"calibrate/{seed}/{index}",
+                  {}, watch)
     rows = {
         k: {
             "card_loglik": round(statistics.fmean(logliks[k]), 4),
