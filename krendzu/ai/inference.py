@@ -16,13 +16,14 @@ The model of another attacking seat is the normal player (:mod:`krendzu.ai.heuri
   ``y`` in the hand is kept with weight ``sigmoid((score(chosen) - best(y)) / T)`` (a
   card that would have scored 100 where the seat scored nothing is all but ruled out);
 * every threat the chosen move built is a *claim*: deals in which the seat holds none of
-  its completing cards are kept with probability ``exp(-(own - other) / T)``, the score
+  its completing cards are kept with probability ``exp(-(own - other) / C)``, the score
   difference the normal player sees between a threat it can and cannot complete;
 * an attacker that announced fewer cards than it could swap kept no weak seed (a queen,
   8, J or K) but by drawing it.
 
-``T`` is :data:`TEMPERATURE`, calibrated with :mod:`krendzu.ai.calibrate` (the likelihood
-of the true hands on arena games). Sampling draws each hidden hand in turn, with
+``T`` (:data:`TEMPERATURE`) and ``C`` (:data:`CLAIM_TEMPERATURE`) are calibrated with
+:mod:`krendzu.ai.calibrate` (how well the beliefs predict the true hands and the live
+threats in arena games). Sampling draws each hidden hand in turn, with
 probability proportional to the product of its cards' weights (a conditional Poisson
 draw), then accepts or redraws it by the claims. Everything is a pure function of the
 observation: the hard level stays an observation-only player.
@@ -338,15 +339,12 @@ def infer(view: TourView, model: Model = MODEL) -> Belief:
     claims: list[Claim] = []
     attackers = set(view.roles.attackers)
     _exchange_evidence(view, attackers, pool, logw)
-    # Cards each seat placed from each of its turns on: surely in its hand back then.
-    later: dict[int, list[int]] = {s: [] for s in sizes}
-    suffix: dict[int, int] = {}
+    # The cards a seat placed from one of its turns on were surely in its hand then.
     placed = placed_by_seat(view)
+    played_so_far: dict[int, int] = {}
     watched = {s for s in sizes if s in attackers and sizes[s]}
     if not watched:
         return Belief(pool, sizes, {s: _normalized(w, pool) for s, w in logw.items()}, [])
-    for s in watched:
-        later[s] = placed[s]
     tour = opening_tour(view, fill_hidden(view))
     log_floor = math.log(model.floor)
     temperature = model.temperature
@@ -354,11 +352,11 @@ def infer(view: TourView, model: Model = MODEL) -> Belief:
     for seat, cards in replay(view, tour):
         if seat not in watched or not cards:
             continue
-        played_before = suffix.get(seat, 0)
-        suffix[seat] = played_before + len(cards)
+        played_before = played_so_far.get(seat, 0)
+        played_so_far[seat] = played_before + len(cards)
         if not tour.placed:
             continue  # the opening card says next to nothing
-        known = mask_of(later[seat][played_before:])  # cards in its hand at this turn
+        known = mask_of(placed[seat][played_before:])  # cards in its hand at this turn
         card, cell = cards[0]
         shapes = _shapes_for(tuple(tour.placed), tour.cells, tour.frontier, tour.fpos)
         mover = _Mover(mask_of([c for c, _ in tour.placed]),
