@@ -35,7 +35,7 @@ import math
 import random
 from collections import OrderedDict
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from krendzu.ai.heuristic import exchange_choice, seed_value
 from krendzu.ai.state import fill_hidden, opening_tour, placed_by_seat, replay, unseen_cards
@@ -266,18 +266,16 @@ def _shapes_for(key: tuple[tuple[int, int], ...], cells: bytearray, frontier: li
 # Scoring a move with the rest of the hand counted on average ----------------------------
 
 class _Mover:
-    """The normal attacker's score for a card on a cell, as the viewer can reckon it: the
-    attacker's other cards are ``known`` (placed by it later) plus ``hidden`` unseen ones
-    out of ``pool``."""
+    """The normal attacker's score for a card on a cell, as the viewer can reckon it: for
+    each move the attacker's other cards are ``rest_known`` (placed by it later) plus
+    ``hidden`` unseen ones out of ``pool``."""
 
-    __slots__ = ("def_unseen", "k_own", "known", "pool", "u_def")
+    __slots__ = ("def_unseen", "k_own", "u_def")
 
-    def __init__(self, placed: int, hand_size: int, known: int, pool: int) -> None:
+    def __init__(self, placed: int, hand_size: int) -> None:
         self.def_unseen = FULL & ~placed
         self.u_def = self.def_unseen.bit_count()
         self.k_own = max(1, hand_size - 1)
-        self.known = known
-        self.pool = pool
 
     def score(self, shape: CellShape, y: int, rest_known: int, pool: int, hidden: int
               ) -> tuple[float, list[tuple[int, float]]]:
@@ -359,8 +357,7 @@ def infer(view: TourView, model: Model = MODEL) -> Belief:
         known = mask_of(placed[seat][played_before:])  # cards in its hand at this turn
         card, cell = cards[0]
         shapes = _shapes_for(tuple(tour.placed), tour.cells, tour.frontier, tour.fpos)
-        mover = _Mover(mask_of([c for c, _ in tour.placed]),
-                       sizes[seat] + known.bit_count(), known, pool_mask)
+        mover = _Mover(mask_of([c for c, _ in tour.placed]), sizes[seat] + known.bit_count())
         hidden = sizes[seat]
         chosen_shape = next(sh for sh in shapes if sh.cell == cell)
         chosen, gains = mover.score(chosen_shape, card, known & ~(1 << card), pool_mask, hidden)
@@ -403,6 +400,7 @@ def _exchange_evidence(
                     logw[seat][c] += math.log(KEPT_WEAK)
 
 
+@cache
 def _weak_seeds() -> frozenset[int]:
     return frozenset(exchange_choice(list(range(36)), True, 36))
 
