@@ -17,6 +17,7 @@ from krendzu.ai.inference import (
     draw_weighted,
     infer,
 )
+from krendzu.ai.search import best_turn
 from krendzu.ai.threats import mask_of
 from tests.helpers import make_tour, play
 from tests.test_ai_players import swap_hidden
@@ -130,3 +131,18 @@ def test_calibration_scores_models_against_the_real_hands() -> None:
     for row in rows.values():
         assert -5.0 < row["card_loglik"] < 0.0 and 0.0 <= row["threat_brier"] <= 1.0
     assert parse_model("-/3/0.1") == Model(None, 3.0, 0.1)
+
+
+
+def test_a_defender_pays_for_every_card_it_places() -> None:
+    # Pass, one block, two blocks: equal playout means → the cheapest turn; a block must
+    # save more than its card's share of the rationing cost to be played.
+    block, double = [(3, 100)], [(3, 100), (4, 200)]
+    cands = [block, [], double]
+    assert best_turn(cands, [-0.5, -0.5, -0.5], prior=0.06, spend=0.1) == []
+    assert best_turn(cands, [-0.5, -0.55, -0.5], prior=0.0, spend=0.1) == []
+    assert best_turn(cands, [-0.4, -0.55, -0.5], prior=0.0, spend=0.1) == block
+    assert best_turn(cands, [-0.5, -0.9, -0.25], prior=0.0, spend=0.1) == double
+    # Without the cost (an attacker, or the hard-v1 baseline) the favourite keeps its
+    # head start and the best mean wins.
+    assert best_turn(cands, [-0.5, -0.5, -0.5], prior=0.06, spend=0.0) == block
