@@ -45,3 +45,24 @@ def test_cli_measures_hard_against_its_baseline(capsys) -> None:
                  "--table", "teams", "--exchange", "2"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert set(report["decision_ms"]) == {"hard", "hard-v1"}
+
+
+def test_the_defence_benchmark_replays_the_arenas_tours() -> None:
+    # benchmarks/defence.py plays the arena's first tour of each deal with the same
+    # decisions: the points it counts are the attacker's arena points, and every card the
+    # defenders placed after the opening is in its turn counts.
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "defence.py"
+    spec = importlib.util.spec_from_file_location("defence_benchmark", path)
+    assert spec is not None and spec.loader is not None
+    defence = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(defence)
+    for table in ("duel", "trio-lone-attacker"):
+        opts = ArenaOptions("normal", "easy", deals=3, seed=5, table=table)
+        report = defence.measure("normal", "easy", opts)
+        arena = run(opts)
+        assert report["conceded_per_tour"] == arena["mean_attack_points"]["normal"]
+        turns = report["defender_turns_by_cards"]
+        assert set(turns) == {0, 1, 2} and turns[1] + 2 * turns[2] > 0
