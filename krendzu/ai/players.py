@@ -28,7 +28,7 @@ from krendzu.tour import ANNOUNCE, DISCARD, PLAY, Tour, TourView
 
 LEVELS = ("random", "easy", "normal", "hard", "oracle")
 #: Extra yardsticks the arena accepts besides the product levels: the notes' greedy player
-#: and the hard level as it was before it read hands (uniformly sampled deals).
+#: and the hard level as it was before it read hands (uniformly sampled deals, no card cost).
 BASELINES = ("greedy", "hard-v1")
 #: The bot's thinking time for the hard level.
 BOT_BUDGET_MS = 1000.0
@@ -151,8 +151,9 @@ class HeuristicPlayer(Player):
 
 class HardPlayer(HeuristicPlayer):
     """Determinized Monte-Carlo search over the normal player's candidate turns, on deals
-    weighted by what the other players' moves reveal (``inference=False``: uniform deals,
-    the ``hard-v1`` baseline)."""
+    weighted by what the other players' moves reveal; a defender pays for every card it
+    places (``inference=False``: uniform deals and no card cost, the ``hard-v1``
+    baseline)."""
 
     def __init__(
         self,
