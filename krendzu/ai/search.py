@@ -12,7 +12,9 @@
 3. Rollouts are *fair*: a rollout defender judges threats against every card it cannot see
    in the sampled deal, never against the sampled attacker hand.
 4. The candidate with the best mean (attacker: most points, defender: fewest) wins; the
-   normal player's favourite gets a small head start, so noise alone does not overturn it.
+   normal player's favourite gets a small head start, so noise alone does not overturn it,
+   and a hard defender's candidate pays for every card it places (the rollouts alone
+   undervalue a spare card, see :data:`CARD_WEIGHT`).
 
 Budget: ``iterations`` (reproducible; the default) or ``budget_ms`` (wall clock, for the
 bot). ``stats`` keeps playouts and elapsed time for the benchmark.
