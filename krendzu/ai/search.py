@@ -221,8 +221,7 @@ def candidate_turns(
     return out
 
 
-#: Deals drawn up front by the hard level: they judge the threats for the candidate turns
-#: and are the search's first iterations.
+#: Deals a hard attacker draws up front: the search's first iterations.
 ODDS_DRAWS = 32
 #: Deals a defender draws up front (a draw costs about 17 µs, a playout of every candidate
 #: about 1 ms): they judge the threats and are the search's first iterations.
@@ -230,7 +229,8 @@ DEFENCE_DRAWS = 256
 #: Share of the normal scoring's card cost (rationing) a defender's candidate pays per
 #: card it places. The light rollouts undervalue a spare card: their attacker builds far
 #: fewer live threats than a real one, so without it the search doubled too often and ran
-#: out of cards before the attacker (docs/ai.md). Tuned in the arena: 0.35 to 1.5 do about as well.
+#: out of cards before the attacker (docs/ai.md). Tuned in the arena: 0.35 to 1.5 do
+#: about as well.
 CARD_WEIGHT = 0.5
 
 
