@@ -14,71 +14,72 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from krendzu.ai import OraclePlayer, Player, make_player, warm_up
-from krendzu.arena import ArenaOptions, deal_tour
-from krendzu.tour import CHANCE, OVER
+from krendzu.arena import ArenaOptions, deal_tour, play_tour
+from krendzu.tour import Tour
+
+
+class DefenceLedger:
+    """What the defenders' turns placed, read through the arena's ``watch`` hook: before
+    each decision it settles the one before, so the tours are played by the arena's own
+    loop (the same decisions as ``python -m krendzu.arena``)."""
+
+    def __init__(self) -> None:
+        self.turns = {0: 0, 1: 0, 2: 0}
+        self.conceded = 0
+        self.after_empty = 0
+        self.to_come: list[int] = []
+        self._last: tuple[int, int] | None = None
+        self._empty_at: int | None = None
+
+    def watch(self, tour: Tour, seat: int) -> None:
+        self._settle(tour)
+        self._last = (seat, len(tour.placed))
+
+    def finish(self, tour: Tour) -> None:
+        self._settle(tour)
+        self.conceded += tour.points
+        if self._empty_at is not None:
+            self.after_empty += tour.points - self._empty_at
+        self._last = self._empty_at = None
+
+    def _settle(self, tour: Tour) -> None:
+        if self._last is None:
+            return
+        seat, before = self._last
+        self._last = None
+        if tour.is_attacker[seat] or before == 0:
+            return  # the exchange and the opening card are not a choice of how many
+        self.turns[len(tour.placed) - before] += 1
+        if self._empty_at is None and not any(tour.hands[s] for s in tour.roles.defenders):
+            self._empty_at = tour.points
+            self.to_come.append(sum(len(tour.hands[s]) for s in tour.roles.attackers))
 
 
 def measure(attacker: str, defender: str, opts: ArenaOptions) -> dict[str, object]:
-    warm_up()
-    players: dict[str, Player] = {
-        level: make_player(level, iterations=opts.iterations) for level in {attacker, defender}
-    }
-    turns = {0: 0, 1: 0, 2: 0}
-    conceded = 0
-    after_empty = 0
-    to_come: list[int] = []
+    ledger = DefenceLedger()
     for index in range(opts.deals):
         tour = deal_tour(opts, index)
-        tag = f"{opts.seed}/{index}/x"  # the arena's tag: the same decisions
-        chance_rng = random.Random(f"{tag}/chance")
-        step = 0
-        empty_at: int | None = None
-        while tour.phase != OVER:
-            seat = tour.current_player
-            if seat == CHANCE:
-                tour.redeal(tour.sample_redeal(chance_rng))
-                continue
-            player = players[attacker if tour.is_attacker[seat] else defender]
-            rng = random.Random(f"{tag}/{step}")
-            step += 1
-            before = len(tour.placed)
-            if isinstance(player, OraclePlayer):
-                actions = player.decide_full(tour, rng)
-            else:
-                actions = player.decide(tour.observation(seat), rng)
-            for action in actions:
-                tour.apply(action)
-            if tour.is_attacker[seat] or before == 0:
-                continue  # the opening card is not a choice of how many
-            turns[len(tour.placed) - before] += 1
-            if empty_at is None and not any(
-                tour.hands[s] for s in tour.roles.defenders
-            ):
-                empty_at = tour.points
-                to_come.append(sum(len(tour.hands[s]) for s in tour.roles.attackers))
-        conceded += tour.points
-        if empty_at is not None:
-            after_empty += tour.points - empty_at
+        # The arena's tag for the first tour of the deal: the same decisions.
+        play_tour(tour, attacker, defender, opts, f"{opts.seed}/{index}/x", {}, ledger.watch)
+        ledger.finish(tour)
     return {
         "attacker": attacker,
         "defender": defender,
         "table": opts.table,
         "deals": opts.deals,
         "iterations": opts.iterations,
-        "conceded_per_tour": round(conceded / opts.deals, 4),
-        "defender_turns_by_cards": turns,
+        "conceded_per_tour": round(ledger.conceded / opts.deals, 4),
+        "defender_turns_by_cards": ledger.turns,
         "attacker_cards_to_come_when_defence_empty": (
-            round(statistics.fmean(to_come), 3) if to_come else None
+            round(statistics.fmean(ledger.to_come), 3) if ledger.to_come else None
         ),
-        "conceded_after_defence_empty_per_tour": round(after_empty / opts.deals, 4),
+        "conceded_after_defence_empty_per_tour": round(ledger.after_empty / opts.deals, 4),
     }
 
 
