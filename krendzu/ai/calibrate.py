@@ -27,7 +27,7 @@ import statistics
 import sys
 from typing import Any
 
-from krendzu.ai.inference import Belief, Model, infer
+from krendzu.ai.inference import FLOOR, Belief, Model, infer
 from krendzu.ai.players import warm_up
 from krendzu.ai.threats import mask_of, threat_map
 from krendzu.arena import ArenaOptions, deal_tour, play_tour
@@ -77,7 +77,7 @@ def parse_model(text: str) -> Model:
     parts = text.split("/")
     values = [None if p in ("-", "") else float(p) for p in parts]
     return Model(values[0], values[1] if len(values) > 1 else None,
-                 values[2] if len(values) > 2 and values[2] is not None else 0.03)
+                 values[2] if len(values) > 2 and values[2] is not None else FLOOR)
 
 
 def calibrate(

@@ -262,7 +262,7 @@ class Informed(Heuristic):
         if p is None:
             hands = self.attacker_hands
             hits = sum(1 for h in hands if h & mask)
-            p = (hits + chance((mask & unseen).bit_count(), u, k)) / (len(hands) + 1)
+            p = (hits + super().odds(mask, unseen, u, k)) / (len(hands) + 1)
             self._seen[mask] = p
         return p
 
@@ -310,6 +310,7 @@ class FlatMonteCarlo:
             return cands[0] if cands else []
         if self.inference:
             belief = infer(view)
+            spend = 0.0
             if not base.is_attacker[seat] and base.attackers_have_cards():
                 # Judge the threats by the deals the evidence supports, not by counting;
                 # every card placed pays its share of the rationing cost.
@@ -319,12 +320,10 @@ class FlatMonteCarlo:
                 cands = candidate_turns(Informed(self.heur, masks), base, seat, self.width)
                 if len(cands) <= 1:
                     return cands[0] if cands else []
-                deals = iter(drawn)
                 spend = CARD_WEIGHT * self.heur.card_cost(base, seat, Knowledge(base, seat))
             else:
                 drawn = [belief.sample(rng) for _ in range(ODDS_DRAWS)]
-                deals = iter(drawn)
-                spend = 0.0
+            deals = iter(drawn)
 
             def deal() -> Tour:
                 hidden = next(deals, None)
