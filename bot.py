@@ -19,6 +19,8 @@ def main() -> int:
     )
     # httpx logs every request URL, and the URL contains the token.
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    # The job queue's scheduler logs two lines per tick of the one-second turn timer.
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)
     from chat.app import build_application
 
     app = build_application(config)

@@ -135,3 +135,5 @@ def test_sigkill_mid_match_then_restart_resumes_and_finishes(tmp_path: Path) -> 
     text = log.read_text(errors="replace")
     assert fake.token not in text, "the token never reaches the log"
     assert "Traceback" not in text, text[-3000:]
+    assert "Application started" in text, "INFO lines reach the log"
+    assert "apscheduler" not in text, "the one-second timer tick does not flood the log"
