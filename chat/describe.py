@@ -137,6 +137,12 @@ def describe_moves(tr: Tr, before: Match, actions: Sequence[Action],
         if isinstance(action, Discard):
             if tour.phase not in (ANNOUNCE, DISCARD) or new_tour:
                 lines.append(tr._("The exchange is done: new cards were dealt."))
+            else:  # say what happened, never which card
+                chosen = len(tour.discards.get(seat, ()))
+                total = dict(tour.announcements).get(seat, chosen)
+                lines.append(tr.n_("{name} has picked {k} of {n} card to exchange.",
+                                   "{name} has picked {k} of {n} cards to exchange.", total,
+                                   name=names[seat], k=chosen))
             continue
         turn_over = new_tour or tour.current_player != seat or tour.step_in_turn == 0
         if isinstance(action, Pass | EndTurn) or turn_over:

@@ -260,3 +260,26 @@ async def test_restart_announces_a_move_stored_but_not_announced(flow: Flow) -> 
     assert any(isinstance(n, Send) and n.panel_of for n in notices), "the next player's panel"
     marker = [n for n in notices if type(n).__name__ == "Announced"]
     assert marker and marker[-1].seq == 1  # type: ignore[attr-defined]
+
+
+def test_each_exchange_discard_is_told_without_its_card() -> None:
+    """A discard that leaves the exchange open says who picked how many, never the card."""
+    from chat.describe import describe_moves
+    from krendzu import Announce, Discard, Match, Settings
+
+    game = Match(("Ann", "Боб"), Settings(exchange_limit=2), seed=3)
+    names = ["Ann", "Боб"]
+    game.apply(Announce(2))
+    game.apply(Announce(0))
+    seat = game.current_player
+    first, second = game.tour.hand(seat)[:2]
+    catalogs = Catalogs()
+    en, ru = catalogs.get("en"), catalogs.get("ru")
+    lines, after = describe_moves(en, game, [Discard(first)], names)
+    assert lines == [f"{names[seat]} has picked 1 of 2 cards to exchange."]
+    assert describe_moves(ru, game, [Discard(first)], names)[0] == [
+        f"{names[seat]}: для обмена выбрано 1 из 2 карт."]
+    lines, _ = describe_moves(en, after, [Discard(second)], names)
+    assert lines == ["The exchange is done: new cards were dealt."]
+    told = " ".join(describe_moves(en, game, [Discard(first), Discard(second)], names)[0])
+    assert first.pretty() not in told and second.pretty() not in told
