@@ -139,7 +139,7 @@ def describe_moves(tr: Tr, before: Match, actions: Sequence[Action],
                 lines.append(tr._("The exchange is done: new cards were dealt."))
             else:  # say what happened, never which card
                 chosen = len(tour.discards.get(seat, ()))
-                total = dict(tour.announcements).get(seat, chosen)
+                total = dict(tour.announcements)[seat]
                 lines.append(tr.n_("{name} has picked {k} of {n} card to exchange.",
                                    "{name} has picked {k} of {n} cards to exchange.", total,
                                    name=names[seat], k=chosen))

@@ -267,8 +267,8 @@ def test_each_exchange_discard_is_told_without_its_card() -> None:
     from chat.describe import describe_moves
     from krendzu import Announce, Discard, Match, Settings
 
-    game = Match(("Ann", "Боб"), Settings(exchange_limit=2), seed=3)
-    names = ["Ann", "Боб"]
+    names = ("Ann", "Боб")
+    game = Match(names, Settings(exchange_limit=2), seed=3)
     game.apply(Announce(2))
     game.apply(Announce(0))
     seat = game.current_player
