@@ -66,3 +66,23 @@ def test_the_defence_benchmark_replays_the_arenas_tours() -> None:
         assert report["conceded_per_tour"] == arena["mean_attack_points"]["normal"]
         turns = report["defender_turns_by_cards"]
         assert set(turns) == {0, 1, 2} and turns[1] + 2 * turns[2] > 0
+
+
+def test_the_regret_benchmark_replays_the_arenas_tours() -> None:
+    # benchmarks/regret.py asks the oracle at every defence but plays the arena's own
+    # decisions: the points it counts are the attacker's arena points.
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "regret.py"
+    spec = importlib.util.spec_from_file_location("regret_benchmark", path)
+    assert spec is not None and spec.loader is not None
+    regret = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(regret)
+    opts = ArenaOptions("normal", "hard", deals=2, seed=5, iterations=2)
+    report = regret.measure("normal", "hard", opts, playouts=8)
+    assert report["conceded_per_tour"] == run(opts)["mean_attack_points"]["normal"]
+    parts = report["parts"]
+    assert report["decisions"] == sum(p["decisions"] for p in parts) > 0
+    assert all(0 <= p["live"] <= 2 and 0 <= p["dead"] <= 2 for p in parts)
+    assert all(p["defender_cards"] <= 2 and p["oracle_cards"] <= 2 for p in parts)
