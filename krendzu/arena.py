@@ -1,7 +1,8 @@
 """Duplicate-deal arena for the computer players.
 
 ``python -m krendzu.arena LEVEL_X LEVEL_Y --deals 400 --seed 7 [--table duel] [--jobs 2]
-[--budget-ms N] [--iterations N] [--exchange K] [--preset P] [--json] [--save FILE]``
+[--budget-ms N] [--iterations N] [--exchange K] [--preset P] [--json] [--save FILE]
+[--journal FILE]``
 
 Every seeded deal is played twice: X holds the attacking seats with the attackers' cards
 while Y holds the defending seats, then the same cards again with the sides swapped. Per
@@ -9,21 +10,27 @@ deal the paired difference is (points X scored attacking) − (points Y scored a
 the two tours form a mini-match won by the side that scored more. Decisions use rngs
 derived from the seed, the deal and the move, so the same options give the same table
 whatever ``--jobs`` is (unless ``--budget-ms`` trades the iteration budget for time).
+
+``--journal FILE`` appends every finished deal to FILE (one JSON line) and skips the deals
+already there: a long run (hours at the bot's 1 s budget) survives being stopped and is
+finished by running the same command again.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import multiprocessing
+import os
 import random
 import statistics
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any
 
 from krendzu.ai import BASELINES, LEVELS, OraclePlayer, Player, make_player, warm_up
 from krendzu.tables import DEAL_PRESETS, Table, tour_roles
@@ -125,18 +132,76 @@ def _quantile(values: list[float], q: float) -> float:
     return ordered[pos]
 
 
-def run(opts: ArenaOptions) -> dict[str, Any]:
+def _fingerprint(opts: ArenaOptions) -> dict[str, Any]:
+    """What decides a deal's result (not how many deals or jobs)."""
+    return {"x": opts.x, "y": opts.y, "seed": opts.seed, "table": opts.table,
+            "budget_ms": opts.budget_ms, "iterations": opts.iterations,
+            "exchange": opts.exchange, "preset": opts.preset}
+
+
+def _logged(log: IO[str] | None, opts: ArenaOptions, index: int, result: DealResult
+            ) -> DealResult:
+    if log is not None:
+        log.write(json.dumps({"options": _fingerprint(opts), "deal": index,
+                              "x": result.x_points, "y": result.y_points,
+                              "times": result.times}) + "\n")
+        log.flush()
+    return result
+
+
+def _end_cut_line(path: str) -> None:
+    """End a line a kill cut short, so the next deal logged starts a line of its own."""
+    if os.path.exists(path) and os.path.getsize(path):
+        with open(path, "rb+") as handle:
+            handle.seek(-1, os.SEEK_END)
+            if handle.read(1) != b"\n":
+                handle.write(b"\n")
+
+
+def read_journal(path: str, opts: ArenaOptions) -> dict[int, DealResult]:
+    """The deals a journal already holds for these options. A line cut short by a kill is
+    skipped (that deal is played again); a journal of other options is refused."""
+    done: dict[int, DealResult] = {}
+    if not os.path.exists(path):
+        return done
+    want = _fingerprint(opts)
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            try:
+                row = json.loads(line)
+                options, index = row["options"], int(row["deal"])
+                result = DealResult(int(row["x"]), int(row["y"]), dict(row["times"]))
+            except (ValueError, KeyError, TypeError):
+                continue
+            if options != want:
+                raise SystemExit(f"{path} holds deals of another run ({options}); "
+                                 "use another journal file")
+            done[index] = result
+    return done
+
+
+def run(opts: ArenaOptions, journal: str | None = None) -> dict[str, Any]:
     for level in (opts.x, opts.y):
         if level not in LEVELS + BASELINES:
             raise SystemExit(f"unknown level {level!r}: use one of {', '.join(LEVELS)}")
     start = time.perf_counter()
-    work = [(opts, i) for i in range(opts.deals)]
-    if opts.jobs > 1:
-        ctx = multiprocessing.get_context("spawn")
-        with ctx.Pool(opts.jobs) as pool:
-            results = pool.map(play_deal, work, chunksize=max(1, opts.deals // (opts.jobs * 8)))
-    else:
-        results = [play_deal(w) for w in work]
+    done = read_journal(journal, opts) if journal else {}
+    if journal:
+        _end_cut_line(journal)
+    work = [(opts, i) for i in range(opts.deals) if i not in done]
+    fresh: dict[int, DealResult] = {}
+    with open(journal, "a", encoding="utf-8") if journal else contextlib.nullcontext() as log:
+        if opts.jobs > 1 and work:
+            ctx = multiprocessing.get_context("spawn")
+            chunk = 1 if journal else max(1, opts.deals // (opts.jobs * 8))
+            with ctx.Pool(opts.jobs) as pool:
+                played = pool.imap(play_deal, work, chunksize=chunk)
+                for (_, index), result in zip(work, played, strict=True):
+                    fresh[index] = _logged(log, opts, index, result)
+        else:
+            for w in work:
+                fresh[w[1]] = _logged(log, opts, w[1], play_deal(w))
+    results = [done[i] if i in done else fresh[i] for i in range(opts.deals)]
     elapsed = time.perf_counter() - start
     n = len(results)
     diffs = [r.x_points - r.y_points for r in results]
@@ -229,12 +294,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--exchange", type=int, default=0, help="exchange limit (0 = none)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--save", default=None, help="also write the JSON object to this file")
+    parser.add_argument("--journal", default=None,
+                        help="append each finished deal to this file and skip the deals "
+                             "already there (a long run can be stopped and resumed)")
     args = parser.parse_args(argv)
     opts = ArenaOptions(
         args.x, args.y, args.deals, args.seed, args.table, max(1, args.jobs),
         args.budget_ms, args.iterations, max(0, args.exchange), args.preset,
     )
-    report = run(opts)
+    report = run(opts, args.journal)
     if args.save:
         with open(args.save, "w", encoding="utf-8") as handle:
             json.dump(report, handle, ensure_ascii=False, indent=1)

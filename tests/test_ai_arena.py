@@ -86,3 +86,30 @@ def test_the_regret_benchmark_replays_the_arenas_tours() -> None:
     assert report["decisions"] == sum(p["decisions"] for p in parts) > 0
     assert all(0 <= p["live"] <= 2 and 0 <= p["dead"] <= 2 for p in parts)
     assert all(p["defender_cards"] <= 2 and p["oracle_cards"] <= 2 for p in parts)
+
+
+def test_a_journal_resumes_a_stopped_run(tmp_path) -> None:
+    # A run stopped after three deals (the last line cut short by the kill) is finished by
+    # the same command: the report is the uninterrupted run's, and each deal is logged once.
+    journal = tmp_path / "run.jsonl"
+    whole = run(ArenaOptions("easy", "random", deals=5, seed=4))
+    run(ArenaOptions("easy", "random", deals=3, seed=4), str(journal))
+    lines = journal.read_text(encoding="utf-8").splitlines()
+    journal.write_text("\n".join(lines[:2]) + "\n" + lines[2][:20], encoding="utf-8")
+    resumed = run(ArenaOptions("easy", "random", deals=5, seed=4, jobs=2), str(journal))
+    for key in ("mean_attack_points", "diff_mean", "diff_ci95", "wins_draws_losses"):
+        assert resumed[key] == whole[key]
+    assert {d: v["decisions"] for d, v in resumed["decision_ms"].items()} == {
+        d: v["decisions"] for d, v in whole["decision_ms"].items()}
+    deals = [json.loads(line)["deal"] for line in journal.read_text().splitlines()[2:]
+             if line.startswith("{") and line.endswith("}")]
+    assert sorted(deals) == [2, 3, 4]
+
+
+def test_a_journal_of_another_run_is_refused(tmp_path) -> None:
+    import pytest
+
+    journal = tmp_path / "run.jsonl"
+    run(ArenaOptions("easy", "random", deals=1, seed=4), str(journal))
+    with pytest.raises(SystemExit, match="another run"):
+        run(ArenaOptions("easy", "random", deals=2, seed=5), str(journal))
