@@ -87,13 +87,14 @@ class RegretProbe:
             return
         mine = self.defender.decide(tour.observation(seat), random.Random(f"{self.tag}/{step}"))
         theirs = self.oracle.decide_full(tour, random.Random(f"{self.tag}/{step}/oracle"))
+        mine_cards, their_cards = placed(mine), placed(theirs)
         regret = 0.0
-        if placed(mine) != placed(theirs):
+        if mine_cards != their_cards:
             seeds_rng = random.Random(f"{self.tag}/{step}/playouts")
             seeds = [seeds_rng.getrandbits(32) for _ in range(self.playouts)]
             regret = conceded(tour, mine, seeds) - conceded(tour, theirs, seeds)
         live, dead = threats_on_board(tour)
-        key = (live, dead, len(placed(mine)), len(placed(theirs)))
+        key = (live, dead, len(mine_cards), len(their_cards))
         self.parts.setdefault(key, []).append(regret)
 
 

@@ -28,7 +28,7 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -185,23 +185,21 @@ def run(opts: ArenaOptions, journal: str | None = None) -> dict[str, Any]:
         if level not in LEVELS + BASELINES:
             raise SystemExit(f"unknown level {level!r}: use one of {', '.join(LEVELS)}")
     start = time.perf_counter()
-    done = read_journal(journal, opts) if journal else {}
+    done: dict[int, DealResult] = {}
     if journal:
+        done = read_journal(journal, opts)
         _end_cut_line(journal)
     work = [(opts, i) for i in range(opts.deals) if i not in done]
-    fresh: dict[int, DealResult] = {}
-    with open(journal, "a", encoding="utf-8") if journal else contextlib.nullcontext() as log:
+    with contextlib.ExitStack() as stack:
+        log = stack.enter_context(open(journal, "a", encoding="utf-8")) if journal else None
+        played: Iterable[DealResult] = map(play_deal, work)
         if opts.jobs > 1 and work:
-            ctx = multiprocessing.get_context("spawn")
+            pool = stack.enter_context(multiprocessing.get_context("spawn").Pool(opts.jobs))
             chunk = 1 if journal else max(1, opts.deals // (opts.jobs * 8))
-            with ctx.Pool(opts.jobs) as pool:
-                played = pool.imap(play_deal, work, chunksize=chunk)
-                for (_, index), result in zip(work, played, strict=True):
-                    fresh[index] = _logged(log, opts, index, result)
-        else:
-            for w in work:
-                fresh[w[1]] = _logged(log, opts, w[1], play_deal(w))
-    results = [done[i] if i in done else fresh[i] for i in range(opts.deals)]
+            played = pool.imap(play_deal, work, chunksize=chunk)
+        for (_, index), result in zip(work, played, strict=True):
+            done[index] = _logged(log, opts, index, result)
+    results = [done[i] for i in range(opts.deals)]
     elapsed = time.perf_counter() - start
     n = len(results)
     diffs = [r.x_points - r.y_points for r in results]

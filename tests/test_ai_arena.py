@@ -2,9 +2,24 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+from pathlib import Path
+from types import ModuleType
+
+import pytest
 
 from krendzu.arena import ArenaOptions, format_table, main, run
+
+
+def _benchmark(name: str) -> ModuleType:
+    """``benchmarks/<name>.py`` as a module (the scripts are not a package)."""
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"{name}_benchmark", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_report_keys_and_determinism() -> None:
@@ -51,14 +66,7 @@ def test_the_defence_benchmark_replays_the_arenas_tours() -> None:
     # benchmarks/defence.py plays the arena's first tour of each deal with the same
     # decisions: the points it counts are the attacker's arena points, and every card the
     # defenders placed after the opening is in its turn counts.
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parent.parent / "benchmarks" / "defence.py"
-    spec = importlib.util.spec_from_file_location("defence_benchmark", path)
-    assert spec is not None and spec.loader is not None
-    defence = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(defence)
+    defence = _benchmark("defence")
     for table in ("duel", "trio-lone-attacker"):
         opts = ArenaOptions("normal", "easy", deals=3, seed=5, table=table)
         report = defence.measure("normal", "easy", opts)
@@ -71,14 +79,7 @@ def test_the_defence_benchmark_replays_the_arenas_tours() -> None:
 def test_the_regret_benchmark_replays_the_arenas_tours() -> None:
     # benchmarks/regret.py asks the oracle at every defence but plays the arena's own
     # decisions: the points it counts are the attacker's arena points.
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parent.parent / "benchmarks" / "regret.py"
-    spec = importlib.util.spec_from_file_location("regret_benchmark", path)
-    assert spec is not None and spec.loader is not None
-    regret = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(regret)
+    regret = _benchmark("regret")
     opts = ArenaOptions("normal", "hard", deals=2, seed=5, iterations=2)
     report = regret.measure("normal", "hard", opts, playouts=8)
     assert report["conceded_per_tour"] == run(opts)["mean_attack_points"]["normal"]
@@ -107,8 +108,6 @@ def test_a_journal_resumes_a_stopped_run(tmp_path) -> None:
 
 
 def test_a_journal_of_another_run_is_refused(tmp_path) -> None:
-    import pytest
-
     journal = tmp_path / "run.jsonl"
     run(ArenaOptions("easy", "random", deals=1, seed=4), str(journal))
     with pytest.raises(SystemExit, match="another run"):
