@@ -9,7 +9,7 @@ from types import ModuleType
 
 import pytest
 
-from krendzu.arena import ArenaOptions, format_table, main, run
+from krendzu.arena import ArenaOptions, deal_tour, format_table, main, play_tour, run
 
 
 def _benchmark(name: str) -> ModuleType:
@@ -87,6 +87,27 @@ def test_the_regret_benchmark_replays_the_arenas_tours() -> None:
     assert report["decisions"] == sum(p["decisions"] for p in parts) > 0
     assert all(0 <= p["live"] <= 2 and 0 <= p["dead"] <= 2 for p in parts)
     assert all(p["defender_cards"] <= 2 and p["oracle_cards"] <= 2 for p in parts)
+
+
+def test_the_liveness_benchmark_scores_every_playable_threat() -> None:
+    # benchmarks/liveness.py sorts the playable threats a defender faces by their history
+    # and scores the counting and the belief estimates against the real hands.
+    liveness = _benchmark("liveness")
+    opts = ArenaOptions("normal", "hard", deals=2, seed=5, iterations=2)
+    report = liveness.measure("normal", "hard", opts, draws=20)
+    groups = report["groups"]
+    assert report["all"]["threats"] == sum(g["threats"] for g in groups.values()) > 0
+    assert report["fresh"]["threats"] + report["old"]["threats"] == report["all"]["threats"]
+    for g in groups.values():
+        assert 0.0 <= g["live"] <= 1.0 and 0.0 <= g["brier_belief"] <= 1.0
+    # A threat no unseen card completes is dead, and both estimates know it.
+    probe = liveness.LivenessProbe(20)
+    for index in range(2):
+        play_tour(deal_tour(opts, index), "normal", "hard", opts, f"5/{index}/x", {},
+                  probe.watch)
+    samples = [s for group in probe.groups.values() for s in group]
+    assert samples and all(not live for live, counting, _ in samples if counting == 0.0)
+    assert all(belief == 0.0 for _, counting, belief in samples if counting == 0.0)
 
 
 def test_a_journal_resumes_a_stopped_run(tmp_path) -> None:

@@ -1,0 +1,151 @@
+"""How well a defender's beliefs tell live threats from dead ones, threat by threat.
+
+Plays the arena's seeded deals (the first tour of each duplicate pair: ATTACKER attacking,
+DEFENDER defending, the same decisions as ``python -m krendzu.arena``). At every defence
+that follows an attacker's card, while the attackers still hold cards, it takes every
+playable threat (three cards and a gap) and compares three numbers:
+
+* ``live``: whether the attackers really hold a card completing it;
+* ``counting``: the chance they do, counting the cards the defender cannot see;
+* ``belief``: the share of DRAWS deals of the hard level's belief
+  (:func:`krendzu.ai.inference.infer`) in which they do.
+
+Threats are grouped by their history: *fresh* ones were made or changed by the attacker's
+last card (by how many unseen cards complete them); *old* ones were on the board before
+it, either playable then (the attacker let them be: it scored elsewhere or could not) or
+made playable by that card. Per group it prints the number of threats, the share that is
+live, the mean of each estimate and each estimate's Brier score, as one JSON object.
+
+    python benchmarks/liveness.py [--attacker oracle] [--defender hard] [--deals 50]
+        [--iterations 24] [--draws 200] [--seed 7] [--table duel]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from krendzu.ai.inference import infer
+from krendzu.ai.players import warm_up
+from krendzu.ai.threats import FULL, chance, mask_of, threat_map
+from krendzu.arena import ArenaOptions, deal_tour, play_tour
+from krendzu.board import NEIGHBOUR_STEPS
+from krendzu.tour import PLAY, Tour
+
+#: One threat: (live, counting chance, belief chance).
+Sample = tuple[bool, float, float]
+
+
+def threat_group(fresh: bool, completers: int, was_playable: bool, scored: bool) -> str:
+    """The name of a threat's group (see the module docstring)."""
+    if fresh:
+        return f"fresh, {min(completers, 4)}{'+' if completers >= 4 else ''} completing"
+    if not was_playable:
+        return "old, made playable by the last card"
+    return "old, let be while the attacker scored" if scored else "old, let be"
+
+
+class LivenessProbe:
+    """The arena's ``watch`` hook: at each defence after an attacker's card, every
+    playable threat with its truth and both estimates."""
+
+    def __init__(self, draws: int) -> None:
+        self.draws = draws
+        self.groups: dict[str, list[Sample]] = {}
+
+    def watch(self, tour: Tour, seat: int) -> None:
+        if tour.phase != PLAY or tour.is_attacker[seat] or len(tour.placed) < 2:
+            return
+        if not tour.attackers_have_cards():
+            return
+        view = tour.observation(seat)
+        last = view.turns[-1] if view.turns else None
+        if last is None or not last.cards or last.player not in view.roles.attackers:
+            return
+        card, cell = tour.placed[-1]
+        now = threat_map(tour.cells, tour.placed)
+        cells = bytearray(tour.cells)
+        cells[cell] = 0
+        before = threat_map(cells, tour.placed[:-1])
+        playable = [(g, m) for g, m in now.items() if g in tour.fpos]
+        if not playable:
+            return
+        attackers = list(tour.roles.attackers)
+        truth = mask_of([c for s in attackers for c in tour.hands[s]])
+        unseen = FULL & ~mask_of(tour.hands[seat]) & ~mask_of([c for c, _ in tour.placed])
+        u = unseen.bit_count()
+        k = sum(len(tour.hands[s]) for s in attackers)
+        belief = infer(view)
+        rng = random.Random(f"liveness/{len(tour.placed)}/{seat}")
+        held = [mask_of([c for s in attackers for c in belief.sample(rng)[s]])
+                for _ in range(self.draws)]
+        scored = bool(before.get(cell, 0) >> card & 1)
+        for g, m in playable:
+            t = (m & unseen).bit_count()
+            group = threat_group(before.get(g) != m, t, any(cells[g + d] for d in NEIGHBOUR_STEPS),
+                                 scored)
+            share = sum(1 for h in held if h & m) / self.draws
+            self.groups.setdefault(group, []).append((bool(m & truth), chance(t, u, k), share))
+
+
+def summary(samples: list[Sample]) -> dict[str, float | int]:
+    live = [float(s[0]) for s in samples]
+    return {
+        "threats": len(samples),
+        "live": round(statistics.fmean(live), 3),
+        "counting": round(statistics.fmean(s[1] for s in samples), 3),
+        "belief": round(statistics.fmean(s[2] for s in samples), 3),
+        "brier_counting": round(statistics.fmean((s[1] - s[0]) ** 2 for s in samples), 4),
+        "brier_belief": round(statistics.fmean((s[2] - s[0]) ** 2 for s in samples), 4),
+    }
+
+
+def measure(attacker: str, defender: str, opts: ArenaOptions, draws: int) -> dict[str, object]:
+    warm_up()
+    probe = LivenessProbe(draws)
+    for index in range(opts.deals):
+        tag = f"{opts.seed}/{index}/x"  # the arena's first tour of the deal
+        play_tour(deal_tour(opts, index), attacker, defender, opts, tag, {}, probe.watch)
+    every = [s for samples in probe.groups.values() for s in samples]
+    fresh = [s for g, samples in probe.groups.items() if g.startswith("fresh") for s in samples]
+    old = [s for g, samples in probe.groups.items() if g.startswith("old") for s in samples]
+    return {
+        "attacker": attacker,
+        "defender": defender,
+        "table": opts.table,
+        "deals": opts.deals,
+        "iterations": opts.iterations,
+        "draws": draws,
+        "all": summary(every) if every else {},
+        "fresh": summary(fresh) if fresh else {},
+        "old": summary(old) if old else {},
+        "groups": {g: summary(s) for g, s in sorted(probe.groups.items())},
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--attacker", default="oracle")
+    parser.add_argument("--defender", default="hard")
+    parser.add_argument("--deals", type=int, default=50)
+    parser.add_argument("--iterations", type=int, default=24)
+    parser.add_argument("--draws", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--table", default="duel")
+    args = parser.parse_args(argv)
+    if args.defender == "oracle":
+        parser.error("the defender must decide from its observation: not the oracle")
+    opts = ArenaOptions(args.attacker, args.defender, deals=args.deals, seed=args.seed,
+                        table=args.table, iterations=args.iterations)
+    print(json.dumps(measure(args.attacker, args.defender, opts, args.draws)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
