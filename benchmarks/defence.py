@@ -12,7 +12,6 @@ first and concedes the attacker's last cards unopposed (docs/ai.md, "Card econom
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -20,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from krendzu.arena import ArenaOptions, deal_tour, play_tour
+from krendzu.arena import ArenaOptions, play_first_tours, probe_options, probe_parser
 from krendzu.tour import Tour
 
 
@@ -61,16 +60,13 @@ class DefenceLedger:
             self.to_come.append(sum(len(tour.hands[s]) for s in tour.roles.attackers))
 
 
-def measure(attacker: str, defender: str, opts: ArenaOptions) -> dict[str, object]:
+def measure(opts: ArenaOptions) -> dict[str, object]:
     ledger = DefenceLedger()
-    for index in range(opts.deals):
-        tour = deal_tour(opts, index)
-        # The arena's tag for the first tour of the deal: the same decisions.
-        play_tour(tour, attacker, defender, opts, f"{opts.seed}/{index}/x", {}, ledger.watch)
+    for tour in play_first_tours(opts, ledger.watch):
         ledger.finish(tour)
     return {
-        "attacker": attacker,
-        "defender": defender,
+        "attacker": opts.x,
+        "defender": opts.y,
         "table": opts.table,
         "deals": opts.deals,
         "iterations": opts.iterations,
@@ -84,17 +80,9 @@ def measure(attacker: str, defender: str, opts: ArenaOptions) -> dict[str, objec
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--attacker", default="oracle")
-    parser.add_argument("--defender", default="hard")
-    parser.add_argument("--deals", type=int, default=80)
-    parser.add_argument("--iterations", type=int, default=24)
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--table", default="duel")
+    parser = probe_parser(__doc__, deals=80)
     args = parser.parse_args(argv)
-    opts = ArenaOptions(args.attacker, args.defender, deals=args.deals, seed=args.seed,
-                        table=args.table, iterations=args.iterations)
-    print(json.dumps(measure(args.attacker, args.defender, opts)))
+    print(json.dumps(measure(probe_options(args))))
     return 0
 
 

@@ -22,7 +22,6 @@ live, the mean of each estimate and each estimate's Brier score, as one JSON obj
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import statistics
@@ -34,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from krendzu.ai.inference import infer
 from krendzu.ai.players import warm_up
 from krendzu.ai.threats import FULL, chance, mask_of, threat_map
-from krendzu.arena import ArenaOptions, deal_tour, play_tour
+from krendzu.arena import ArenaOptions, play_first_tours, probe_options, probe_parser
 from krendzu.board import NEIGHBOUR_STEPS
 from krendzu.tour import PLAY, Tour
 
@@ -106,18 +105,17 @@ def summary(samples: list[Sample]) -> dict[str, float | int]:
     }
 
 
-def measure(attacker: str, defender: str, opts: ArenaOptions, draws: int) -> dict[str, object]:
+def measure(opts: ArenaOptions, draws: int) -> dict[str, object]:
     warm_up()
     probe = LivenessProbe(draws)
-    for index in range(opts.deals):
-        tag = f"{opts.seed}/{index}/x"  # the arena's first tour of the deal
-        play_tour(deal_tour(opts, index), attacker, defender, opts, tag, {}, probe.watch)
+    for _ in play_first_tours(opts, probe.watch):
+        pass
     every = [s for samples in probe.groups.values() for s in samples]
     fresh = [s for g, samples in probe.groups.items() if g.startswith("fresh") for s in samples]
     old = [s for g, samples in probe.groups.items() if g.startswith("old") for s in samples]
     return {
-        "attacker": attacker,
-        "defender": defender,
+        "attacker": opts.x,
+        "defender": opts.y,
         "table": opts.table,
         "deals": opts.deals,
         "iterations": opts.iterations,
@@ -130,20 +128,12 @@ def measure(attacker: str, defender: str, opts: ArenaOptions, draws: int) -> dic
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--attacker", default="oracle")
-    parser.add_argument("--defender", default="hard")
-    parser.add_argument("--deals", type=int, default=50)
-    parser.add_argument("--iterations", type=int, default=24)
+    parser = probe_parser(__doc__, deals=50)
     parser.add_argument("--draws", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--table", default="duel")
     args = parser.parse_args(argv)
     if args.defender == "oracle":
         parser.error("the defender must decide from its observation: not the oracle")
-    opts = ArenaOptions(args.attacker, args.defender, deals=args.deals, seed=args.seed,
-                        table=args.table, iterations=args.iterations)
-    print(json.dumps(measure(args.attacker, args.defender, opts, args.draws)))
+    print(json.dumps(measure(probe_options(args), args.draws)))
     return 0
 
 

@@ -19,7 +19,6 @@ defender overstates what the defender loses there (docs/ai.md).
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import sys
@@ -32,7 +31,7 @@ from krendzu.ai import make_player
 from krendzu.ai.players import OraclePlayer, Player, warm_up
 from krendzu.ai.search import rollout
 from krendzu.ai.threats import mask_of, threat_map
-from krendzu.arena import ArenaOptions, deal_tour, play_tour
+from krendzu.arena import ArenaOptions, play_first_tours, probe_options, probe_parser
 from krendzu.tour import PLAY, Tour
 
 Part = tuple[int, int, int, int]  # live threats, dead threats, defender cards, oracle cards
@@ -98,24 +97,17 @@ class RegretProbe:
         self.parts.setdefault(key, []).append(regret)
 
 
-def measure(
-    attacker: str, defender: str, opts: ArenaOptions, playouts: int
-) -> dict[str, object]:
+def measure(opts: ArenaOptions, playouts: int) -> dict[str, object]:
     warm_up()
     oracle = make_player("oracle", iterations=opts.iterations)
     assert isinstance(oracle, OraclePlayer)
-    probe = RegretProbe(make_player(defender, iterations=opts.iterations), oracle, playouts)
-    points = 0
-    for index in range(opts.deals):
-        tag = f"{opts.seed}/{index}/x"  # the arena's first tour of the deal
-        probe.start(tag)
-        points += play_tour(deal_tour(opts, index), attacker, defender, opts, tag, {},
-                            probe.watch)
+    probe = RegretProbe(make_player(opts.y, iterations=opts.iterations), oracle, playouts)
+    points = sum(tour.points for tour in play_first_tours(opts, probe.watch, probe.start))
     deals = opts.deals
     parts = sorted(probe.parts.items(), key=lambda kv: -sum(kv[1]))
     return {
-        "attacker": attacker,
-        "defender": defender,
+        "attacker": opts.x,
+        "defender": opts.y,
         "table": opts.table,
         "deals": deals,
         "iterations": opts.iterations,
@@ -132,20 +124,12 @@ def measure(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--attacker", default="oracle")
-    parser.add_argument("--defender", default="hard")
-    parser.add_argument("--deals", type=int, default=40)
-    parser.add_argument("--iterations", type=int, default=24)
+    parser = probe_parser(__doc__, deals=40)
     parser.add_argument("--playouts", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--table", default="duel")
     args = parser.parse_args(argv)
     if args.defender == "oracle":
         parser.error("the defender must decide from its observation: not the oracle")
-    opts = ArenaOptions(args.attacker, args.defender, deals=args.deals, seed=args.seed,
-                        table=args.table, iterations=args.iterations)
-    print(json.dumps(measure(args.attacker, args.defender, opts, args.playouts)))
+    print(json.dumps(measure(probe_options(args), args.playouts)))
     return 0
 
 

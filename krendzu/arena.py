@@ -28,7 +28,7 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -112,6 +112,43 @@ def play_tour(
         for action in actions:
             tour.apply(action)
     return tour.points
+
+
+def play_first_tours(
+    opts: ArenaOptions,
+    watch: Callable[[Tour, int], None],
+    start: Callable[[str], None] | None = None,
+) -> Iterator[Tour]:
+    """The first tour of each deal (``opts.x`` attacking, ``opts.y`` defending) with the
+    arena's own decisions, ``watch`` looking on before each decision: the benchmarks'
+    probes. Each finished tour is yielded before the next deal is played; ``start(tag)``
+    is told each tour's tag (the prefix of its decision rngs) before it begins."""
+    for index in range(opts.deals):
+        tag = f"{opts.seed}/{index}/x"
+        if start is not None:
+            start(tag)
+        tour = deal_tour(opts, index)
+        play_tour(tour, opts.x, opts.y, opts, tag, {}, watch)
+        yield tour
+
+
+def probe_parser(doc: str, deals: int) -> argparse.ArgumentParser:
+    """The options every probe benchmark takes (``--attacker --defender --deals
+    --iterations --seed --table``); a script adds its own."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--attacker", default="oracle")
+    parser.add_argument("--defender", default="hard")
+    parser.add_argument("--deals", type=int, default=deals)
+    parser.add_argument("--iterations", type=int, default=24)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--table", default="duel")
+    return parser
+
+
+def probe_options(args: argparse.Namespace) -> ArenaOptions:
+    """The arena options of :func:`probe_parser`'s parsed arguments."""
+    return ArenaOptions(args.attacker, args.defender, deals=args.deals, seed=args.seed,
+                        table=args.table, iterations=args.iterations)
 
 
 def play_deal(args: tuple[ArenaOptions, int]) -> DealResult:

@@ -9,7 +9,7 @@ from types import ModuleType
 
 import pytest
 
-from krendzu.arena import ArenaOptions, deal_tour, format_table, main, play_tour, run
+from krendzu.arena import ArenaOptions, format_table, main, play_first_tours, run
 
 
 def _benchmark(name: str) -> ModuleType:
@@ -69,7 +69,7 @@ def test_the_defence_benchmark_replays_the_arenas_tours() -> None:
     defence = _benchmark("defence")
     for table in ("duel", "trio-lone-attacker"):
         opts = ArenaOptions("normal", "easy", deals=3, seed=5, table=table)
-        report = defence.measure("normal", "easy", opts)
+        report = defence.measure(opts)
         arena = run(opts)
         assert report["conceded_per_tour"] == arena["mean_attack_points"]["normal"]
         turns = report["defender_turns_by_cards"]
@@ -81,7 +81,7 @@ def test_the_regret_benchmark_replays_the_arenas_tours() -> None:
     # decisions: the points it counts are the attacker's arena points.
     regret = _benchmark("regret")
     opts = ArenaOptions("normal", "hard", deals=2, seed=5, iterations=2)
-    report = regret.measure("normal", "hard", opts, playouts=8)
+    report = regret.measure(opts, playouts=8)
     assert report["conceded_per_tour"] == run(opts)["mean_attack_points"]["normal"]
     parts = report["parts"]
     assert report["decisions"] == sum(p["decisions"] for p in parts) > 0
@@ -94,7 +94,7 @@ def test_the_liveness_benchmark_scores_every_playable_threat() -> None:
     # and scores the counting and the belief estimates against the real hands.
     liveness = _benchmark("liveness")
     opts = ArenaOptions("normal", "hard", deals=2, seed=5, iterations=2)
-    report = liveness.measure("normal", "hard", opts, draws=20)
+    report = liveness.measure(opts, draws=20)
     groups = report["groups"]
     assert report["all"]["threats"] == sum(g["threats"] for g in groups.values()) > 0
     assert report["fresh"]["threats"] + report["old"]["threats"] == report["all"]["threats"]
@@ -102,9 +102,8 @@ def test_the_liveness_benchmark_scores_every_playable_threat() -> None:
         assert 0.0 <= g["live"] <= 1.0 and 0.0 <= g["brier_belief"] <= 1.0
     # A threat no unseen card completes is dead, and both estimates know it.
     probe = liveness.LivenessProbe(20)
-    for index in range(2):
-        play_tour(deal_tour(opts, index), "normal", "hard", opts, f"5/{index}/x", {},
-                  probe.watch)
+    for _ in play_first_tours(opts, probe.watch):
+        pass
     samples = [s for group in probe.groups.values() for s in group]
     assert samples and all(not live for live, counting, _ in samples if counting == 0.0)
     assert all(belief == 0.0 for _, counting, belief in samples if counting == 0.0)
