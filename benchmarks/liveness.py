@@ -3,18 +3,22 @@
 Plays the arena's seeded deals (the first tour of each duplicate pair: ATTACKER attacking,
 DEFENDER defending, the same decisions as ``python -m krendzu.arena``). At every defence
 that follows an attacker's card, while the attackers still hold cards, it takes every
-playable threat (three cards and a gap) and compares three numbers:
+playable threat (three cards and a gap) and compares its truth with three estimates:
 
 * ``live``: whether the attackers really hold a card completing it;
 * ``counting``: the chance they do, counting the cards the defender cannot see;
 * ``belief``: the share of DRAWS deals of the hard level's belief
-  (:func:`krendzu.ai.inference.infer`) in which they do.
+  (:func:`krendzu.ai.inference.infer`) in which they do;
+* ``no_rank``: the same without reading the attacker's last move by rank (what the rank
+  check adds, on the same threats).
 
 Threats are grouped by their history: *fresh* ones were made or changed by the attacker's
 last card (by how many unseen cards complete them); *old* ones were on the board before
 it, either playable then (the attacker let them be: it scored elsewhere or could not) or
 made playable by that card. Per group it prints the number of threats, the share that is
-live, the mean of each estimate and each estimate's Brier score, as one JSON object.
+live, the mean of each estimate, each estimate's Brier score (calibration and discrimination
+together) and its AUC (discrimination alone: the chance that a live threat gets the higher
+estimate than a dead one), as one JSON object.
 
     python benchmarks/liveness.py [--attacker oracle] [--defender hard] [--deals 50]
         [--iterations 24] [--draws 200] [--seed 7] [--table duel]
@@ -22,6 +26,7 @@ live, the mean of each estimate and each estimate's Brier score, as one JSON obj
 
 from __future__ import annotations
 
+import bisect
 import json
 import random
 import statistics
@@ -30,15 +35,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from krendzu.ai.inference import infer
+from krendzu.ai.inference import Belief, Model, infer
 from krendzu.ai.players import warm_up
 from krendzu.ai.threats import FULL, chance, mask_of, threat_map
 from krendzu.arena import ArenaOptions, play_first_tours, probe_options, probe_parser
 from krendzu.board import NEIGHBOUR_STEPS
 from krendzu.tour import PLAY, Tour
 
-#: One threat: (live, counting chance, belief chance).
-Sample = tuple[bool, float, float]
+#: One threat: (live, counting chance, belief chance, belief chance without the rank check).
+Sample = tuple[bool, float, float, float]
+#: The estimates after the truth in a :data:`Sample`, by name.
+ESTIMATES = {"counting": 1, "belief": 2, "no_rank": 3}
 
 
 def threat_group(fresh: bool, completers: int, was_playable: bool, scored: bool) -> str:
@@ -80,29 +87,50 @@ class LivenessProbe:
         unseen = FULL & ~mask_of(tour.hands[seat]) & ~mask_of([c for c, _ in tour.placed])
         u = unseen.bit_count()
         k = sum(len(tour.hands[s]) for s in attackers)
-        belief = infer(view)
-        rng = random.Random(f"liveness/{len(tour.placed)}/{seat}")
-        held = [mask_of([c for s in attackers for c in belief.sample(rng)[s]])
-                for _ in range(self.draws)]
+        held = self._held(infer(view), attackers, f"liveness/{len(tour.placed)}/{seat}")
+        held_no_rank = self._held(infer(view, Model(rank_turns=0)), attackers,
+                                  f"liveness/{len(tour.placed)}/{seat}")
         scored = bool(before.get(cell, 0) >> card & 1)
         for g, m in playable:
             t = (m & unseen).bit_count()
             group = threat_group(before.get(g) != m, t, any(cells[g + d] for d in NEIGHBOUR_STEPS),
                                  scored)
             share = sum(1 for h in held if h & m) / self.draws
-            self.groups.setdefault(group, []).append((bool(m & truth), chance(t, u, k), share))
+            share_no_rank = sum(1 for h in held_no_rank if h & m) / self.draws
+            self.groups.setdefault(group, []).append(
+                (bool(m & truth), chance(t, u, k), share, share_no_rank))
+
+    def _held(self, belief: Belief, attackers: list[int], seed: str) -> list[int]:
+        """The attackers' cards (a mask) in each of DRAWS deals of ``belief``."""
+        rng = random.Random(seed)
+        return [mask_of([c for s in attackers for c in belief.sample(rng)[s]])
+                for _ in range(self.draws)]
 
 
-def summary(samples: list[Sample]) -> dict[str, float | int]:
-    live = [float(s[0]) for s in samples]
-    return {
+def auc(samples: list[Sample], estimate: int) -> float | None:
+    """The chance that a live threat gets a higher estimate than a dead one (ties count
+    half): how well the estimate tells threats apart, whatever its calibration. ``None``
+    when the group has no live or no dead threat."""
+    live = sorted(s[estimate] for s in samples if s[0])
+    dead = sorted(s[estimate] for s in samples if not s[0])
+    if not live or not dead:
+        return None
+    below = sum(bisect.bisect_left(dead, x) + bisect.bisect_right(dead, x) for x in live)
+    return round(below / (2 * len(live) * len(dead)), 3)
+
+
+def summary(samples: list[Sample]) -> dict[str, float | int | None]:
+    out: dict[str, float | int | None] = {
         "threats": len(samples),
-        "live": round(statistics.fmean(live), 3),
-        "counting": round(statistics.fmean(s[1] for s in samples), 3),
-        "belief": round(statistics.fmean(s[2] for s in samples), 3),
-        "brier_counting": round(statistics.fmean((s[1] - s[0]) ** 2 for s in samples), 4),
-        "brier_belief": round(statistics.fmean((s[2] - s[0]) ** 2 for s in samples), 4),
+        "live": round(statistics.fmean(float(s[0]) for s in samples), 3),
     }
+    for name, i in ESTIMATES.items():
+        out[name] = round(statistics.fmean(s[i] for s in samples), 3)
+    for name, i in ESTIMATES.items():
+        out[f"brier_{name}"] = round(statistics.fmean((s[i] - s[0]) ** 2 for s in samples), 4)
+    for name, i in ESTIMATES.items():
+        out[f"auc_{name}"] = auc(samples, i)
+    return out
 
 
 def measure(opts: ArenaOptions, draws: int) -> dict[str, object]:

@@ -100,13 +100,20 @@ def test_the_liveness_benchmark_scores_every_playable_threat() -> None:
     assert report["fresh"]["threats"] + report["old"]["threats"] == report["all"]["threats"]
     for g in groups.values():
         assert 0.0 <= g["live"] <= 1.0 and 0.0 <= g["brier_belief"] <= 1.0
+        assert 0.0 <= g["brier_no_rank"] <= 1.0
     # A threat no unseen card completes is dead, and both estimates know it.
     probe = liveness.LivenessProbe(20)
     for _ in play_first_tours(opts, probe.watch):
         pass
     samples = [s for group in probe.groups.values() for s in group]
-    assert samples and all(not live for live, counting, _ in samples if counting == 0.0)
-    assert all(belief == 0.0 for _, counting, belief in samples if counting == 0.0)
+    assert samples and all(not s[0] for s in samples if s[1] == 0.0)
+    assert all(s[2] == s[3] == 0.0 for s in samples if s[1] == 0.0)
+    # AUC: the share of (live, dead) pairs the estimate orders right, ties half.
+    pairs = [(True, 0.9, 0.5, 0.0), (True, 0.4, 0.5, 0.0), (False, 0.4, 0.5, 0.0),
+             (False, 0.1, 0.6, 0.0)]
+    assert liveness.auc(pairs, 1) == round((2 + 1.5) / 4, 3)
+    assert liveness.auc(pairs, 2) == round(1 / 4, 3)
+    assert liveness.auc(pairs[:2], 1) is None
 
 
 def test_a_journal_resumes_a_stopped_run(tmp_path) -> None:

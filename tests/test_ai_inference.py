@@ -4,6 +4,7 @@ missed points, built threats and the exchange, and that it reads the observation
 from __future__ import annotations
 
 import itertools
+import math
 import random
 from collections import Counter
 
@@ -14,6 +15,7 @@ from krendzu.ai.inference import (
     KEPT_WEAK,
     Belief,
     Model,
+    RankCheck,
     draw_weighted,
     infer,
 )
@@ -100,6 +102,44 @@ def test_a_threat_the_attacker_built_is_a_claim_on_its_hand() -> None:
     assert held > base
 
 
+def test_the_last_move_is_read_by_rank_under_each_whole_hand() -> None:
+    # 8♦ made the threat at (4, 0): with a diamond or a 9 left it was among the attacker's
+    # best moves; without one, other moves of most hands score better.
+    tour = line_tour("6D 7D 8D 9D KS 7C")
+    view = tour.observation(1)
+    belief = infer(view)
+    [check] = belief.ranks
+    assert (check.seat, check.card) == (0, idx("8D"))
+    completers = completers_of_diamond_line(belief.pool)
+    rng = random.Random(2)
+    hands = [rng.sample(belief.pool, view.hand_sizes[0]) for _ in range(400)]
+    live = [check.likelihood(h) for h in hands if set(h) & completers]
+    dead = [check.likelihood(h) for h in hands if not set(h) & completers]
+    assert live and dead and min(live) == 1.0 and sum(dead) / len(dead) < 0.5
+    mask = mask_of(sorted(completers))
+    held = sum(bool(mask_of(belief.sample(rng)[0]) & mask) for _ in range(400)) / 400
+    without = infer(view, Model(rank_turns=0))
+    assert not without.ranks
+    base = sum(bool(mask_of(without.sample(rng)[0]) & mask) for _ in range(400)) / 400
+    assert held > base
+
+
+def test_a_rank_check_counts_the_better_moves_of_the_hand() -> None:
+    # Card 1 went to cell 101: worth 3 if the hand also holds card 2 (its threat is then
+    # its own), else 1; card 0 would have scored 2 on cell 100; card 9 would have scored.
+    table = {
+        0: [(2.0, 100, 2.0, ())],
+        1: [(3.0, 101, 1.0, ((1 << 2, 2.0, 0.0),))],
+        2: [(0.5, 102, 0.5, ())],
+        3: [(0.5, 103, 0.5, ())],
+    }
+    check = RankCheck(0, 1 << 1, 1 << 9, 1, 101, table, width=1, tau=1.0, floor=0.01)
+    assert check.likelihood([2, 0]) == 1.0  # its own threat: the best move
+    assert check.likelihood([3]) == 1.0  # nothing better in that hand
+    assert abs(check.likelihood([0, 3]) - math.exp(-1.0)) < 1e-12  # one better move
+    assert check.likelihood([2, 9]) == 0.01  # it would have scored
+
+
 def test_an_attacker_that_swapped_nothing_kept_no_weak_seed() -> None:
     tour = make_tour(Table.DUEL, 0, {0: "6D 7D 8D 9D KS 7C", 1: "QC 6S 7H AC JC 10S KC QH"},
                      exchange_limit=2)
@@ -121,6 +161,8 @@ def test_the_belief_reads_the_observation_only() -> None:
         assert twin.observation(1) == tour.observation(1)
         a, b = infer(tour.observation(1)), infer(twin.observation(1))
         assert (a.pool, a.sizes, a.weights, a.claims) == (b.pool, b.sizes, b.weights, b.claims)
+        assert [(r.seat, r.known, r.scoring, r.card, r.cell, r.table) for r in a.ranks] == [
+            (r.seat, r.known, r.scoring, r.card, r.cell, r.table) for r in b.ranks]
 
 
 def test_calibration_scores_models_against_the_real_hands() -> None:

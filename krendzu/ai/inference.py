@@ -18,15 +18,22 @@ The model of another attacking seat is the normal player (:mod:`krendzu.ai.heuri
 * every threat the chosen move built is a *claim*: deals in which the seat holds none of
   its completing cards are kept with probability ``exp(-(own - other) / C)``, the score
   difference the normal player sees between a threat it can and cannot complete;
+* its last non-scoring placement is also read by *rank*, as a search player makes it:
+  the hard level and the oracle choose among the normal scoring's best few moves for the
+  hand they hold, so a deal is kept with likelihood 1 if the chosen move is among the best
+  :data:`RANK_WIDTH` under that deal's whole hand (scored exactly: each threat completable
+  by the rest of that hand or not), less per better move beyond them, and hardly at all
+  if that hand could have scored. This tells one fresh threat from the next (a side
+  effect of a move that was best anyway says little), which the claims cannot;
 * an attacker that announced fewer cards than it could swap kept no weak seed (a queen,
   8, J or K) but by drawing it.
 
 ``T`` (:data:`TEMPERATURE`) and ``C`` (:data:`CLAIM_TEMPERATURE`) are calibrated with
 :mod:`krendzu.ai.calibrate` (how well the beliefs predict the true hands and the live
-threats in arena games). Sampling draws each hidden hand in turn, with
-probability proportional to the product of its cards' weights (a conditional Poisson
-draw), then accepts or redraws it by the claims. Everything is a pure function of the
-observation: the hard level stays an observation-only player.
+threats in arena games). Sampling draws each hidden hand in turn, with probability
+proportional to the product of its cards' weights (a conditional Poisson draw), then
+accepts or redraws it by the claims and the rank checks. Everything is a pure function of
+the observation: the hard level stays an observation-only player.
 """
 
 from __future__ import annotations
@@ -56,6 +63,131 @@ KEPT_WEAK = 0.3
 TRIES = 12
 #: Boards whose move shapes are kept (the same turns are read again every decision).
 _SHAPES_KEPT = 512
+#: The rank reading of another attacker's last turns (:class:`RankCheck`): how many of
+#: its last turns are read, how many best moves a search player chooses among, how fast a
+#: hand's likelihood falls per move it would have scored better beyond those, and the least
+#: likelihood a hand keeps. Chosen in the arena against the oracle (docs/ai.md).
+RANK_TURNS = 1
+RANK_WIDTH = 4
+RANK_TAU = 1.0
+RANK_FLOOR = 0.02
+
+
+#: One card on one cell, for a rank check: (upper bound, cell, base score, new threats as
+#: (completion mask, score if the rest of the hand completes it, score if not)).
+Entry = tuple[float, int, float, tuple[tuple[int, float, float], ...]]
+
+
+class RankCheck:
+    """One non-scoring placement of another attacker, read as a search player makes it:
+    the move was among the normal scoring's best ``width`` for the hand it held (the hard
+    level and the oracle search only those). A hand under which ``width`` or more moves
+    score better explains the move badly; a hand with a card that would have scored does
+    not explain it at all."""
+
+    __slots__ = ("card", "cell", "chosen", "floor", "known", "scoring", "seat", "table", "tau",
+                 "width")
+
+    def __init__(self, seat: int, known: int, scoring: int, card: int, cell: int,
+                 table: dict[int, list[Entry]], width: int = RANK_WIDTH, tau: float = RANK_TAU,
+                 floor: float = RANK_FLOOR) -> None:
+        self.seat = seat
+        self.known = known
+        self.scoring = scoring
+        self.card = card
+        self.cell = cell
+        self.table = table
+        self.chosen = next(e for e in table[card] if e[1] == cell)
+        self.width = width
+        self.tau = tau
+        self.floor = floor
+
+    def likelihood(self, hand: list[int]) -> float:
+        held = mask_of(hand) | self.known
+        if held & self.scoring:
+            return self.floor
+        card0, cell0 = self.card, self.cell
+        s0 = _move_score(self.chosen, held & ~(1 << card0))
+        better = 0
+        limit = self.width
+        todo = held
+        table = self.table
+        while todo:
+            low = todo & -todo
+            todo ^= low
+            y = low.bit_length() - 1
+            rest = held & ~low
+            for entry in table[y]:
+                if entry[0] <= s0:
+                    break
+                if entry[1] == cell0 and y == card0:
+                    continue
+                if _move_score(entry, rest) > s0:
+                    better += 1
+                    if better >= limit + 8:
+                        return self.floor
+        if better < limit:
+            return 1.0
+        return max(self.floor, math.exp(-(better - limit + 1) / self.tau))
+
+
+def _move_score(entry: Entry, rest: int) -> float:
+    """A rank-table move's score when the rest of the hand is ``rest`` (a fork of its own:
+    the normal scoring's bonus)."""
+    score = entry[2]
+    own = 0
+    for m, own_v, other_v in entry[3]:
+        if m & rest:
+            score += own_v
+            own += 1
+        else:
+            score += other_v
+    if own >= 2:
+        score += 6.0 if own == 2 else 10.0
+    return score
+
+
+def rank_table(shapes: list[CellShape], cards: int, placed: int, hand_size: int,
+               partner_cards: int) -> dict[int, list[Entry]]:
+    """Per card of ``cards``: every cell's move as the normal attacker scores it with a
+    hand of ``hand_size`` (the parts that do not depend on the rest of the hand), best
+    bound first."""
+    def_unseen = FULL & ~placed
+    u_def = def_unseen.bit_count()
+    k_own = max(1, hand_size - 1)
+    u_me = max(1, u_def - hand_size)
+    out: dict[int, list[Entry]] = {}
+    todo = cards
+    while todo:
+        low = todo & -todo
+        todo ^= low
+        y = low.bit_length() - 1
+        entries: list[Entry] = []
+        for sh in shapes:
+            base = sh.pairs[y] - seed_value(y) / 2000.0
+            new: dict[int, tuple[int, float]] = {}
+            for row, g, weight in sh.twos:
+                m = row[y]
+                if m:
+                    old = new.get(g)
+                    new[g] = (m | old[0], max(weight, old[1])) if old else (m, weight)
+            threats = []
+            ub = base
+            for m, weight in new.values():
+                p_def = chance((m & def_unseen).bit_count(), u_def, k_own)
+                own_v = 4.0 * weight * (1.5 - 0.5 * p_def)
+                other_v = 2.0 * weight * p_def
+                if partner_cards:
+                    other_v += 2.0 * weight * chance((m & def_unseen).bit_count(), u_me,
+                                                     partner_cards)
+                threats.append((m, own_v, other_v))
+                ub += max(own_v, other_v)
+            if len(threats) >= 2:
+                ub += 10.0
+            entries.append((ub, sh.cell, base, tuple(threats)))
+        entries.sort(key=lambda e: -e[0])
+        out[y] = entries
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,11 +210,13 @@ class Belief:
         sizes: dict[int, int],
         weights: dict[int, list[float]],
         claims: list[Claim],
+        ranks: list[RankCheck] | None = None,
     ) -> None:
         self.pool = pool
         self.sizes = sizes
         self.weights = weights
         self.claims = claims
+        self.ranks = ranks or []
         self._first: tuple[list[float], list[list[float]]] | None = None
 
     @classmethod
@@ -100,6 +234,8 @@ class Belief:
             for claim in self.claims:
                 if not mask_of(hidden[claim.seat]) & claim.cards:
                     keep *= claim.keep
+            for check in self.ranks:
+                keep *= check.likelihood(hidden[check.seat])
             if keep >= 1.0 or rng.random() < keep:
                 return hidden
             if best is None or keep > best[0]:
@@ -318,11 +454,17 @@ class Model:
     ``temperature`` scales the comparison of the chosen move with each card's best move
     (``None``: compare only points — a card that would have scored where the seat did not
     gets ``floor``, every other card is left alone); ``claim_temperature`` scales the
-    claims (``None``: no claims)."""
+    claims (``None``: no claims); ``rank_turns`` of each attacker's last turns are also
+    read by rank (0: none), with ``rank_width``, ``rank_tau`` and ``rank_floor`` as in
+    :class:`RankCheck`."""
 
     temperature: float | None = TEMPERATURE
     claim_temperature: float | None = CLAIM_TEMPERATURE
     floor: float = FLOOR
+    rank_turns: int = RANK_TURNS
+    rank_width: int = RANK_WIDTH
+    rank_tau: float = RANK_TAU
+    rank_floor: float = RANK_FLOOR
 
 
 MODEL = Model()
@@ -347,9 +489,15 @@ def infer(view: TourView, model: Model = MODEL) -> Belief:
     log_floor = math.log(model.floor)
     temperature = model.temperature
     claim_t = model.claim_temperature
+    ranks: list[RankCheck] = []
+    turns_left = {s: 0 for s in watched}
+    for turn in view.turns:
+        if turn.player in watched and turn.cards:
+            turns_left[turn.player] += 1
     for seat, cards in replay(view, tour):
         if seat not in watched or not cards:
             continue
+        turns_left[seat] -= 1
         played_before = played_so_far.get(seat, 0)
         played_so_far[seat] = played_before + len(cards)
         if not tour.placed:
@@ -357,6 +505,18 @@ def infer(view: TourView, model: Model = MODEL) -> Belief:
         known = mask_of(placed[seat][played_before:])  # cards in its hand at this turn
         card, cell = cards[0]
         shapes = _shapes_for(tuple(tour.placed), tour.cells, tour.frontier, tour.fpos)
+        if turns_left[seat] < model.rank_turns and sizes[seat]:
+            scoring = 0
+            for sh in shapes:
+                for m in sh.full:
+                    scoring |= m
+            if not scoring >> card & 1:
+                placed_now = mask_of([c for c, _ in tour.placed])
+                partners = sum(len(tour.hands[s]) for s in attackers if s != seat)
+                table = rank_table(shapes, (pool_mask | known) & ~scoring | (1 << card),
+                                   placed_now, len(tour.hands[seat]), partners)
+                ranks.append(RankCheck(seat, known, scoring, card, cell, table,
+                                       model.rank_width, model.rank_tau, model.rank_floor))
         mover = _Mover(mask_of([c for c, _ in tour.placed]), sizes[seat] + known.bit_count())
         hidden = sizes[seat]
         chosen_shape = next(sh for sh in shapes if sh.cell == cell)
@@ -378,7 +538,8 @@ def infer(view: TourView, model: Model = MODEL) -> Belief:
                     continue
                 if gain > 0:
                     claims.append(Claim(seat, mask & pool_mask, math.exp(-gain / claim_t)))
-    return Belief(pool, sizes, {s: _normalized(w, pool) for s, w in logw.items()}, claims)
+    return Belief(pool, sizes, {s: _normalized(w, pool) for s, w in logw.items()}, claims,
+                  ranks)
 
 
 def _exchange_evidence(
