@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
+from collections import Counter
 from pathlib import Path
 from types import ModuleType
 
@@ -114,6 +116,20 @@ def test_the_liveness_benchmark_scores_every_playable_threat() -> None:
     assert liveness.auc(pairs, 1) == round((2 + 1.5) / 4, 3)
     assert liveness.auc(pairs, 2) == round(1 / 4, 3)
     assert liveness.auc(pairs[:2], 1) is None
+
+
+def test_the_rank_benchmark_counts_better_moves_under_the_real_hand() -> None:
+    # benchmarks/rank.py reads each attacker's non-scoring card as the defender's rank
+    # check does, under the real hand and under drawn ones; its curve is relative to the
+    # best move and never rises.
+    rank = _benchmark("rank")
+    report = rank.measure(ArenaOptions("hard", "hard", deals=2, seed=5, iterations=2), draws=5)
+    assert report["moves"] > 0
+    for key in ("truth", "drawn"):
+        assert abs(sum(report[key].values()) - 1.0) < 1e-3
+    curve = report["curve"]
+    assert curve[0] == 1.0 and all(a >= b for a, b in itertools.pairwise(curve))
+    assert rank.fitted_curve(Counter({0: 10, 1: 2, 2: 4, 3: 1, 5: 3})) == [1.0, 0.3, 0.3, 0.1]
 
 
 def test_a_journal_resumes_a_stopped_run(tmp_path) -> None:

@@ -4,7 +4,6 @@ missed points, built threats and the exchange, and that it reads the observation
 from __future__ import annotations
 
 import itertools
-import math
 import random
 from collections import Counter
 
@@ -13,6 +12,7 @@ from krendzu.ai.calibrate import calibrate, parse_model
 from krendzu.ai.inference import (
     FLOOR,
     KEPT_WEAK,
+    RANK_CURVE,
     Belief,
     Model,
     RankCheck,
@@ -113,9 +113,16 @@ def test_the_last_move_is_read_by_rank_under_each_whole_hand() -> None:
     completers = completers_of_diamond_line(belief.pool)
     rng = random.Random(2)
     hands = [rng.sample(belief.pool, view.hand_sizes[0]) for _ in range(400)]
-    live = [check.likelihood(h) for h in hands if set(h) & completers]
-    dead = [check.likelihood(h) for h in hands if not set(h) & completers]
-    assert live and dead and min(live) == 1.0 and sum(dead) / len(dead) < 0.5
+    live = [h for h in hands if set(h) & completers]
+    dead = [h for h in hands if not set(h) & completers]
+    # Every hand that completes the threat ranks the move among its best 4; every other
+    # hand has 4 or more better moves, and the likelihoods follow the curve.
+    assert live and dead
+    assert max(check.better(h) for h in live) <= 3 <= 4 <= min(check.better(h) for h in dead)
+    assert all(check.likelihood(h) == RANK_CURVE[check.better(h)] for h in live)
+    mean_live = sum(map(check.likelihood, live)) / len(live)
+    mean_dead = sum(map(check.likelihood, dead)) / len(dead)
+    assert mean_live > 2.5 * mean_dead
     mask = mask_of(sorted(completers))
     held = sum(bool(mask_of(belief.sample(rng)[0]) & mask) for _ in range(400)) / 400
     without = infer(view, Model(rank_turns=0))
@@ -133,11 +140,18 @@ def test_a_rank_check_counts_the_better_moves_of_the_hand() -> None:
         2: [(0.5, 102, 0.5, ())],
         3: [(0.5, 103, 0.5, ())],
     }
-    check = RankCheck(0, 1 << 1, 1 << 9, 1, 101, table, width=1, tau=1.0, floor=0.01)
-    assert check.likelihood([2, 0]) == 1.0  # its own threat: the best move
+    check = RankCheck(0, 1 << 1, 1 << 9, 1, 101, table, curve=(1.0, 0.3), tail=0.05,
+                      floor=0.01)
+    assert check.better([2, 0]) == 0 and check.likelihood([2, 0]) == 1.0  # its own threat
     assert check.likelihood([3]) == 1.0  # nothing better in that hand
-    assert abs(check.likelihood([0, 3]) - math.exp(-1.0)) < 1e-12  # one better move
-    assert check.likelihood([2, 9]) == 0.01  # it would have scored
+    assert check.better([0, 3]) == 1 and check.likelihood([0, 3]) == 0.3  # one better move
+    assert check.better([2, 9]) == -1 and check.likelihood([2, 9]) == 0.01  # it could score
+    # Two better moves (card 0 on cell 100, and card 3 where card 1 is worth only 0.5 less
+    # than before): beyond the curve, the tail.
+    low = RankCheck(0, 1 << 1, 1 << 9, 1, 101, {**table, 3: [(2.5, 103, 2.5, ())]},
+                    curve=(1.0, 0.3), tail=0.05, floor=0.01)
+    assert low.better([0, 3]) == 2 and low.likelihood([0, 3]) == 0.05
+    assert low.better([0, 3], cap=1) == 1
 
 
 def test_an_attacker_that_swapped_nothing_kept_no_weak_seed() -> None:

@@ -19,12 +19,14 @@ The model of another attacking seat is the normal player (:mod:`krendzu.ai.heuri
   its completing cards are kept with probability ``exp(-(own - other) / C)``, the score
   difference the normal player sees between a threat it can and cannot complete;
 * its last non-scoring placement is also read by *rank*, as a search player makes it:
-  the hard level and the oracle choose among the normal scoring's best few moves for the
-  hand they hold, so a deal is kept with likelihood 1 if the chosen move is among the best
-  :data:`RANK_WIDTH` under that deal's whole hand (scored exactly: each threat completable
-  by the rest of that hand or not), less per better move beyond them, and hardly at all
-  if that hand could have scored. This tells one fresh threat from the next (a side
-  effect of a move that was best anyway says little), which the claims cannot;
+  the hard level and the oracle choose among the normal scoring's best 8 moves for the
+  hand they hold, the best of them 43 % of the time, so a deal is kept with the
+  likelihood :data:`RANK_CURVE` gives the number of moves that score better than the
+  chosen one under that deal's whole hand (scored exactly: each threat completable by
+  the rest of that hand or not): 1 if none, about 0.2 for 1 to 4, 0.1 to 0.15 for 5 to
+  7, hardly anything beyond or if that hand could have scored. This tells one fresh
+  threat from the next (a side effect of a move that was best anyway says little), which
+  the claims cannot; the curve is measured by ``benchmarks/rank.py``;
 * an attacker that announced fewer cards than it could swap kept no weak seed (a queen,
   8, J or K) but by drawing it.
 
@@ -64,12 +66,14 @@ TRIES = 12
 #: Boards whose move shapes are kept (the same turns are read again every decision).
 _SHAPES_KEPT = 512
 #: The rank reading of another attacker's last turns (:class:`RankCheck`): how many of
-#: its last turns are read, how many best moves a search player chooses among, how fast a
-#: hand's likelihood falls per move it would have scored better beyond those, and the least
-#: likelihood a hand keeps. Chosen in the arena against the oracle (docs/ai.md).
+#: its last turns are read; the likelihood of a hand under which ``b`` moves score better
+#: than the chosen one (``RANK_CURVE[b]``, ``RANK_TAIL`` beyond), and of a hand that could
+#: have scored. The curve is how often the oracle and the hard level, searching the
+#: scoring's best 8 moves, chose the move of each rank under the hand they really held
+#: (``python benchmarks/rank.py``, 1,190 moves, docs/ai.md).
 RANK_TURNS = 1
-RANK_WIDTH = 4
-RANK_TAU = 1.0
+RANK_CURVE = (1.0, 0.26, 0.23, 0.21, 0.19, 0.15, 0.13, 0.10, 0.02, 0.01)
+RANK_TAIL = 0.005
 RANK_FLOOR = 0.02
 
 
@@ -80,17 +84,17 @@ Entry = tuple[float, int, float, tuple[tuple[int, float, float], ...]]
 
 class RankCheck:
     """One non-scoring placement of another attacker, read as a search player makes it:
-    the move was among the normal scoring's best ``width`` for the hand it held (the hard
-    level and the oracle search only those). A hand under which ``width`` or more moves
-    score better explains the move badly; a hand with a card that would have scored does
-    not explain it at all."""
+    the move was among the normal scoring's best few for the hand it held (the hard level
+    and the oracle search only those), most often the best. A hand's likelihood is
+    ``curve[b]`` when ``b`` of its moves score better than the chosen one (``tail`` when
+    ``len(curve)`` or more do); a hand with a card that would have scored gets ``floor``."""
 
-    __slots__ = ("card", "cell", "chosen", "floor", "known", "scoring", "seat", "table", "tau",
-                 "width")
+    __slots__ = ("card", "cell", "chosen", "curve", "floor", "known", "scoring", "seat",
+                 "table", "tail")
 
     def __init__(self, seat: int, known: int, scoring: int, card: int, cell: int,
-                 table: dict[int, list[Entry]], width: int = RANK_WIDTH, tau: float = RANK_TAU,
-                 floor: float = RANK_FLOOR) -> None:
+                 table: dict[int, list[Entry]], curve: tuple[float, ...] = RANK_CURVE,
+                 tail: float = RANK_TAIL, floor: float = RANK_FLOOR) -> None:
         self.seat = seat
         self.known = known
         self.scoring = scoring
@@ -98,18 +102,25 @@ class RankCheck:
         self.cell = cell
         self.table = table
         self.chosen = next(e for e in table[card] if e[1] == cell)
-        self.width = width
-        self.tau = tau
+        self.curve = curve
+        self.tail = tail
         self.floor = floor
 
     def likelihood(self, hand: list[int]) -> float:
+        better = self.better(hand, len(self.curve))
+        if better < 0:
+            return self.floor
+        return self.curve[better] if better < len(self.curve) else self.tail
+
+    def better(self, hand: list[int], cap: int = 64) -> int:
+        """How many moves of ``hand`` (with the cards the seat placed since) score better
+        than the chosen one, counted up to ``cap``; −1 if the hand could have scored."""
         held = mask_of(hand) | self.known
         if held & self.scoring:
-            return self.floor
+            return -1
         card0, cell0 = self.card, self.cell
         s0 = _move_score(self.chosen, held & ~(1 << card0))
         better = 0
-        limit = self.width
         todo = held
         table = self.table
         while todo:
@@ -124,11 +135,9 @@ class RankCheck:
                     continue
                 if _move_score(entry, rest) > s0:
                     better += 1
-                    if better >= limit + 8:
-                        return self.floor
-        if better < limit:
-            return 1.0
-        return max(self.floor, math.exp(-(better - limit + 1) / self.tau))
+                    if better >= cap:
+                        return better
+        return better
 
 
 def _move_score(entry: Entry, rest: int) -> float:
@@ -455,15 +464,15 @@ class Model:
     (``None``: compare only points — a card that would have scored where the seat did not
     gets ``floor``, every other card is left alone); ``claim_temperature`` scales the
     claims (``None``: no claims); ``rank_turns`` of each attacker's last turns are also
-    read by rank (0: none), with ``rank_width``, ``rank_tau`` and ``rank_floor`` as in
+    read by rank (0: none), with ``rank_curve``, ``rank_tail`` and ``rank_floor`` as in
     :class:`RankCheck`."""
 
     temperature: float | None = TEMPERATURE
     claim_temperature: float | None = CLAIM_TEMPERATURE
     floor: float = FLOOR
     rank_turns: int = RANK_TURNS
-    rank_width: int = RANK_WIDTH
-    rank_tau: float = RANK_TAU
+    rank_curve: tuple[float, ...] = RANK_CURVE
+    rank_tail: float = RANK_TAIL
     rank_floor: float = RANK_FLOOR
 
 
@@ -516,7 +525,7 @@ def infer(view: TourView, model: Model = MODEL) -> Belief:
                 table = rank_table(shapes, (pool_mask | known) & ~scoring | (1 << card),
                                    placed_now, len(tour.hands[seat]), partners)
                 ranks.append(RankCheck(seat, known, scoring, card, cell, table,
-                                       model.rank_width, model.rank_tau, model.rank_floor))
+                                       model.rank_curve, model.rank_tail, model.rank_floor))
         mover = _Mover(mask_of([c for c, _ in tour.placed]), sizes[seat] + known.bit_count())
         hidden = sizes[seat]
         chosen_shape = next(sh for sh in shapes if sh.cell == cell)
