@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from krendzu.arena import ArenaOptions, play_first_tours, probe_options, probe_parser
+from krendzu.arena import ArenaOptions, play_first_tours, probe_options, probe_parser, probe_report
 from krendzu.tour import Tour
 
 
@@ -65,11 +65,7 @@ def measure(opts: ArenaOptions) -> dict[str, object]:
     for tour in play_first_tours(opts, ledger.watch):
         ledger.finish(tour)
     return {
-        "attacker": opts.x,
-        "defender": opts.y,
-        "table": opts.table,
-        "deals": opts.deals,
-        "iterations": opts.iterations,
+        **probe_report(opts),
         "conceded_per_tour": round(ledger.conceded / opts.deals, 4),
         "defender_turns_by_cards": ledger.turns,
         "attacker_cards_to_come_when_defence_empty": (

@@ -35,12 +35,20 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from krendzu.ai.inference import Belief, Model, infer
+from krendzu.ai.inference import Belief, infer
 from krendzu.ai.players import warm_up
 from krendzu.ai.threats import FULL, chance, mask_of, threat_map
-from krendzu.arena import ArenaOptions, play_first_tours, probe_options, probe_parser
+from krendzu.arena import (
+    ArenaOptions,
+    defence_after_attack,
+    parse_observing_probe,
+    play_first_tours,
+    probe_options,
+    probe_parser,
+    probe_report,
+)
 from krendzu.board import NEIGHBOUR_STEPS
-from krendzu.tour import PLAY, Tour
+from krendzu.tour import Tour
 
 #: One threat: (live, counting chance, belief chance, belief chance without the rank check).
 Sample = tuple[bool, float, float, float]
@@ -66,13 +74,8 @@ class LivenessProbe:
         self.groups: dict[str, list[Sample]] = {}
 
     def watch(self, tour: Tour, seat: int) -> None:
-        if tour.phase != PLAY or tour.is_attacker[seat] or len(tour.placed) < 2:
-            return
-        if not tour.attackers_have_cards():
-            return
-        view = tour.observation(seat)
-        last = view.turns[-1] if view.turns else None
-        if last is None or not last.cards or last.player not in view.roles.attackers:
+        view = defence_after_attack(tour, seat)
+        if view is None:
             return
         card, cell = tour.placed[-1]
         now = threat_map(tour.cells, tour.placed)
@@ -87,8 +90,9 @@ class LivenessProbe:
         unseen = FULL & ~mask_of(tour.hands[seat]) & ~mask_of([c for c, _ in tour.placed])
         u = unseen.bit_count()
         k = sum(len(tour.hands[s]) for s in attackers)
-        held = self._held(infer(view), attackers, f"liveness/{len(tour.placed)}/{seat}")
-        held_no_rank = self._held(infer(view, Model(rank_turns=0)), attackers,
+        belief = infer(view)
+        held = self._held(belief, attackers, f"liveness/{len(tour.placed)}/{seat}")
+        held_no_rank = self._held(belief.without_ranks(), attackers,
                                   f"liveness/{len(tour.placed)}/{seat}")
         scored = bool(before.get(cell, 0) >> card & 1)
         for g, m in playable:
@@ -142,11 +146,7 @@ def measure(opts: ArenaOptions, draws: int) -> dict[str, object]:
     fresh = [s for g, samples in probe.groups.items() if g.startswith("fresh") for s in samples]
     old = [s for g, samples in probe.groups.items() if g.startswith("old") for s in samples]
     return {
-        "attacker": opts.x,
-        "defender": opts.y,
-        "table": opts.table,
-        "deals": opts.deals,
-        "iterations": opts.iterations,
+        **probe_report(opts),
         "draws": draws,
         "all": summary(every) if every else {},
         "fresh": summary(fresh) if fresh else {},
@@ -158,9 +158,7 @@ def measure(opts: ArenaOptions, draws: int) -> dict[str, object]:
 def main(argv: list[str] | None = None) -> int:
     parser = probe_parser(__doc__, deals=50)
     parser.add_argument("--draws", type=int, default=200)
-    args = parser.parse_args(argv)
-    if args.defender == "oracle":
-        parser.error("the defender must decide from its observation: not the oracle")
+    args = parse_observing_probe(parser, argv)
     print(json.dumps(measure(probe_options(args), args.draws)))
     return 0
 

@@ -31,10 +31,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from krendzu.ai.inference import RANK_CURVE, RANK_FLOOR, RANK_TAIL, Model, infer
+from krendzu.ai.inference import RANK_CURVE, RANK_FLOOR, RANK_TAIL, infer
 from krendzu.ai.players import warm_up
-from krendzu.arena import ArenaOptions, play_first_tours, probe_options, probe_parser
-from krendzu.tour import PLAY, Tour
+from krendzu.arena import (
+    ArenaOptions,
+    defence_after_attack,
+    parse_observing_probe,
+    play_first_tours,
+    probe_options,
+    probe_parser,
+    probe_report,
+)
+from krendzu.tour import Tour
 
 #: Counts at or above this are pooled (the shipped curve is shorter).
 CAP = 12
@@ -50,20 +58,16 @@ class RankProbe:
         self.drawn: Counter[int] = Counter()
 
     def watch(self, tour: Tour, seat: int) -> None:
-        if tour.phase != PLAY or tour.is_attacker[seat] or len(tour.placed) < 2:
+        view = defence_after_attack(tour, seat)
+        if view is None:
             return
-        if not tour.attackers_have_cards():
-            return
-        view = tour.observation(seat)
-        last = view.turns[-1] if view.turns else None
-        if last is None or not last.cards or last.player not in view.roles.attackers:
-            return
-        checks = [c for c in infer(view).ranks if c.seat == last.player]
+        belief = infer(view)
+        checks = [c for c in belief.ranks if c.seat == view.turns[-1].player]
         if not checks:
             return  # it scored, or it played its last card
         check = checks[-1]
         self.truth[check.better(tour.hands[check.seat], CAP)] += 1
-        prior = infer(view, Model(rank_turns=0))
+        prior = belief.without_ranks()
         rng = random.Random(f"rank/{len(tour.placed)}/{seat}")
         for _ in range(self.draws):
             self.drawn[check.better(prior.sample(rng)[check.seat], CAP)] += 1
@@ -96,11 +100,7 @@ def measure(opts: ArenaOptions, draws: int) -> dict[str, object]:
     for _ in play_first_tours(opts, probe.watch):
         pass
     return {
-        "attacker": opts.x,
-        "defender": opts.y,
-        "table": opts.table,
-        "deals": opts.deals,
-        "iterations": opts.iterations,
+        **probe_report(opts),
         "moves": sum(probe.truth.values()),
         "truth": shares(probe.truth),
         "drawn": shares(probe.drawn),
@@ -112,9 +112,7 @@ def measure(opts: ArenaOptions, draws: int) -> dict[str, object]:
 def main(argv: list[str] | None = None) -> int:
     parser = probe_parser(__doc__, deals=40)
     parser.add_argument("--draws", type=int, default=50)
-    args = parser.parse_args(argv)
-    if args.defender == "oracle":
-        parser.error("the defender must decide from its observation: not the oracle")
+    args = parse_observing_probe(parser, argv)
     print(json.dumps(measure(probe_options(args), args.draws)))
     return 0
 

@@ -31,7 +31,14 @@ from krendzu.ai import make_player
 from krendzu.ai.players import OraclePlayer, Player, warm_up
 from krendzu.ai.search import rollout
 from krendzu.ai.threats import mask_of, threat_map
-from krendzu.arena import ArenaOptions, play_first_tours, probe_options, probe_parser
+from krendzu.arena import (
+    ArenaOptions,
+    parse_observing_probe,
+    play_first_tours,
+    probe_options,
+    probe_parser,
+    probe_report,
+)
 from krendzu.tour import PLAY, Tour
 
 Part = tuple[int, int, int, int]  # live threats, dead threats, defender cards, oracle cards
@@ -106,11 +113,7 @@ def measure(opts: ArenaOptions, playouts: int) -> dict[str, object]:
     deals = opts.deals
     parts = sorted(probe.parts.items(), key=lambda kv: -sum(kv[1]))
     return {
-        "attacker": opts.x,
-        "defender": opts.y,
-        "table": opts.table,
-        "deals": deals,
-        "iterations": opts.iterations,
+        **probe_report(opts),
         "playouts": playouts,
         "conceded_per_tour": round(points / deals, 4),
         "decisions": sum(len(r) for r in probe.parts.values()),
@@ -126,9 +129,7 @@ def measure(opts: ArenaOptions, playouts: int) -> dict[str, object]:
 def main(argv: list[str] | None = None) -> int:
     parser = probe_parser(__doc__, deals=40)
     parser.add_argument("--playouts", type=int, default=200)
-    args = parser.parse_args(argv)
-    if args.defender == "oracle":
-        parser.error("the defender must decide from its observation: not the oracle")
+    args = parse_observing_probe(parser, argv)
     print(json.dumps(measure(probe_options(args), args.playouts)))
     return 0
 

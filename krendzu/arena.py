@@ -34,7 +34,7 @@ from typing import IO, Any
 
 from krendzu.ai import BASELINES, LEVELS, OraclePlayer, Player, make_player, warm_up
 from krendzu.tables import DEAL_PRESETS, Table, tour_roles
-from krendzu.tour import CHANCE, OVER, Tour
+from krendzu.tour import CHANCE, OVER, PLAY, Tour, TourView
 
 
 @dataclass
@@ -149,6 +149,36 @@ def probe_options(args: argparse.Namespace) -> ArenaOptions:
     """The arena options of :func:`probe_parser`'s parsed arguments."""
     return ArenaOptions(args.attacker, args.defender, deals=args.deals, seed=args.seed,
                         table=args.table, iterations=args.iterations)
+
+
+def parse_observing_probe(parser: argparse.ArgumentParser,
+                          argv: list[str] | None) -> argparse.Namespace:
+    """:func:`probe_parser`'s arguments for a probe that reads the defender's own view
+    (beliefs, decisions from the observation): the oracle cannot defend there."""
+    args = parser.parse_args(argv)
+    if args.defender == "oracle":
+        parser.error("the defender must decide from its observation: not the oracle")
+    return args
+
+
+def probe_report(opts: ArenaOptions) -> dict[str, Any]:
+    """The head every probe's JSON report starts with."""
+    return {"attacker": opts.x, "defender": opts.y, "table": opts.table, "deals": opts.deals,
+            "iterations": opts.iterations}
+
+
+def defence_after_attack(tour: Tour, seat: int) -> TourView | None:
+    """``seat``'s view when it is about to defend right after an attacker placed a card
+    (not the opening) while the attackers still hold cards; else ``None``."""
+    if tour.phase != PLAY or tour.is_attacker[seat] or len(tour.placed) < 2:
+        return None
+    if not tour.attackers_have_cards():
+        return None
+    view = tour.observation(seat)
+    last = view.turns[-1] if view.turns else None
+    if last is None or not last.cards or last.player not in view.roles.attackers:
+        return None
+    return view
 
 
 def play_deal(args: tuple[ArenaOptions, int]) -> DealResult:

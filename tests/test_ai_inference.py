@@ -126,6 +126,9 @@ def test_the_last_move_is_read_by_rank_under_each_whole_hand() -> None:
     mask = mask_of(sorted(completers))
     held = sum(bool(mask_of(belief.sample(rng)[0]) & mask) for _ in range(400)) / 400
     without = infer(view, Model(rank_turns=0))
+    same = belief.without_ranks()
+    assert (same.pool, same.sizes, same.weights, same.claims, same.ranks) == (
+        without.pool, without.sizes, without.weights, without.claims, without.ranks)
     assert not without.ranks
     base = sum(bool(mask_of(without.sample(rng)[0]) & mask) for _ in range(400)) / 400
     assert held > base

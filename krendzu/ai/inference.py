@@ -234,6 +234,11 @@ class Belief:
         sizes = _hidden_sizes(view)
         return cls(unseen_cards(view), sizes, {s: [1.0] * 36 for s in sizes}, [])
 
+    def without_ranks(self) -> Belief:
+        """The same evidence without the rank checks (what they add, measured by the
+        benchmarks): ``infer(view, Model(rank_turns=0))`` without reading the turns again."""
+        return Belief(self.pool, self.sizes, self.weights, self.claims)
+
     def sample(self, rng: random.Random) -> dict[int, list[int]]:
         """Other seats' current hands, drawn in proportion to the evidence."""
         best: tuple[float, dict[int, list[int]]] | None = None
