@@ -27,8 +27,7 @@ import time
 from collections.abc import Callable
 
 from krendzu.ai.heuristic import Heuristic, Knowledge, Turn
-from krendzu.ai.inference import Belief, infer
-from krendzu.ai.replay import Replayed, replayed
+from krendzu.ai.inference import infer
 from krendzu.ai.state import sample_hidden, with_hands
 from krendzu.ai.threats import FULL, MASKS, chance, mask_of, threat_map, update_threats
 from krendzu.board import LINE_CELLS
@@ -233,9 +232,6 @@ DEFENCE_DRAWS = 256
 #: out of cards before the attacker (docs/ai.md). Tuned in the arena: 0.35 to 1.5 do
 #: about as well.
 CARD_WEIGHT = 0.5
-#: Share of a time budget a defender may spend replaying the attacker's last move
-#: (:mod:`krendzu.ai.replay`).
-REPLAY_SHARE = 0.35
 
 
 def best_turn(cands: list[Turn], means: list[float], prior: float, spend: float) -> Turn:
@@ -314,15 +310,11 @@ class FlatMonteCarlo:
             return cands[0] if cands else []
         if self.inference:
             belief = infer(view)
-            source: Belief | Replayed = belief
             spend = 0.0
             if not base.is_attacker[seat] and base.attackers_have_cards():
                 # Judge the threats by the deals the evidence supports, not by counting;
                 # every card placed pays its share of the rationing cost.
-                deadline = (None if self.budget_ms is None
-                            else start + REPLAY_SHARE * self.budget_ms / 1000.0)
-                source = replayed(view, belief, self.heur, rng, self.prior, deadline) or belief
-                drawn = [source.sample(rng) for _ in range(DEFENCE_DRAWS)]
+                drawn = [belief.sample(rng) for _ in range(DEFENCE_DRAWS)]
                 attackers = [s for s in base.roles.attackers if s != seat]
                 masks = [mask_of([c for s in attackers for c in d[s]]) for d in drawn]
                 cands = candidate_turns(Informed(self.heur, masks), base, seat, self.width)
@@ -335,7 +327,7 @@ class FlatMonteCarlo:
 
             def deal() -> Tour:
                 hidden = next(deals, None)
-                return with_hands(base, source.sample(rng) if hidden is None else hidden)
+                return with_hands(base, belief.sample(rng) if hidden is None else hidden)
 
             return self._search(cands, base, seat, deal, rng, start, spend)
         return self._search(cands, base, seat,
