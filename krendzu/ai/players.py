@@ -19,7 +19,7 @@ from abc import ABC, abstractmethod
 from krendzu.actions import Action, Announce, Discard, EndTurn, Pass, Place
 from krendzu.ai.greedy import greedy_turn
 from krendzu.ai.heuristic import EASY, NORMAL, Heuristic, Style, Turn, exchange_choice
-from krendzu.ai.search import FlatMonteCarlo
+from krendzu.ai.search import WARY_SHARE, FlatMonteCarlo
 from krendzu.ai.state import determinize, tour_view
 from krendzu.board import cell_xy
 from krendzu.cards import Card
@@ -177,7 +177,8 @@ def _search(
     width: int | None = None,
     inference: bool = True,
 ) -> FlatMonteCarlo:
-    """The flat Monte-Carlo search of the hard level and the oracle."""
+    """The flat Monte-Carlo search of the hard level and the oracle (``hard-v1``, without
+    inference, also keeps the fair rollouts it had: no wary defence)."""
     if width is None:  # more thinking time → more candidate turns worth comparing
         width = 8 if budget_ms is None else min(14, 8 + int(budget_ms // 250))
     return FlatMonteCarlo(
@@ -186,6 +187,7 @@ def _search(
         budget_ms=budget_ms,
         width=width,
         inference=inference,
+        wary=WARY_SHARE if inference else 0.0,
     )
 
 

@@ -10,7 +10,9 @@
    rollout random stream for every candidate (common random numbers: the comparison is
    paired, so it needs far fewer playouts).
 3. Rollouts are *fair*: a rollout defender judges threats against every card it cannot see
-   in the sampled deal, never against the sampled attacker hand.
+   in the sampled deal, never against the sampled attacker hand; except that half of a
+   hard attacker's deals face a *wary* defence, one that reads the attackers' hands
+   (:data:`WARY_SHARE`), so that the search does not count on bait that a reader ignores.
 4. The candidate with the best mean (attacker: most points, defender: fewest) wins; the
    normal player's favourite gets a small head start, so noise alone does not overturn it,
    and a hard defender's candidate pays for every card it places (the rollouts alone
@@ -84,9 +86,13 @@ def _quiet_card(hm: int, m: int, hand: list[int]) -> int:
     return (free & -free).bit_length() - 1 if free else hand[0]
 
 
-def rollout(tour: Tour, threats: dict[int, int], rng: random.Random) -> None:
+def rollout(
+    tour: Tour, threats: dict[int, int], rng: random.Random, wary: bool = False
+) -> None:
     """Finish ``tour`` with the light policy (``threats`` kept current). Fair: every seat
-    uses its own hand and the board only."""
+    uses its own hand and the board only, unless ``wary``: then the defenders read the
+    attackers' hands, block exactly the threats they can complete and let the others be
+    (the opponent a search attacker should fear: see :data:`WARY_SHARE`)."""
     cells = tour.cells
     fpos = tour.fpos
     frontier = tour.frontier
@@ -168,9 +174,17 @@ def rollout(tour: Tour, threats: dict[int, int], rng: random.Random) -> None:
         t1 = 0.22 if spare >= 4 else 0.3 if spare >= 1 else 0.4
         p1 = p2 = 0.0
         g1 = g2 = -1
+        held = 0
+        if wary:
+            for s in attackers:
+                held |= hand_masks[s]
+            held &= ~placed_mask
         for g, m in threats.items():
             if g in fpos:
-                p = chance((m & unseen).bit_count(), u, k)
+                if wary:
+                    p = 1.0 if m & held else 0.0
+                else:
+                    p = chance((m & unseen).bit_count(), u, k)
                 if p > p1:
                     p2, g2 = p1, g1
                     p1, g1 = p, g
@@ -232,6 +246,14 @@ DEFENCE_DRAWS = 256
 #: out of cards before the attacker (docs/ai.md). Tuned in the arena: 0.35 to 1.5 do
 #: about as well.
 CARD_WEIGHT = 0.5
+#: Share of a hard attacker's sampled deals whose rollouts face a *wary* defence, one that
+#: reads the attackers' hands (:func:`rollout`). Fair rollout defenders judge a threat by
+#: counting the cards they cannot see, so they block bait and let live threats be about
+#: equally: a search against them alone builds threats it cannot complete, which a
+#: defender that reads hands (the hard level itself, the oracle, a good player) does not
+#: fall for. Half and half keeps most of what bait wins against the normal player and
+#: most of what honest threats win against readers (docs/ai.md).
+WARY_SHARE = 0.5
 
 
 def best_turn(cands: list[Turn], means: list[float], prior: float, spend: float) -> Turn:
@@ -289,6 +311,7 @@ class FlatMonteCarlo:
         width: int = 8,
         prior: float = 0.06,
         inference: bool = True,
+        wary: float = 0.0,
     ) -> None:
         self.heur = heur
         self.iterations = iterations
@@ -296,6 +319,7 @@ class FlatMonteCarlo:
         self.width = width
         self.prior = prior
         self.inference = inference
+        self.wary = wary
         self.stats = SearchStats()
 
     def choose(self, view: TourView, base: Tour, rng: random.Random) -> Turn:
@@ -354,6 +378,10 @@ class FlatMonteCarlo:
             return cands[0] if cands else []
         deadline = None if self.budget_ms is None else start + self.budget_ms / 1000.0
         attacker = base.is_attacker[seat]
+        # An attacker's deal faces a wary defence with probability ``self.wary``, decided
+        # by the deal's rollout seed (the same for every candidate: the comparison stays
+        # paired, and the decision's rng stream is unchanged).
+        wary_below = int(self.wary * 65536) if attacker else 0
         totals = [0.0] * len(cands)
         n = 0
         base_points = base.points
@@ -372,6 +400,7 @@ class FlatMonteCarlo:
             tour = deal()
             threats0 = threat_map(tour.cells, tour.placed)
             seed = rng.getrandbits(32)
+            wary = (seed & 0xFFFF) < wary_below
             for i, turn in enumerate(cands):
                 t = tour.clone()
                 threats = dict(threats0)
@@ -385,7 +414,7 @@ class FlatMonteCarlo:
                         _place(t, threats, card, cell)
                     if t.phase != OVER and t.step_in_turn == 1:
                         t.end_turn()
-                rollout(t, threats, random.Random(seed))
+                rollout(t, threats, random.Random(seed), wary)
                 totals[i] += t.points - base_points
                 playouts += 1
             n += 1
