@@ -56,3 +56,14 @@ def test_an_unblocked_live_threat_is_scored_in_the_rollout() -> None:
     rollout(t, threat_map(t.cells, t.placed), random.Random(1), True)
     assert t.placed[4] == (parse_card("9D").index, GAP)
     assert t.points >= 1
+
+
+def test_only_the_hard_level_fears_a_wary_defence() -> None:
+    from krendzu.ai import make_player
+    from krendzu.ai.search import WARY_SHARE
+
+    assert 0.0 < WARY_SHARE <= 1.0
+    assert make_player("hard").search.wary == WARY_SHARE  # type: ignore[attr-defined]
+    # The yardsticks keep the searches every earlier figure was measured with.
+    assert make_player("hard-v1").search.wary == 0.0  # type: ignore[attr-defined]
+    assert make_player("oracle").search.wary == 0.0  # type: ignore[attr-defined]

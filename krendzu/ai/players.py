@@ -164,7 +164,9 @@ class HardPlayer(HeuristicPlayer):
         inference: bool = True,
     ) -> None:
         super().__init__(NORMAL, "hard" if inference else "hard-v1")
-        self.search = _search(self.heur, iterations, budget_ms, width, inference)
+        # hard-v1 keeps the fair rollouts it had: no wary defence.
+        self.search = _search(self.heur, iterations, budget_ms, width, inference,
+                              WARY_SHARE if inference else 0.0)
 
     def plan(self, view: TourView, tour: Tour, rng: random.Random) -> Turn:
         return self.search.choose(view, tour, rng)
@@ -176,9 +178,9 @@ def _search(
     budget_ms: float | None,
     width: int | None = None,
     inference: bool = True,
+    wary: float = 0.0,
 ) -> FlatMonteCarlo:
-    """The flat Monte-Carlo search of the hard level and the oracle (``hard-v1``, without
-    inference, also keeps the fair rollouts it had: no wary defence)."""
+    """The flat Monte-Carlo search of the hard level and the oracle."""
     if width is None:  # more thinking time → more candidate turns worth comparing
         width = 8 if budget_ms is None else min(14, 8 + int(budget_ms // 250))
     return FlatMonteCarlo(
@@ -187,7 +189,7 @@ def _search(
         budget_ms=budget_ms,
         width=width,
         inference=inference,
-        wary=WARY_SHARE if inference else 0.0,
+        wary=wary,
     )
 
 
@@ -205,8 +207,11 @@ class GreedyPlayer(HeuristicPlayer):
 class OraclePlayer(Player):
     """Perfect-information reference, the upper bound the levels are compared with: the
     hard level's search, but every playout uses the real hands (and candidates are chosen
-    knowing the exact attacker cards). It cannot decide from an observation; the arena
-    calls :meth:`decide_full` with the real tour."""
+    knowing the exact attacker cards). It is the fixed yardstick every arena figure since
+    2026-11-22 is measured against, so it keeps that search: no card cost for a defence,
+    no wary defence in an attacker's rollouts (docs/ai.md gives the share of the gap with
+    an oracle that has the wary rollouts too). It cannot decide from an observation; the
+    arena calls :meth:`decide_full` with the real tour."""
 
     level = "oracle"
 
