@@ -58,6 +58,8 @@ overall answer 429 until the clock moves (or pass ``group_limit=0`` / ``global_l
 - ``fake.inline_message(text, reply_markup=None)`` -> an inline message to edit by
   ``inline_message_id`` (edits return True) or to press buttons on.
 - ``fake.privacy = False`` delivers every group message to the bot.
+- ``fake.outage = True``: the in-process transport fails every call but getUpdates with a
+  ``NetworkError`` until it is set back to False (a network outage on the bot's side).
 
 Simulated users' actions (each queues updates with increasing update_id; messages get
 per-chat increasing message_id and an integer date):
@@ -70,6 +72,8 @@ per-chat increasing message_id and an integer date):
   After ``block_bot`` it unblocks (my_chat_member kicked -> member).
 - ``user.press(message, text=None, data=None)`` -> :class:`CallbackQuery` record: presses
   the inline button found by text or callback_data (AssertionError if there is none).
+  ``user.press(message, data=..., forged=True)`` sends any callback data for a real
+  message, as a modified client can (Telegram does not check it against the keyboard).
 - ``user.block_bot()``: my_chat_member update; sends fail with 403 "bot was blocked by the
   user".
 - ``user.join(group)`` / ``user.leave(group)``: new_chat_members / left_chat_member service
@@ -122,9 +126,12 @@ after entity parsing and trimming, HTML parse errors (TDLib's texts), inline key
 (callback_data 1..64 bytes, at most 8 per row and 100 buttons, every button needs an action),
 reply targets, file ids, "message is not modified", message to edit/delete not found or not
 the bot's, callback answers (once, within ``callback_timeout``, text <= 200), command names,
-and flood control: more than ``group_limit`` (20) new messages to one group within
-``group_window`` (60) clock seconds, or ``global_limit`` (30) per second overall -> 429
-"Too Many Requests: retry after N" with parameters.retry_after (edits do not count).
+and flood control: more than ``group_limit`` (20) new messages and edits (text, caption,
+media, keyboard: Telegram counts them together) to one group within ``group_window`` (60) clock
+seconds, or ``global_limit`` (30) per second overall -> 429 "Too Many Requests: retry after N"
+with parameters.retry_after. ``fake.flood(chat, seconds)`` forces 429s for one chat (as after
+a burst Telegram saw elsewhere); ``fake.rate_limited(chat=None)`` lists the 429 answers;
+``fake.max_sends_in_window(chat, 60, edits=True)`` counts edits too.
 Unknown methods: 404 "Not Found". Wrong token: 401 "Unauthorized".
 
 parse_mode HTML, MarkdownV2 and Markdown are parsed after TDLib (entities in UTF-16 units;

@@ -44,6 +44,8 @@ JSON_PARAMS = frozenset({
     "reply_markup", "entities", "caption_entities", "scope", "allowed_updates", "media",
     "reply_parameters", "link_preview_options", "commands", "menu_button", "message_ids",
 })
+EDIT_METHODS = frozenset({"editmessagetext", "editmessagecaption", "editmessagemedia",
+                          "editmessagereplymarkup"})
 SEND_KINDS = {"sendphoto": "photo", "senddocument": "document", "sendanimation": "animation"}
 MEDIA_KINDS = ("photo", "document", "animation", "video", "audio")
 BUTTON_ACTIONS = (
@@ -159,6 +161,9 @@ class FakeTelegram:
         self.update_log: list[dict] = []  # every update ever queued, in order
         self.errors: list[BaseException] = []  # emulator bugs (answered with HTTP 500)
         self.webhook_url = ""
+        #: While True the in-process transport fails every call but getUpdates with a
+        #: NetworkError (the bot's requests never reach "Telegram").
+        self.outage = False
 
         self._updates: list[dict] = []
         self._next_update_id = 10_001
@@ -421,10 +426,12 @@ class FakeTelegram:
             self._my_chat_member(self.chats[user.id], user, "member", "kicked")
 
     def user_presses(self, user: FakeUser, message: Message, *, text: str | None = None,
-                     data: str | None = None) -> CallbackQuery:
+                     data: str | None = None, forged: bool = False) -> CallbackQuery:
         with self._lock:
             if text is None and data is None:
                 raise ValueError("press(): give the button's text or data")
+            if forged and data is None:
+                raise ValueError("press(forged=True): give the data to send")
             if message.inline_message_id is not None:
                 current = self.inline_messages[message.inline_message_id]
             else:
@@ -437,7 +444,9 @@ class FakeTelegram:
                     raise RuntimeError(f"{user} blocked the bot")
             if not current.from_bot:
                 raise AssertionError("only the bot's messages have inline buttons")
-            button = current.button(text=text, data=data)
+            # A modified client may send any data for a real message (Telegram does not
+            # check it against the keyboard): ``forged`` skips the look-up.
+            button = {"callback_data": data} if forged else current.button(text=text, data=data)
             if "callback_data" not in button:
                 raise AssertionError(f"button {button.get('text')!r} has no callback_data "
                                      f"(it is {sorted(button)})")
@@ -513,16 +522,29 @@ class FakeTelegram:
                     and (chat_id is None or c.chat_id == chat_id)
                     and (ok is None or c.ok == ok)]
 
-    def max_sends_in_window(self, chat: Chat | FakeUser | int, window: float = 60.0) -> int:
-        """The most successful new-message calls to ``chat`` inside any ``window`` seconds."""
+    def max_sends_in_window(self, chat: Chat | FakeUser | int, window: float = 60.0, *,
+                            edits: bool = False) -> int:
+        """The most successful new-message calls to ``chat`` inside any ``window`` seconds
+        (with ``edits=True`` counting edits too, as Telegram's flood limit does)."""
+        methods = {"sendmessage", *SEND_KINDS} | (EDIT_METHODS if edits else set())
         times = sorted(c.time for c in self.calls_to(chat=chat, ok=True)
-                       if c.method.lower() in ("sendmessage", *SEND_KINDS))
+                       if c.method.lower() in methods)
         best, start = 0, 0
         for end, t in enumerate(times):
             while t - times[start] >= window:
                 start += 1
             best = max(best, end - start + 1)
         return best
+
+    def flood(self, chat: Chat | FakeUser | int, retry_after: float) -> None:
+        """Answer every send and edit to ``chat`` with 429 for ``retry_after`` clock seconds
+        (as Telegram does after a burst the emulator's counters would not see)."""
+        with self._lock:
+            self.chat(chat).paused_until = self.clock() + retry_after
+
+    def rate_limited(self, chat: Chat | FakeUser | int | None = None) -> list[Call]:
+        """The calls answered 429 (to ``chat``, or to any)."""
+        return [c for c in self.calls_to(chat=chat, ok=False) if c.status == 429]
 
     def pending_updates(self) -> list[dict]:
         """Updates queued and not yet confirmed by an offset."""
@@ -1040,6 +1062,8 @@ class FakeTelegram:
 
     def _check_flood(self, chat: Chat) -> None:
         now = self.clock()
+        if chat.paused_until > now:
+            raise too_many(max(1, math.ceil(chat.paused_until - now)))
         if chat.is_group and self.group_limit:
             times = chat.send_times
             while times and times[0] <= now - self.group_window:
@@ -1054,10 +1078,14 @@ class FakeTelegram:
                 raise too_many(1)
 
     def _count_send(self, chat: Chat) -> None:
+        self._count_write(chat)
+        chat.last_from_bot = True
+
+    def _count_write(self, chat: Chat) -> None:
+        """A new message or an edit: both count against the chat's and the bot's limits."""
         now = self.clock()
         chat.send_times.append(now)
         self._global_times.append(now)
-        chat.last_from_bot = True
 
     def _upload(self, kind: str, name: str | None, data: bytes, mime: str | None) -> FileRecord:
         if not data:
@@ -1144,12 +1172,19 @@ class FakeTelegram:
                            for k in keys)
         if same_content and _markup_equal(before["reply_markup"], changes.get("reply_markup")):
             raise ApiError(400, E.MESSAGE_NOT_MODIFIED)
+        chat = self.chats.get(msg.chat_id) if msg.inline_message_id is None else None
+        if chat is not None:
+            # Edits of text, captions, media and keyboards share a group's limit with new
+            # messages (a Telegram developer says so in tdlib/td issues 2592 and 3034).
+            self._check_flood(chat)
         msg.edits.append(before)
         for key, value in changes.items():
             if key != "file_id":
                 setattr(msg, key, value)
         if not markup_only:
             msg.edit_date = int(self.clock())
+        if chat is not None:
+            self._count_write(chat)
         if msg.inline_message_id is not None:
             return True
         return self._message_api(msg)

@@ -179,7 +179,8 @@ class Chat:
     next_message_id: int = 1
     messages: dict[int, Message] = field(default_factory=dict)
     last_from_bot: bool = False
-    send_times: deque = field(default_factory=deque)  # clock times of the bot's new messages
+    send_times: deque = field(default_factory=deque)  # clock times of the bot's messages/edits
+    paused_until: float = 0.0  # fake.flood(): every write answers 429 until then
 
     @property
     def is_group(self) -> bool:
@@ -284,9 +285,10 @@ class FakeUser:
         return self.fake.user_starts(self, payload)
 
     def press(self, message: Message, text: str | None = None,
-              data: str | None = None) -> CallbackQuery:
-        """Press the inline button (by text or callback_data) on a message the bot sent."""
-        return self.fake.user_presses(self, message, text=text, data=data)
+              data: str | None = None, *, forged: bool = False) -> CallbackQuery:
+        """Press the inline button (by text or callback_data) on a message the bot sent;
+        ``forged=True`` sends ``data`` whatever the message's buttons (a modified client)."""
+        return self.fake.user_presses(self, message, text=text, data=data, forged=forged)
 
     def join(self, group: Chat | int) -> Message:
         """Join a group (a new_chat_members service message the bot receives)."""

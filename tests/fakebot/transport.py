@@ -10,6 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from telegram.error import NetworkError
 from telegram.request import BaseRequest, RequestData
 
 from tests.fakebot import errors as E
@@ -71,6 +72,10 @@ class FakeRequest(BaseRequest):
         if route is None:
             return _error(404, E.NOT_FOUND)
         kind, token, name = route
+        if self.fake.outage and name.lower() != "getupdates":
+            # The connection fails before Telegram sees the request (updates still arrive,
+            # as when only the bot's outgoing path is broken).
+            raise NetworkError(f"fake outage: {name} not sent")
         if kind == "file":
             return _file_response(self.fake, token, name)
         if token != self.fake.token:
