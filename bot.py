@@ -6,6 +6,7 @@ import logging
 import sys
 
 from chat.config import HOW_TO_GET_A_TOKEN, load_config
+from chat.logs import configure as configure_logging
 
 
 def main() -> int:
@@ -13,18 +14,22 @@ def main() -> int:
     if not config.token:
         print(HOW_TO_GET_A_TOKEN, file=sys.stderr)
         return 1
-    logging.basicConfig(
-        level=getattr(logging, config.log_level, logging.INFO),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    # httpx logs every request URL, and the URL contains the token.
-    logging.getLogger("httpx").setLevel(logging.WARNING)
-    # The job queue's scheduler logs two lines per tick of the one-second turn timer.
-    logging.getLogger("apscheduler").setLevel(logging.WARNING)
+    # The token is masked in every log line and traceback; request and update contents
+    # (hands) are not logged even at DEBUG (see chat/logs.py).
+    configure_logging(config.log_level, config.token)
+    from telegram.error import InvalidToken
+
     from chat.app import build_application
 
     app = build_application(config)
-    app.run_polling()
+    try:
+        app.run_polling()
+    except InvalidToken:
+        # PTB's message quotes the token; say what to do instead.
+        logging.getLogger("bot").error(
+            "Telegram rejected the bot token (TELEGRAM_BOT_TOKEN): check it with @BotFather "
+            "(/mybots → API Token).")
+        return 1
     return 0
 
 

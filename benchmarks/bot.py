@@ -1,15 +1,19 @@
 """Whole-bot benchmark: move latency and throughput, through the fake Bot API, in-process.
 
     python benchmarks/bot.py [--matches 100] [--rate 20] [--seconds 30]
-                             [--saturation-seconds 20] [--seed 1] [--overall-rate 1000]
-                             [--dir DIR]
+                             [--saturation-seconds 20] [--flood-seconds 20] [--probes 20]
+                             [--probe-rate 5] [--seed 1] [--overall-rate 1000] [--dir DIR]
 
 The real application (``chat.app.build_application``, SQLite in a temporary directory or
 ``--dir``) runs against the in-process fake Telegram (``tests.fakebot``), as the end-to-end
 tests do: computer pacing off, the overall API rate lifted (the harness's 1000 calls/s, no
 global limit in the fake: a move takes three API calls (two photos, one edit), so the
-production 30 calls/s would cap it at 10 moves/s); the per-group limit (19 messages per 60 s,
-with coalesced board posts) stays on.
+production 30 calls/s would cap it at 10 moves/s); the per-group limit (19 messages and
+edits per 60 s, with coalesced board posts) stays on. The per-user and per-chat limits of
+``chat/throttle.py`` are lifted (``user_per_minute``, ``info_per_user``, ``info_per_chat``):
+this benchmark measures how fast the bot answers, and with few ``--matches`` one person's
+moves, or the probes' ``/help`` below, would otherwise be refused as a flood
+(``benchmarks/abuse.py`` measures the bot with those limits on).
 
 Setup (not timed): ``--matches`` groups, each with a duel between two people started with
 ``/new@bot duel``, ``/join@bot``, ``/go@bot``. Each move is a random legal step of the player
@@ -24,19 +28,30 @@ in the private chat. A match has one move in flight at a time.
 * ``saturation``: every match sends its next move as soon as the previous one is answered (the
   next player's panel), for ``--saturation-seconds``: ``moves_per_s`` applied, the panel
   latency, and the board posts (coalesced when the group limit holds them back).
+* ``flood``: answers in other chats while one group waits out a 429 (issue 32). A fresh
+  group's duel keeps moving, one move a second (answered by the next player's panel), while
+  ``--probes`` players of the other matches send ``/help`` at ``--probe-rate`` per second in
+  total, alternately in their private chat and in their group (``/help@bot``); the time from
+  a ``/help`` update to its answer is measured for ``--flood-seconds`` twice: ``without``,
+  then ``with`` the busy group answered ``429 retry after 59`` (``fake.flood``; its board
+  posts wait and coalesce). ``p95_ratio`` is with/without (target <= 2);
+  ``other_chats_429s`` must be 0, and ``post_after_pause_ms`` is how soon the busy group's
+  held board post goes out once the pause is over.
 * ``check``: afterwards the stored move log of every match is compared with the moves sent
   (by update id: ``lost`` and ``duplicated`` must be 0), and every group's last board picture
   must be the final position.
 
 Every group's 60-second window is started empty before each phase (the fake's clock and the
 bot's are moved on by a minute; no match is waiting at that moment). Prints one JSON object.
-Targets: p95 <= 250 ms at 20 moves/s; saturation >= 50 moves/s; 0 lost or duplicated moves.
+Targets: p95 <= 250 ms at 20 moves/s; saturation >= 50 moves/s; 0 lost or duplicated moves;
+answers in other chats during a 429 within 2x of their p95 without it.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -64,6 +79,10 @@ from tests.fakebot import Chat, FakeTelegram, FakeUser
 TARGET_P95_MS = 250.0
 TARGET_RATE = 20.0
 TARGET_SATURATION = 50.0
+TARGET_FLOOD_RATIO = 2.0  # p95 of answers elsewhere while one group waits out a 429
+FLOOD_RETRY_AFTER = 59.0  # what Telegram answered the busy group in issue 32
+BUSY_MOVES_PER_S = 1.0  # the busy group's match during the flood phase
+UNLIMITED = 1e9  # the throttle's per-minute limits, lifted
 MOVE_TIMEOUT = 30.0  # seconds without an answer: the move counts as lost
 
 
@@ -81,14 +100,20 @@ class StepClock:
 
 
 class ObservedTelegram(FakeTelegram):
-    """The fake Bot API, telling ``observer`` the moment each photo message is accepted."""
+    """The fake Bot API, telling ``observer`` the moment each photo message is accepted (and
+    ``answered`` each text message)."""
 
     observer: Any = None
+    answered: Any = None
 
     def _log(self, method: str, params: dict, status: int, body: dict, started: float) -> None:
         super()._log(method, params, status, body, started)
-        if self.observer is not None and status == 200 and method.lower() == "sendphoto":
+        if status != 200:
+            return
+        if self.observer is not None and method.lower() == "sendphoto":
             self.observer(body["result"], time.perf_counter())
+        elif self.answered is not None and method.lower() == "sendmessage":
+            self.answered(body["result"], time.perf_counter())
 
 
 @dataclass(eq=False)
@@ -140,15 +165,20 @@ class Bench:
         self.posts = 0
         self.coalesced = 0  # board posts that showed more than one new move
         self.lost = 0
+        #: Flood phase: chat → when its unanswered /help probes were sent (oldest first).
+        self.probes: dict[int, deque[float]] = {}
+        self.probe_latency: list[float] = []
         assert isinstance(h.fake, ObservedTelegram)
         h.fake.observer = self.observe
+        h.fake.answered = self.answer
 
     # Setup --------------------------------------------------------------------------------
 
-    async def setup(self, matches: int) -> None:
+    async def setup(self, matches: int, first: int = 0) -> None:
+        """Start ``matches`` group duels, numbered from ``first``."""
         fake, h = self.h.fake, self.h
         pairs = []
-        for i in range(matches):
+        for i in range(first, first + matches):
             ann = fake.user(1_000_000 + 2 * i, "Ann", str(i))
             bob = fake.user(1_000_001 + 2 * i, "Bob", str(i))
             group = fake.group(-1_001_000_000_000 - i, f"Table {i}")
@@ -211,12 +241,18 @@ class Bench:
         game.unposted.append(move)
         return True
 
+    def is_board_post(self, caption: str) -> bool:
+        """Whether a group photo with this caption is a board post after moves. Every group
+        photo is here; benchmarks whose groups get other pictures too tell them apart."""
+        return True
+
     def observe(self, message: dict, now: float) -> None:
         """A photo message went out: a board post in a group, or a private panel."""
         chat_id = message["chat"]["id"]
         if chat_id < 0:
             game = self.by_group.get(chat_id)
-            if game is None or not game.unposted:
+            if (game is None or not game.unposted
+                    or not self.is_board_post(message.get("caption") or "")):
                 return
             self.posts += 1
             caption = message.get("caption") or ""
@@ -238,6 +274,12 @@ class Bench:
             move.panel = now
             self.panel_latency.append(now - move.sent)
             self.check(move)
+
+    def answer(self, message: dict, now: float) -> None:
+        """A text message went out: the answer to a ``/help`` probe in its chat?"""
+        sent = self.probes.get(message["chat"]["id"])
+        if sent and "/new" in (message.get("text") or ""):  # the help text lists /new
+            self.probe_latency.append(now - sent.popleft())
 
     def check(self, move: Move) -> None:
         """Answer the move's match when everything the player waits for is out."""
@@ -343,6 +385,86 @@ class Bench:
             "cpu_per_wall": round(cpu / elapsed, 2),
         }
 
+    async def keep_moving(self, game: Game, per_second: float) -> None:
+        """The busy group's match: a move whenever the last one is answered, at most
+        ``per_second``, until cancelled (the moves sent are in ``game.sent``)."""
+        while not game.finished:
+            if game.inflight is None:
+                await self.send(game)
+            await asyncio.sleep(1.0 / per_second)
+
+    async def probe(self, chats: list[tuple[FakeUser, Chat | None]], rate: float,
+                    seconds: float) -> dict:
+        """``/help`` from ``chats`` in turn at ``rate`` per second for ``seconds``: the time
+        from each update to its answer."""
+        self.probe_latency = []
+        self.probes = {(chat or user).id: deque() for user, chat in chats}
+        start, tick = time.perf_counter(), 0
+        while (target := start + tick / rate) < start + seconds:
+            delay = target - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            user, chat = chats[tick % len(chats)]
+            tick += 1
+            self.probes[(chat or user).id].append(time.perf_counter())
+            user.send(chat, "/help" if chat is None else f"/help@{BOT}")
+        end = time.perf_counter() + 10.0
+        while any(self.probes.values()) and time.perf_counter() < end:
+            await asyncio.sleep(0.01)
+        latencies = list(self.probe_latency)
+        return {"answers": len(latencies),
+                "unanswered": sum(len(q) for q in self.probes.values()),
+                "p50_ms": ms(percentile(latencies, 0.5)),
+                "p95_ms": ms(percentile(latencies, 0.95)),
+                "max_ms": ms(max(latencies, default=None))}
+
+    async def flood_phase(self, clock: StepClock, seconds: float, probes: int,
+                          rate: float) -> dict:
+        """Answers in other chats without, then with, one busy group waiting out a 429."""
+        fake = self.h.fake
+        self.need_post = False
+        while not self.ready.empty():  # the other matches rest from now on
+            self.ready.get_nowait()
+        others = list(self.games)
+        await self.setup(1, first=len(self.games))
+        busy = self.games[-1]
+        # Players of other matches, in their private chat and in their group by turns.
+        chats: list[tuple[FakeUser, Chat | None]] = [
+            (others[k % len(others)].seats[0], None if k % 2 == 0 else others[k % len(
+                others)].group) for k in range(probes)]
+        figures: dict[str, dict] = {}
+        for flooded in (False, True):
+            clock.advance(61)  # fresh 60-second windows everywhere
+            before = len(busy.sent)
+            mover = asyncio.create_task(self.keep_moving(busy, BUSY_MOVES_PER_S))
+            try:
+                if flooded:
+                    fake.flood(busy.group, max(FLOOD_RETRY_AFTER, seconds + 5))
+                    await fake.wait_for(lambda: fake.rate_limited(busy.group), timeout=10)
+                figures["with" if flooded else "without"] = await self.probe(
+                    chats, rate, seconds)
+            finally:
+                mover.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await mover
+            figures["with" if flooded else "without"]["busy_moves"] = len(busy.sent) - before
+        posts = len([m for m in fake.sent(busy.group) if m.kind == "photo"])
+        paused = time.perf_counter()
+        clock.advance(FLOOD_RETRY_AFTER + seconds + 10)  # the pause is over
+        await fake.wait_for(lambda: len([m for m in fake.sent(busy.group)
+                                         if m.kind == "photo"]) > posts, timeout=30)
+        held = time.perf_counter() - paused
+        await self.drain()
+        without, with_ = figures["without"]["p95_ms"], figures["with"]["p95_ms"]
+        figures["with"]["busy_group_429s"] = len(fake.rate_limited(busy.group))
+        return {
+            "seconds": seconds, "probes": probes, "probe_rate": rate, **figures,
+            "p95_ratio": round(with_ / without, 2) if with_ and without else None,
+            "other_chats_429s": len([c for c in fake.rate_limited()
+                                     if c.chat_id != busy.group.id]),
+            "post_after_pause_ms": ms(held),
+        }
+
     # Checks -------------------------------------------------------------------------------
 
     async def verify(self) -> dict:
@@ -356,7 +478,8 @@ class Bench:
             stored_count += len(ids)
             lost += len(mine - set(ids))
             duplicated += (len(ids) - len(set(ids))) + len(set(ids) - mine)
-            posts = [m for m in self.h.fake.sent(game.group) if m.kind == "photo"]
+            posts = [m for m in self.h.fake.sent(game.group)
+                     if m.kind == "photo" and self.is_board_post(m.caption or "")]
             tr = await flow.chat_tr(game.group.id)
             names = await flow.seat_names(stored.row, tr)
             expected = await asyncio.to_thread(draw_board, BoardPicture(
@@ -371,9 +494,11 @@ class Bench:
 async def run(args: argparse.Namespace, directory: str) -> dict:
     clock = StepClock()
     fake = ObservedTelegram(bot_username=BOT, clock=clock, global_limit=None)
+    # The throttle's limits are lifted: see the docstring.
     async with running_bot(Path(directory), fake, log_level="WARNING",
                            overall_rate=args.overall_rate,
-                           draw_workers=args.draw_workers) as h:
+                           draw_workers=args.draw_workers, user_per_minute=UNLIMITED,
+                           info_per_user=UNLIMITED, info_per_chat=UNLIMITED) as h:
         bench = Bench(h, args.seed)
         started = time.perf_counter()
         await bench.setup(args.matches)
@@ -389,6 +514,10 @@ async def run(args: argparse.Namespace, directory: str) -> dict:
             saturation = await bench.saturation_phase(args.saturation_seconds)
             clock.advance(61)  # let the held-back board posts out
             await h.settle(timeout=120)
+            flood = await bench.flood_phase(clock, args.flood_seconds, args.probes,
+                                            args.probe_rate)
+            clock.advance(61)
+            await h.settle(timeout=120)
             check = await bench.verify()
         finally:
             watchdog.cancel()
@@ -396,18 +525,22 @@ async def run(args: argparse.Namespace, directory: str) -> dict:
           and latency["rate"] >= 0.95 * min(args.rate, TARGET_RATE)
           and saturation["moves_per_s"] >= TARGET_SATURATION
           and check["lost"] == 0 and check["duplicated"] == 0 and check["unanswered"] == 0
-          and check["final_boards_ok"] == args.matches)
+          and check["final_boards_ok"] == len(bench.games)
+          and flood["p95_ratio"] is not None and flood["p95_ratio"] <= TARGET_FLOOD_RATIO
+          and flood["other_chats_429s"] == 0
+          and flood["without"]["unanswered"] == flood["with"]["unanswered"] == 0)
     return {
         "matches": args.matches, "draw_workers": args.draw_workers, "setup_s": round(setup_s, 1),
-        "latency": latency, "saturation": saturation, "check": check,
+        "latency": latency, "saturation": saturation, "flood": flood, "check": check,
         "targets": {"p95_ms_at_20_per_s": TARGET_P95_MS,
-                    "saturation_moves_per_s": TARGET_SATURATION, "lost": 0, "duplicated": 0},
+                    "saturation_moves_per_s": TARGET_SATURATION, "lost": 0, "duplicated": 0,
+                    "flood_p95_ratio": TARGET_FLOOD_RATIO},
         "ok": ok,
         "python": platform.python_version(), "cpus": os.cpu_count(),
     }
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--matches", type=int, default=100, help="matches in progress")
     parser.add_argument("--rate", type=float, default=TARGET_RATE,
@@ -415,6 +548,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30.0, help="latency phase length")
     parser.add_argument("--saturation-seconds", type=float, default=20.0,
                         help="saturation phase length")
+    parser.add_argument("--flood-seconds", type=float, default=20.0,
+                        help="flood phase: each of its two measurements")
+    parser.add_argument("--probes", type=int, default=20,
+                        help="flood phase: chats sending /help")
+    parser.add_argument("--probe-rate", type=float, default=5.0,
+                        help="flood phase: /help per second in total")
     parser.add_argument("--seed", type=int, default=1, help="seed of the moves chosen")
     parser.add_argument("--draw-workers", type=int, default=2,
                         help="processes drawing pictures, as KRENDZU_DRAW_WORKERS (0: threads)")
@@ -422,7 +561,7 @@ def main() -> None:
                         help="the bot's API calls per second over all chats (production: 30)")
     parser.add_argument("--dir", default=None,
                         help="where the temporary database directory goes")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     with tempfile.TemporaryDirectory(prefix="krendzu-bench-", dir=args.dir) as directory:
         result = asyncio.run(run(args, directory))

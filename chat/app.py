@@ -13,14 +13,15 @@ from telegram import (
     BotCommand,
     BotCommandScopeAllGroupChats,
     BotCommandScopeAllPrivateChats,
+    Update,
 )
 from telegram.ext import (
-    AIORateLimiter,
     Application,
     CallbackQueryHandler,
     ChatMemberHandler,
     CommandHandler,
     MessageHandler,
+    TypeHandler,
     filters,
 )
 from telegram.request import BaseRequest
@@ -34,6 +35,9 @@ from chat.flow import Flow
 from chat.i18n import Catalogs, Tr
 from chat.notices import Send
 from chat.painter import Painter
+from chat.ratelimit import ChatRateLimiter
+from chat.throttle import Throttle
+from chat.updates import ChatOrderedProcessor
 from storage import open_store
 
 log = logging.getLogger(__name__)
@@ -102,26 +106,31 @@ def build_application(
     Bot API and a clock that may run faster than real time)."""
     if not config.token:
         raise ValueError("a bot token is required")
-    builder = Application.builder().token(config.token).concurrent_updates(True)
+    # Updates of one chat in arrival order, different chats at once (chat/updates.py).
+    builder = Application.builder().token(config.token).concurrent_updates(
+        ChatOrderedProcessor(256))
     if config.api_base_url:
         base = config.api_base_url.rstrip("/")
         builder = builder.base_url(f"{base}/bot").base_file_url(f"{base}/file/bot")
     if request is not None:
         builder = builder.request(request).get_updates_request(updates_request or request)
-    # The overall rate and RetryAfter retries come from PTB; per-group pacing is delivery's
+    # The overall rate and per-chat pauses after a 429 (chat/ratelimit.py: PTB's own
+    # AIORateLimiter would halt every chat for one chat's 429); per-group pacing is delivery's
     # own gate, which can coalesce board posts (a limiter could only delay them).
-    builder = builder.rate_limiter(AIORateLimiter(max_retries=3, group_max_rate=0,
-                                                  overall_max_rate=config.overall_rate))
+    limiter = ChatRateLimiter(config.overall_rate, clock=clock)
+    builder = builder.rate_limiter(limiter)
 
     async def post_init(app: Application) -> None:
         store = await open_store(config.database, clock=clock)
         catalogs = Catalogs()
         thinker = Thinker(workers=config.ai_workers, hard_budget_ms=config.hard_budget_ms)
         flow = Flow(store, catalogs, thinker.decide, bot_username=app.bot.username,
-                    clock=clock, timer_grace=config.timer_grace)
+                    clock=clock, timer_grace=config.timer_grace,
+                    max_matches_per_user=config.max_matches_per_user,
+                    max_matches_per_chat=config.max_matches_per_chat)
         painter = Painter(config.draw_workers)
         delivery = Delivery(app.bot, store, painter=painter, group_limit=config.group_limit,
-                            clock=clock)
+                            clock=clock, limiter=limiter)
 
         async def computer(match_id: int, seq: int) -> None:
             outcome = await flow.computer_turn(match_id, seq)
@@ -143,8 +152,12 @@ def build_application(
                 group=True)])
 
         delivery.on_forbidden = cannot_write
+        throttle = Throttle(user_per_minute=config.user_per_minute,
+                            info_per_user=config.info_per_user,
+                            info_per_chat=config.info_per_chat)
         app.bot_data["services"] = h.Services(store, flow, delivery, thinker, pacer,
-                                              lobby_seconds=config.lobby_minutes * 60)
+                                              lobby_seconds=config.lobby_minutes * 60,
+                                              throttle=throttle)
         try:
             await set_commands(app, catalogs)
         except Exception:
@@ -193,6 +206,8 @@ async def turn_timers(context: Any) -> None:
 
 
 def register(app: Application) -> None:
+    # First, for every update: the per-user and per-chat limits (chat/throttle.py).
+    app.add_handler(TypeHandler(Update, h.admission), group=-1)
     commands: dict[str, Any] = {
         "start": h.start, "help": h.help_command, "rules": h.rules, "lang": h.lang,
         "new": h.new, "join": h.lobby_command("join"), "leave": h.lobby_command("leave"),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
+import itertools
 import logging
 import multiprocessing
 import random
@@ -11,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
 
+from chat.workers import start_worker
 from krendzu import Action
 from krendzu.ai import make_player, warm_up
 
@@ -24,26 +27,103 @@ def decide_turn(level: str, view: Any, seed: int, budget_ms: float) -> list[Acti
 
 
 class Thinker:
-    """Runs decisions in worker processes (``workers`` > 0) or a thread pool (0)."""
+    """Runs decisions in worker processes (``workers`` > 0) or a thread pool (0), fairly.
 
-    def __init__(self, workers: int = 2, hard_budget_ms: float = 1000.0) -> None:
+    At most as many decisions as there are workers are handed to the executor; the rest wait
+    here, in a priority queue, so that the executor's own FIFO never holds a person's request
+    behind a pile of computer-only work. *Urgent* requests (a hint, a person's timed-out
+    turn, a computer move a present person is waiting for) go first; background ones (no
+    person waits for them) are let in only while one worker stays free for an urgent request
+    (with one worker: only when it is idle), so an urgent request waits for at most the
+    urgent requests ahead of it. ``work`` is the function run in a worker (tests pass a slow
+    fake).
+    """
+
+    def __init__(self, workers: int = 2, hard_budget_ms: float = 1000.0, *,
+                 work: Callable[..., list[Action]] = decide_turn) -> None:
         self.hard_budget_ms = hard_budget_ms
+        self._work = work
         self._executor: Executor
         if workers > 0:
             self._executor = ProcessPoolExecutor(
                 max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                initializer=warm_up,
+                initializer=start_worker, initargs=(warm_up,),  # exits with the bot
             )
         else:
             warm_up()
             self._executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="thinker")
+        #: Decisions that may be in the executor at once (one per worker).
+        self.slots = workers if workers > 0 else 2
+        self._running = 0
+        #: Waiting requests: (0 urgent / 1 background, arrival, wake-up future).
+        self._queue: list[tuple[int, int, asyncio.Future[None]]] = []
+        self._arrivals = itertools.count()
+        self._closed = False
 
-    async def decide(self, level: str, view: Any, seed: int) -> list[Action]:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, decide_turn, level, view, seed,
-                                          self.hard_budget_ms)
+    def _limit(self, urgent: bool) -> int:
+        """Decisions in flight under which a request may start: background work leaves one
+        worker free for urgent work."""
+        return self.slots if urgent else max(1, self.slots - 1)
+
+    @property
+    def running(self) -> int:
+        return self._running
+
+    @property
+    def queued(self) -> int:
+        return sum(1 for _, _, future in self._queue if not future.done())
+
+    async def decide(self, level: str, view: Any, seed: int, *,
+                     urgent: bool = False) -> list[Action]:
+        await self._admit(urgent)
+        try:
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(self._executor, self._work, level, view, seed,
+                                              self.hard_budget_ms)
+        finally:
+            self._running -= 1
+            self._wake()
+
+    async def _admit(self, urgent: bool) -> None:
+        """Wait for a slot: at once if one is free and nobody of the same or a higher
+        priority waits; otherwise in the queue, urgent first, then in arrival order."""
+        if self._closed:
+            raise RuntimeError("the thinker is closed")
+        priority = 0 if urgent else 1
+        ahead = any(p <= priority and not f.done() for p, _, f in self._queue)
+        if not ahead and self._running < self._limit(urgent):
+            self._running += 1
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._queue, (priority, next(self._arrivals), future))
+        try:
+            await future
+        except asyncio.CancelledError:
+            if future.done() and not future.cancelled() and future.exception() is None:
+                # The slot was granted just as the caller gave up: pass it on.
+                self._running -= 1
+                self._wake()
+            raise
+
+    def _wake(self) -> None:
+        """Grant free slots to the waiting requests, urgent first."""
+        while self._queue:
+            priority, _, future = self._queue[0]
+            if future.done():  # the caller was cancelled while waiting
+                heapq.heappop(self._queue)
+                continue
+            if self._running >= self._limit(priority == 0):
+                return
+            heapq.heappop(self._queue)
+            self._running += 1
+            future.set_result(None)
 
     def close(self) -> None:
+        self._closed = True
+        for _, _, future in self._queue:
+            if not future.done():
+                future.set_exception(RuntimeError("the thinker is closed"))
+        self._queue.clear()
         self._executor.shutdown(wait=False, cancel_futures=True)
 
 

@@ -42,6 +42,15 @@ class Config:
     timer_grace: float = 60.0
     #: A match set-up nobody touched for this many minutes is closed.
     lobby_minutes: float = 30.0
+    #: Active matches one person may be seated in at once (each keeps computers busy).
+    max_matches_per_user: int = 3
+    #: Active matches of one chat at once, its forum topics counted together.
+    max_matches_per_chat: int = 5
+    #: Updates (commands, buttons, messages) one person may send a minute.
+    user_per_minute: float = 120.0
+    #: Information replies (/rules, /help, /stats, /top, ...) per person and per chat a minute.
+    info_per_user: float = 6.0
+    info_per_chat: float = 12.0
 
 
 def read_env_file(path: Path) -> dict[str, str]:
@@ -96,4 +105,9 @@ def load_config(env_file: Path | None = Path(".env")) -> Config:
         overall_rate=number("KRENDZU_OVERALL_RATE", 30.0, 1.0, 1000.0),
         timer_grace=number("KRENDZU_TIMER_GRACE", 60.0, 0.0, 3600.0),
         lobby_minutes=number("KRENDZU_LOBBY_MINUTES", 30.0, 1.0, 10080.0),
+        max_matches_per_user=int(number("KRENDZU_MAX_MATCHES_PER_USER", 3, 1, 1000)),
+        max_matches_per_chat=int(number("KRENDZU_MAX_MATCHES_PER_CHAT", 5, 1, 1000)),
+        user_per_minute=number("KRENDZU_USER_PER_MINUTE", 120.0, 1.0, 10000.0),
+        info_per_user=number("KRENDZU_INFO_PER_USER", 6.0, 1.0, 10000.0),
+        info_per_chat=number("KRENDZU_INFO_PER_CHAT", 12.0, 1.0, 10000.0),
     )

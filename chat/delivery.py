@@ -1,10 +1,17 @@
 """Turns notices into Bot API calls: pictures, keyboards, pacing and flood limits.
 
-Every chat has one FIFO worker, so messages to a chat keep their order. A group also has a
-:class:`GroupGate`: at most ``group_limit`` new messages in any 60 seconds (Telegram allows
-about 20). Board posts waiting for the gate are coalesced: a newer post for the same match
-replaces the queued one and keeps every move line, so the newest post always shows the
-current position. Pictures are drawn off the event loop, only when actually sent.
+Every chat has one worker, so messages to a chat keep their order; information replies
+(``Send.info``: /rules, /top, ...) wait behind board posts and panels, and a chat's queue keeps
+only the newest of each kind. A group also has a :class:`GroupGate`: at most ``group_limit``
+new messages *and edits* in any 60 seconds (Telegram counts both against about 20). Board
+posts waiting for the gate are coalesced: a newer post for the same match replaces the queued
+one and keeps every move line, so the newest post always shows the current position. Pictures
+are drawn off the event loop, only when actually sent.
+
+A 429 pauses only its own chat (:mod:`chat.ratelimit`). What could not be delivered because of
+the network (or a flood wait longer than the limiter's retries) is tried again with back-off,
+keeping its place; the outbox marker (:class:`chat.notices.Announced`) moves only past what was
+delivered or definitively refused by Telegram, so a restart announces the rest.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from chat.notices import (
     Announced,
     BoardPost,
     ComputerTurn,
+    Drawing,
     DropPanel,
     EditPanel,
     Notice,
@@ -40,6 +48,7 @@ from chat.notices import (
     ShowLobby,
 )
 from chat.painter import Painter
+from chat.ratelimit import ChatRateLimiter
 from storage import NotFound, Store
 
 log = logging.getLogger(__name__)
@@ -48,6 +57,10 @@ CAPTION_LIMIT = 1024
 TEXT_LIMIT = 4096
 WINDOW = 60.0
 FOLLOW_LINES = 12  # move lines kept in a followed board's caption
+#: Tries of one notice whose delivery failed for a passing reason (network, flood wait).
+MAX_ATTEMPTS = 6
+#: Back-off between them: 1, 2, 4, ... seconds, at most this.
+MAX_BACKOFF = 30.0
 
 
 def markup(keyboard: Keyboard | None) -> InlineKeyboardMarkup | None:
@@ -72,7 +85,7 @@ def fit(text: str, limit: int) -> str:
 
 
 class GroupGate:
-    """Sliding-window limit of new messages per group chat."""
+    """Sliding-window limit of new messages and edits per group chat."""
 
     def __init__(self, limit: int, window: float = WINDOW,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -81,37 +94,66 @@ class GroupGate:
         self.clock = clock
         self.sent: deque[float] = deque()
 
-    def wait_time(self) -> float:
+    def wait_time(self, reserve: int = 0) -> float:
+        """Seconds until a write may go out, leaving ``reserve`` slots of the window free
+        (information replies leave room for play)."""
         now = self.clock()
         while self.sent and self.sent[0] <= now - self.window:
             self.sent.popleft()
-        if len(self.sent) < self.limit:
+        allowed = max(1, self.limit - reserve)
+        if len(self.sent) < allowed:
             return 0.0
-        return self.sent[0] + self.window - now
+        return self.sent[len(self.sent) - allowed] + self.window - now
+
+    def take(self) -> None:
+        self.sent.append(self.clock())
 
     async def acquire(self) -> None:
         # Short naps: the clock may be a test's, running faster than real time.
         while (wait := self.wait_time()) > 0:
             await asyncio.sleep(min(wait, 0.2))
-        self.sent.append(self.clock())
+        self.take()
+
+    def written(self) -> None:
+        """The write taken last is done: date it now. Telegram counts it when it arrives,
+        which may be well after the slot was taken (a picture drawn, the bot-wide rate), and
+        a window of slot times alone could then hold 20 arrivals."""
+        if self.sent:
+            self.sent[-1] = max(self.sent[-1], self.clock())
 
 
 @dataclass
 class _Item:
     notice: Notice
-    done: asyncio.Future[None] = field(default_factory=lambda: asyncio.get_running_loop()
+    #: True once delivered or definitively refused; False if it could not be delivered.
+    done: asyncio.Future[bool] = field(default_factory=lambda: asyncio.get_running_loop()
                                        .create_future())
+    attempts: int = 0
+
+    @property
+    def info(self) -> str | None:
+        return self.notice.info if isinstance(self.notice, Send) else None
+
+    def finish(self, delivered: bool) -> None:
+        if not self.done.done():
+            self.done.set_result(delivered)
 
 
 class Delivery:
     def __init__(self, bot: Bot, store: Store, *, painter: Painter | None = None,
                  group_limit: int = 19,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 limiter: ChatRateLimiter | None = None,
+                 max_attempts: int = MAX_ATTEMPTS) -> None:
         self.bot = bot
         self.store = store
         self.painter = painter or Painter(0)
         self.group_limit = group_limit
         self.clock = clock
+        self.limiter = limiter
+        self.max_attempts = max_attempts
+        #: Slots of a group's window that information replies leave to play.
+        self.info_reserve = max(1, group_limit // 3)
         #: Set by the application: schedule a computer's move.
         self.on_computer: Callable[[int, int], None] = lambda match_id, seq: None
         #: Set by the application: text for the group when a player cannot be written to.
@@ -150,6 +192,11 @@ class Delivery:
             chat = self._chat_of(notice)
             item = _Item(notice)
             queue = self._queues.setdefault(chat, deque())
+            if item.info is not None:
+                # A newer reply of the same kind makes a queued one pointless.
+                for old in [i for i in queue if i.info == item.info]:
+                    queue.remove(old)
+                    old.finish(True)
             last = queue[-1] if queue else None
             if (isinstance(notice, BoardPost) and last is not None
                     and isinstance(last.notice, BoardPost)
@@ -172,12 +219,18 @@ class Delivery:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _wait(self, waits: list[asyncio.Future[None]]) -> None:
-        if waits:
-            await asyncio.gather(*waits, return_exceptions=True)
+    async def _wait(self, waits: list[asyncio.Future[bool]]) -> list[object]:
+        if not waits:
+            return []
+        return await asyncio.gather(*waits, return_exceptions=True)
 
-    async def _mark(self, notice: Announced, waits: list[asyncio.Future[None]]) -> None:
-        await self._wait(waits)
+    async def _mark(self, notice: Announced, waits: list[asyncio.Future[bool]]) -> None:
+        results = await self._wait(waits)
+        if not all(r is True for r in results):
+            log.warning("match %s: %d of %d notices before move %s were not delivered; the "
+                        "outbox marker stays, so a restart announces them", notice.match_id,
+                        sum(r is not True for r in results), len(results), notice.seq)
+            return
         try:
             await self.store.set_announced(notice.match_id, notice.seq)
         except Exception:
@@ -210,26 +263,56 @@ class Delivery:
     async def _work(self, chat: int) -> None:
         queue = self._queues[chat]
         while queue:
-            item = queue[0]
+            # Play (board posts, lobbies, panels) before information replies.
+            item = next((i for i in queue if i.info is None), queue[0])
+            if chat < 0:
+                # Every group write (post, lobby edit) counts against the group's limit, and
+                # replies leave part of it to play. While the gate is shut, look again after
+                # a short nap: something more urgent may have arrived meanwhile.
+                gate = self._gate(chat)
+                wait = gate.wait_time(self.info_reserve if item.info is not None else 0)
+                if wait > 0:
+                    await asyncio.sleep(min(wait, 0.2))
+                    continue
+                gate.take()
+            queue.remove(item)
             try:
-                counts = isinstance(item.notice, Send | BoardPost) or (
-                    isinstance(item.notice, ShowLobby) and item.notice.message_id is None)
-                if chat < 0 and counts:
-                    await self._gate(chat).acquire()
-                queue.popleft()
-                await self._deliver(item.notice)
+                try:
+                    await self._deliver(item.notice)
+                finally:
+                    if chat < 0:
+                        self._gate(chat).written()
             except asyncio.CancelledError:
+                queue.appendleft(item)  # still owed; the restart's outbox announces it
                 raise
-            except NetworkError as exc:
-                log.warning("could not deliver %s: %s", type(item.notice).__name__,
-                            type(exc).__name__)
+            except (NetworkError, RetryAfter) as exc:
+                # Telegram neither got nor refused it: try again later, in its place.
+                item.attempts += 1
+                if item.attempts < self.max_attempts:
+                    wait = min(MAX_BACKOFF, 2.0 ** (item.attempts - 1))
+                    log.warning("could not deliver %s to chat %s (%s); trying again in %.0f s",
+                                type(item.notice).__name__, chat, type(exc).__name__, wait)
+                    queue.appendleft(item)
+                    await self._nap(wait)
+                    continue
+                log.error("gave up delivering %s to chat %s after %d tries (%s)",
+                          type(item.notice).__name__, chat, item.attempts, type(exc).__name__)
+                item.finish(False)
+            except TelegramError as exc:  # refused for good (bad request, ...)
+                log.warning("Telegram refused %s for chat %s: %s", type(item.notice).__name__,
+                            chat, type(exc).__name__)
+                item.finish(True)
             except Exception:
                 log.exception("could not deliver %s", type(item.notice).__name__)
-            finally:
-                if queue and queue[0] is item:
-                    queue.popleft()
-                if not item.done.done():
-                    item.done.set_result(None)
+                item.finish(False)
+            else:
+                item.finish(True)
+
+    async def _nap(self, seconds: float) -> None:
+        """Sleep ``seconds`` of the delivery clock (a test's may run faster than real time)."""
+        end = self.clock() + seconds
+        while (left := end - self.clock()) > 0:
+            await asyncio.sleep(min(left, 0.2))
 
     def _gate(self, chat: int) -> GroupGate:
         if chat not in self._gates:
@@ -339,37 +422,35 @@ class Delivery:
         return message
 
     async def _call_send(self, send: Send, kwargs: dict[str, Any]) -> Message | None:
-        for attempt in range(3):
+        """One send. Flood waits are the rate limiter's; network trouble and longer flood
+        waits reach the chat's worker, which tries again with back-off."""
+        send = await self._draw(send)
+        if send.picture is not None or send.hand is not None or send.photo:
             try:
-                if send.picture is not None or send.hand is not None or send.photo:
-                    try:
-                        return await self._send_picture(send, kwargs)
-                    except BadRequest as exc:
-                        if "rights" not in str(exc).lower() and "photo" not in str(exc).lower():
-                            raise
-                        log.info("chat %s refuses photos: sending text", kwargs["chat_id"])
-                if send.document is not None:
-                    name, data = send.document
-                    return await self.bot.send_document(
-                        document=data, filename=name, caption=fit(send.text, CAPTION_LIMIT),
-                        **kwargs)
-                if send.animation is not None:
-                    name, data = send.animation
-                    return await self.bot.send_animation(animation=data, filename=name,
-                                                         caption=fit(send.text, CAPTION_LIMIT),
-                                                         **kwargs)
-                return await self.bot.send_message(text=fit(send.text, TEXT_LIMIT), **kwargs)
-            except RetryAfter as exc:
-                wait = exc.retry_after
-                seconds = wait.total_seconds() if hasattr(wait, "total_seconds") else float(wait)
-                log.warning("flood control: waiting %.0f s", seconds)
-                await asyncio.sleep(seconds + 0.5 * attempt)
-            except NetworkError as exc:  # TimedOut too: the connection, not the request
-                if attempt == 2:
+                return await self._send_picture(send, kwargs)
+            except BadRequest as exc:
+                if "rights" not in str(exc).lower() and "photo" not in str(exc).lower():
                     raise
-                log.warning("network trouble (%s); trying again", type(exc).__name__)
-                await asyncio.sleep(0.5 * (attempt + 1))
-        return None
+                log.info("chat %s refuses photos: sending text", kwargs["chat_id"])
+        if send.document is not None:
+            name, data = send.document
+            return await self.bot.send_document(
+                document=data, filename=name, caption=fit(send.text, CAPTION_LIMIT), **kwargs)
+        if send.animation is not None:
+            name, data = send.animation
+            return await self.bot.send_animation(animation=data, filename=name,
+                                                 caption=fit(send.text, CAPTION_LIMIT), **kwargs)
+        return await self.bot.send_message(text=fit(send.text, TEXT_LIMIT), **kwargs)
+
+    async def _draw(self, send: Send) -> Send:
+        """Draw the reply's described picture (:class:`Drawing`) now that it is its turn to
+        go: a reply still queued holds no picture, and one dropped is never drawn."""
+        if isinstance(send.photo, Drawing):
+            send = replace(send, photo=await self.painter.draw(send.photo))
+        if send.animation is not None and isinstance(send.animation[1], Drawing):
+            name, drawing = send.animation
+            send = replace(send, animation=(name, await self.painter.draw(drawing)))
+        return send
 
     async def _send_picture(self, send: Send, kwargs: dict[str, Any]) -> Message:
         if send.photo:
@@ -382,6 +463,14 @@ class Delivery:
         return await self.bot.send_photo(photo=data, caption=fit(send.text, CAPTION_LIMIT),
                                          **kwargs)
 
+    async def report_unreachable(self, match_id: int, user_id: int) -> None:
+        """Tell the match's group (once, until the user can be written to again) that a
+        seated player cannot get their cards."""
+        if self.on_forbidden is None or (match_id, user_id) in self._told:
+            return
+        self._told.add((match_id, user_id))
+        await self.on_forbidden(match_id, user_id)
+
     async def _forbidden(self, send: Send) -> None:
         with contextlib.suppress(Exception):
             row = await self.store.get_user(send.chat_id)
@@ -389,11 +478,8 @@ class Delivery:
                 await self.store.upsert_user(send.chat_id, row.display_name,
                                              can_write_privately=False)
         match_id = send.match_id or (send.panel_of[0] if send.panel_of else None)
-        if self.on_forbidden is not None and match_id is not None:
-            if (match_id, send.chat_id) in self._told:
-                return
-            self._told.add((match_id, send.chat_id))
-            await self.on_forbidden(match_id, send.chat_id)
+        if match_id is not None:
+            await self.report_unreachable(match_id, send.chat_id)
 
     async def _lobby(self, notice: ShowLobby) -> None:
         if notice.message_id is not None:
@@ -405,8 +491,8 @@ class Delivery:
             except BadRequest as exc:
                 if "not modified" in str(exc):
                     return
+                # A refused edit did not count at Telegram: its slot of the gate serves the post.
                 log.info("lobby %s: edit failed (%s); posting anew", notice.lobby_id, exc)
-                await self._gate(notice.chat_id).acquire()
         message = await self._send(Send(notice.chat_id, notice.text, thread_id=notice.thread_id,
                                         keyboard=notice.keyboard, group=notice.chat_id < 0))
         if message is not None and notice.keyboard:

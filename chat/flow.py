@@ -10,6 +10,7 @@ them (:meth:`Flow.resume`). No ``telegram`` here: tests call the flow directly.
 from __future__ import annotations
 
 import asyncio
+import hmac
 import json
 import logging
 import random
@@ -17,6 +18,7 @@ import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from chat.describe import (
     cards_text,
@@ -31,6 +33,7 @@ from chat.describe import (
     short_name,
     tour_frame,
     tour_text,
+    visible,
 )
 from chat.i18n import Catalogs, Tr
 from chat.model import (
@@ -48,6 +51,7 @@ from chat.model import (
     apply_new_args,
     lobby_data,
     match_data,
+    parse_join_payload,
     rows_of,
 )
 from chat.notices import (
@@ -73,13 +77,14 @@ from krendzu import (
     EndTurn,
     IllegalMove,
     Match,
+    MatchView,
     Pass,
     Place,
     SettingsError,
     Table,
     export_record,
 )
-from krendzu.coords import frame_for
+from krendzu.coords import LabelFrame, frame_for
 from krendzu.tour import ANNOUNCE, DISCARD, PLAY
 from storage import (
     ActiveMatchExists,
@@ -100,8 +105,20 @@ from storage import (
 
 log = logging.getLogger(__name__)
 
-#: A computer's decision: (level, the seat's observation, a seed) → the actions of its turn.
-Decide = Callable[[str, object, int], Awaitable[list[Action]]]
+#: What a hint needs, taken from the position under the lock: the seat's view, the board's
+#: frame.
+HintRequest = tuple[MatchView, LabelFrame]
+
+
+class Decide(Protocol):
+    """A computer's decision: (level, the seat's observation, a seed) → the actions of its
+    turn. ``urgent``: a person is waiting for it (a hint, their timed-out turn, a computer
+    move in a match they play), so it goes before computer-only work (:class:`Thinker`)."""
+
+    def __call__(self, level: str, view: object, seed: int, *,
+                 urgent: bool = False) -> Awaitable[list[Action]]: ...
+
+
 #: Show cells as buttons directly when there are at most this many; else column, then row.
 DIRECT_CELLS = 40
 PANEL_LINES = 6
@@ -119,9 +136,13 @@ class Actor:
 class Flow:
     def __init__(self, store: Store, catalogs: Catalogs, decide: Decide, *,
                  bot_username: str, clock: Callable[[], float] = time.time,
-                 timer_grace: float = 60.0) -> None:
+                 timer_grace: float = 60.0, max_matches_per_user: int = 3,
+                 max_matches_per_chat: int = 5) -> None:
         self.store = store
         self.decide = decide
+        #: Caps on active matches (each keeps computer players busy): per person, per chat.
+        self.max_matches_per_user = max_matches_per_user
+        self.max_matches_per_chat = max_matches_per_chat
         self.timers = TurnTimers(self, clock, timer_grace)
         self._titles: dict[int, str] = {}
         #: Move lines on each player's live panel, kept when it becomes the move's record.
@@ -159,6 +180,11 @@ class Flow:
         self._languages[actor.user_id] = known.language or "en"
         return self.catalogs.get(known.language)
 
+    async def sets_up(self, chat_id: int, thread_id: int | None, user_id: int) -> bool:
+        """Whether the user created the match being set up in this chat (or forum topic)."""
+        lobby = await self.store.open_lobby(chat_id, thread_id)
+        return lobby is not None and lobby.creator_id == user_id
+
     async def set_language(self, chat_id: int, actor: Actor, language: str) -> Tr:
         if language not in self.catalogs.languages:
             raise InputError("Languages: {names}.", names=", ".join(self.catalogs.languages))
@@ -176,7 +202,7 @@ class Flow:
             row = await self.store.get_user(user_id)
             self._languages[user_id] = (row.language if row else None) or "en"
             if row:
-                self._names[user_id] = row.display_name
+                self._names[user_id] = short_name(row.display_name)
         return self.catalogs.get(self._languages[user_id])
 
     async def chat_tr(self, chat_id: int, fallback: str | None = None) -> Tr:
@@ -192,7 +218,8 @@ class Flow:
     async def name_of(self, user_id: int) -> str:
         if user_id not in self._names:
             row = await self.store.get_user(user_id)
-            self._names[user_id] = row.display_name if row else str(user_id)
+            # Cleaned again: a name stored before invisible characters were removed.
+            self._names[user_id] = short_name(row.display_name) if row else str(user_id)
         return self._names[user_id]
 
     async def seat_names(self, row: MatchRow, tr: Tr) -> tuple[str, ...]:
@@ -224,6 +251,9 @@ class Flow:
             if lobby is not None:
                 state = _state(lobby)
                 return Outcome(notices=[self._show_lobby(lobby, state, group_tr, repost=True)])
+            refusal = await self._over_cap(chat_id, [actor.user_id], actor.user_id, group_tr)
+            if refusal is not None:
+                return Outcome(refusal)
             known = None if private else await self.store.get_chat(chat_id)
             if not private and (known is None or known.language is None):
                 # The group speaks its first creator's language until /lang says otherwise.
@@ -232,7 +262,13 @@ class Flow:
             state = LobbyState(language=group_tr.language, private=private, title=title,
                                timer=None if private else DEFAULT_GROUP_TIMER)
             apply_new_args(state, args, private=private)
-            state.seats.append(LobbySeat("human", actor.user_id))
+            user = await self.store.get_user(actor.user_id)
+            if private or (user is not None and user.can_write_privately):
+                state.seats.append(LobbySeat("human", actor.user_id))
+            else:
+                # Never started the bot: seated like any joiner, through the link that opens
+                # the private chat (the lobby shows it), so the deal never meets a 403.
+                state.invited.append(actor.user_id)
             if private:
                 _fill_computers(state)
             try:
@@ -247,8 +283,11 @@ class Flow:
         """join, leave, add:<level>, go, cancel, level:<l>, table, tours, deal, exchange."""
         tr = await self.see_user(actor, private=chat_id > 0)
         async with self.lock(chat_id, thread_id):
-            lobby = await (self.store.get_lobby(lobby_id) if lobby_id is not None
-                           else self.store.open_lobby(chat_id, thread_id))
+            try:
+                lobby = await (self.store.get_lobby(lobby_id) if lobby_id is not None
+                               else self.store.open_lobby(chat_id, thread_id))
+            except NotFound:  # a forged (or long forgotten) button: the same answer
+                lobby = None
             if lobby is None or lobby.chat_id != chat_id:
                 return Outcome(tr._("There is no match being set up here. Start one with /new."))
             if lobby.status is not LobbyStatus.OPEN:
@@ -274,12 +313,15 @@ class Flow:
                 return Outcome(tr._("You are already seated."))
             if state.full:
                 return Outcome(tr._("All seats are taken."))
+            refusal = await self._over_cap(None, [actor.user_id], actor.user_id, tr)
+            if refusal is not None:
+                return Outcome(refusal)
             user = await self.store.get_user(actor.user_id)
             if user is None or not user.can_write_privately:
                 if actor.user_id not in state.invited:
                     state.invited.append(actor.user_id)
                 lobby = await self.store.update_lobby(lobby.lobby_id, state=state.to_json())
-                link = self.deep_link(lobby.lobby_id)
+                link = self.deep_link(lobby.lobby_id, state)
                 return Outcome(
                     tr._("First open my private chat and press Start — your hand will come "
                          "there: {link}", link=link),
@@ -343,13 +385,26 @@ class Flow:
         return Outcome(reply, [self._show_lobby(lobby, state, group_tr)])
 
     async def join_by_link(self, actor: Actor, payload: str) -> Outcome:
-        """``/start j<lobby>`` in the private chat: the player can be written to; seat them."""
+        """``/start j<lobby>_<key>`` in the private chat: the player can be written to now;
+        seat them, if they pressed Join in that lobby (or it invited them). Any other payload
+        (guessed, forwarded, stale) gets the same neutral answer, naming no group."""
         tr = await self.see_user(actor, private=True)
+        refused = Outcome(tr._("This invitation link is not valid. Press Join in the group "
+                               "again."))
+        parsed = parse_join_payload(payload)
+        if parsed is None:
+            return refused
         try:
-            lobby = await self.store.get_lobby(int(payload[1:]))
-        except (ValueError, NotFound):
-            return Outcome(tr._("This invitation link is not valid. Press Join in the group "
-                                "again."))
+            lobby = await self.store.get_lobby(parsed[0])
+        except NotFound:
+            return refused
+        state = _state(lobby)
+        if (not hmac.compare_digest(state.invite_key, parsed[1])
+                or actor.user_id not in (*state.invited, *state.waiting)):
+            return refused
+        return await self._seat_from_private(actor, lobby, tr)
+
+    async def _seat_from_private(self, actor: Actor, lobby: LobbyRow, tr: Tr) -> Outcome:
         if lobby.status is not LobbyStatus.OPEN:
             return Outcome(tr._("This match has already started or was cancelled."))
         outcome = await self.lobby_action(lobby.chat_id, lobby.thread_id, actor, "join",
@@ -364,14 +419,48 @@ class Flow:
     async def seat_invited(self, actor: Actor) -> list[Outcome]:
         """A plain ``/start`` from someone who pressed Join before they could be written to:
         seat them at every open table that waits for them."""
+        tr = await self.see_user(actor, private=True)
         outcomes = []
         for lobby in await self.store.open_lobbies():
             if actor.user_id in _state(lobby).invited:
-                outcomes.append(await self.join_by_link(actor, f"j{lobby.lobby_id}"))
+                outcomes.append(await self._seat_from_private(actor, lobby, tr))
         return outcomes
 
-    def deep_link(self, lobby_id: int) -> str:
-        return f"https://t.me/{self.bot_username}?start=j{lobby_id}"
+    def deep_link(self, lobby_id: int, state: LobbyState) -> str:
+        """The invitation link: the lobby id plus its secret key (never the id alone)."""
+        return f"https://t.me/{self.bot_username}?start=j{lobby_id}_{state.invite_key}"
+
+    async def _over_cap(self, chat_id: int | None, user_ids: Sequence[int], actor_id: int,
+                        tr: Tr) -> str | None:
+        """Why one more active match may not begin (``None``: it may): the chat already has
+        as many as one chat may, or one of ``user_ids`` plays as many as one person may. Each
+        match keeps computer players busy, and those are shared by every chat."""
+        if chat_id is not None:
+            count = await self.store.count_active_matches(chat_id=chat_id)
+            if count >= self.max_matches_per_chat:
+                return tr.n_("This chat already has {n} match being played, as many as one "
+                             "chat may have at once. Start a new one when it is over.",
+                             "This chat already has {n} matches being played, as many as one "
+                             "chat may have at once. Start a new one when one of them is "
+                             "over.", count)
+        for user_id in user_ids:
+            count = await self.store.count_active_matches(user_id=user_id)
+            if count < self.max_matches_per_user:
+                continue
+            if user_id == actor_id:
+                return tr.n_("You are already playing {n} match, as many as one person may "
+                             "at once. Finish it (or /resign) before you start or join "
+                             "another.",
+                             "You are already playing {n} matches, as many as one person may "
+                             "at once. Finish one of them (or /resign) before you start or "
+                             "join another.", count)
+            return tr.n_("{name} is already playing {n} match, as many as one person may at "
+                         "once. This match can start when they finish it or leave this "
+                         "table.",
+                         "{name} is already playing {n} matches, as many as one person may "
+                         "at once. This match can start when they finish one or leave this "
+                         "table.", count, name=await self.name_of(user_id))
+        return None
 
     def _show_lobby(self, lobby: LobbyRow, state: LobbyState, tr: Tr,
                     *, repost: bool = False) -> ShowLobby:
@@ -436,7 +525,7 @@ class Flow:
                              for lv in LEVELS])
             if any(u for u in state.invited if state.seat_of(u) is None):
                 rows.append([Button(tr._("🔑 Open my private chat to join"),
-                                    url=self.deep_link(lid))])
+                                    url=self.deep_link(lid, state))])
         rows.append([Button(tr._("Table ↻"), lobby_data(lid, "table")),
                      Button(tr._("Tours ↻"), lobby_data(lid, "tours")),
                      Button(tr._("Deal ↻"), lobby_data(lid, "deal")),
@@ -460,6 +549,11 @@ class Flow:
             lobby = await self.store.update_lobby(lobby.lobby_id, state=state.to_json())
             return Outcome(tr._("Seats nobody claimed are free now: Join, or add a computer."),
                            [self._show_lobby(lobby, state, group_tr)])
+        refusal = await self._over_cap(lobby.chat_id, [s.user_id for s in state.seats
+                                                       if s.user_id is not None],
+                                       actor.user_id, tr)
+        if refusal is not None:
+            return Outcome(refusal)
         specs = [SeatSpec.human(s.user_id) if s.kind == "human" and s.user_id is not None
                  else SeatSpec.computer(LEVEL_CODES[s.level or "normal"]) for s in state.seats]
         try:
@@ -506,9 +600,9 @@ class Flow:
         """The chat's active match, else the newest one the user played in this chat."""
         row = await self.store.active_match(chat_id, thread_id)
         if row is None:
-            mine = await self.store.matches_of_user(user_id, status=None)
-            row = next((r for r in mine if r.chat_id == chat_id
-                        and r.thread_id == thread_id), None)
+            mine = await self.store.matches_of_user(user_id, status=None, chat_id=chat_id,
+                                                    thread_id=thread_id, limit=1)
+            row = mine[0] if mine else None
         return await self.load(row.match_id) if row else None
 
     async def my_matches(self, user_id: int) -> list[StoredMatch]:
@@ -679,6 +773,31 @@ class Flow:
         names = await self.seat_names(stored.row, tr)
         return [self._panel(stored, seat, user_id, tr, names, [])]
 
+    async def was_unreachable(self, user_id: int) -> bool:
+        """The user is known and their private chat refused us (blocked, never started)."""
+        row = await self.store.get_user(user_id)
+        return row is not None and not row.can_write_privately
+
+    async def mark_unreachable(self, user_id: int) -> None:
+        """The user blocked the bot (``my_chat_member`` in their private chat)."""
+        row = await self.store.get_user(user_id)
+        if row is not None and row.can_write_privately:
+            await self.store.upsert_user(user_id, row.display_name, can_write_privately=False)
+
+    async def welcome_back(self, user_id: int) -> list[Notice]:
+        """A seated player who could not be written to pressed Start again: their hand in
+        every match they play, and the panel where it is their turn, without asking."""
+        notices: list[Notice] = []
+        for stored in await self.my_matches(user_id):
+            seat = stored.row.seat_of(user_id)
+            if seat is None or stored.game.is_over:
+                continue
+            notices.append(await self.hand(stored, user_id))
+            if (stored.game.current_player == seat
+                    and not await self.timers.computer_keeps(stored.match_id, seat)):
+                notices += await self.panel_for(stored, seat, user_id)
+        return notices
+
     def _deal_message(self, stored: StoredMatch, seat: int, user_id: int, tr: Tr,
                       names: Sequence[str]) -> Send:
         view = stored.game.observation(seat)
@@ -700,6 +819,7 @@ class Flow:
         return tr._("🃏 Match in “{title}”", title=lobby_title)
 
     def remember_title(self, chat_id: int, title: str | None) -> None:
+        title = " ".join(visible(title or "").split())  # shown inside our own sentences
         if title:
             self._titles[chat_id] = title
 
@@ -785,13 +905,29 @@ class Flow:
             prompt = tr._("Your move: choose a card.")
         return prompt + " " + tr._("Or type e.g. /play QC M12."), rows
 
-    async def panel_press(self, match_id: int, seq: int, op: str, actor: Actor, *,
-                          update_id: int | None = None) -> Outcome:
-        """A button on a private panel: navigation edits the panel, a step plays it."""
-        tr = await self.see_user(actor, private=True)
+    async def plays_in(self, match_id: int, user_id: int) -> bool:
+        """Whether the user is seated in this running match: asked before anything keyed by
+        a pressed button's match id is remembered (forged ids must allocate nothing)."""
         try:
             row = await self.store.get_match(match_id)
         except NotFound:
+            return False
+        return row.status is MatchStatus.ACTIVE and row.seat_of(user_id) is not None
+
+    async def panel_press(self, match_id: int, seq: int, op: str, actor: Actor, *,
+                          update_id: int | None = None, private: bool = True) -> Outcome:
+        """A button on a private panel (or Rematch under a group's summary, ``private``
+        False): navigation edits the panel, a step plays it.
+
+        A press on a match the presser does not play gets the answer a match that does not
+        exist gets: button data can be forged, and must not tell a stranger whether another
+        chat's match exists, is running or is over."""
+        tr = await self.see_user(actor, private=private)
+        try:
+            row = await self.store.get_match(match_id)
+        except NotFound:
+            row = None
+        if row is None or row.seat_of(actor.user_id) is None:
             return Outcome(tr._("This button is not valid any more."))
         if op == "rematch":
             return await self.rematch(row, actor)
@@ -813,6 +949,7 @@ class Flow:
             card: Card | None = None
             column: int | None = None
             stage = ""
+            hint: HintRequest | None = None
             try:
                 if op[0] in "cdk":
                     card = Card.parse(op[1:].split(":")[0])
@@ -822,22 +959,33 @@ class Flow:
                     if op[0] == "k":
                         column = int(op.split(":")[1])
                 elif op == "hint":
-                    return Outcome(None, [await self.hint_notice(stored, seat, actor.user_id)])
+                    hint = self.hint_request(stored, seat)
                 elif op != "h":
                     raise ValueError
             except (ValueError, IndexError):
                 return Outcome(tr._("This button is not valid any more."))
-            shown = self._shown.get((match_id, actor.user_id), [])
-            return Outcome(None, [self._panel(stored, seat, actor.user_id, tr, names, shown,
-                                              edit=True, stage=stage, card=card,
-                                              column=column)])
+            if hint is None:
+                shown = self._shown.get((match_id, actor.user_id), [])
+                return Outcome(None, [self._panel(stored, seat, actor.user_id, tr, names,
+                                                  shown, edit=True, stage=stage, card=card,
+                                                  column=column)])
+        # The suggestion is thought out without the chat's lock: the other players of the
+        # chat need not wait for it.
+        return Outcome(None, [await self.hint_notice(stored, seat, actor.user_id,
+                                                     request=hint)])
 
-    async def hint_notice(self, stored: StoredMatch, seat: int, user_id: int) -> Send:
+    def hint_request(self, stored: StoredMatch, seat: int) -> HintRequest:
+        """What a hint needs from the position, taken now: the seat's view and the board's
+        frame (``stored.game`` moves on with the next move, also while the hint is thought
+        out)."""
+        return stored.game.observation(seat), tour_frame(stored.game)
+
+    async def hint_notice(self, stored: StoredMatch, seat: int, user_id: int, *,
+                          request: HintRequest | None = None) -> Send:
+        view, frame = request or self.hint_request(stored, seat)
         tr = await self.user_tr(user_id)
         names = await self.seat_names(stored.row, tr)
-        view = stored.game.observation(seat)
         actions = await self.suggest(view)
-        frame = tour_frame(stored.game)
         places = tuple((a.card, a.x, a.y) for a in actions if isinstance(a, Place))
         text = (tr._("💡 Suggestion: {move}", move=_steps_text(tr, actions, frame))
                 if actions else tr._("No suggestion."))
@@ -846,34 +994,60 @@ class Flow:
                     match_id=stored.match_id)
 
     async def suggest(self, view: object) -> list[Action]:
-        """The normal level's suggestion (set by the application to run off the loop)."""
-        return await self.decide("normal", view, 0)
+        """The normal level's suggestion (set by the application to run off the loop); a
+        person waits for it, so it is urgent."""
+        return await self.decide("normal", view, 0, urgent=True)
+
+    async def think(self, level: str, view: object, seed_text: str, *,
+                    urgent: bool) -> list[Action]:
+        """A computer's decision for ``view``, seeded by ``seed_text`` (so a replay of the
+        same move decides the same). Call it without holding the chat's lock."""
+        seed = random.Random(seed_text).randrange(2**32)
+        return await self.decide(level, view, seed, urgent=urgent)
+
+    async def _computer_level(self, stored: StoredMatch, seat: int) -> str | None:
+        """The level that plays ``seat`` now: a computer seat's own, the stand-in's for an
+        absent person, or ``None`` for a person who plays it."""
+        seat_row = stored.row.seats[seat]
+        if seat_row.kind is SeatKind.COMPUTER:
+            return LEVEL_NAMES.get(seat_row.level or 2, "normal")
+        if await self.timers.computer_keeps(stored.match_id, seat):
+            return STAND_IN_LEVEL  # the player is away: the computer keeps the seat
+        return None
 
     async def computer_turn(self, match_id: int, seq: int) -> Outcome:
+        """The computer's move ``seq``. It is thought out without the chat's lock (people of
+        the chat may act meanwhile: /back, a move, /cancel); under the lock again it is stored
+        only if the match still waits for that very move of that seat, else dropped."""
         row = await self.store.get_match(match_id)
         async with self.lock(row.chat_id, row.thread_id):
             stored = await self.load(match_id)
             if stored.row.status is not MatchStatus.ACTIVE or stored.next_seq != seq:
                 return Outcome(None)
             seat = stored.game.current_player
-            seat_row = stored.row.seats[seat]
-            if seat_row.kind is SeatKind.COMPUTER:
-                level = LEVEL_NAMES.get(seat_row.level or 2, "normal")
-            elif await self.timers.computer_keeps(match_id, seat):
-                level = STAND_IN_LEVEL  # the player is away: the computer keeps the seat
-            else:
+            level = await self._computer_level(stored, seat)
+            if level is None:
                 return Outcome(None)
-            outcome = await self.play_for_seat(stored, level, f"{stored.row.seed}:{seq}")
+            view = stored.game.observation(seat)
+            urgent = await self.timers.someone_present(stored)
+        actions = await self.think(level, view, f"{row.seed}:{seq}", urgent=urgent)
+        async with self.lock(row.chat_id, row.thread_id):
+            stored = await self.load(match_id)
+            if (stored.row.status is not MatchStatus.ACTIVE or stored.next_seq != seq
+                    or stored.game.current_player != seat
+                    or await self._computer_level(stored, seat) != level):
+                log.debug("match %s: move %s was made or the seat changed hands while the "
+                          "computer thought; its decision is dropped", match_id, seq)
+                return Outcome(None)
+            outcome = await self.play_for_seat(stored, actions)
             return Outcome(None, outcome.notices)
 
-    async def play_for_seat(self, stored: StoredMatch, level: str, seed_text: str, *,
-                            actions: Sequence[Action] | None = None) -> Outcome:
-        """The computer makes the turn of the seat to move: a computer seat's, or an absent
-        person's. ``actions`` given: those instead of a decision. Hold the match's lock."""
+    async def play_for_seat(self, stored: StoredMatch, actions: Sequence[Action]) -> Outcome:
+        """The computer makes the turn of the seat to move (a computer seat's, or an absent
+        person's) with ``actions`` decided beforehand. Hold the chat's lock, and check first
+        that the match is still at the move the actions were decided for; the store refuses
+        a stale move number anyway (:class:`SequenceConflict`)."""
         game = stored.game
-        if actions is None:
-            seed = random.Random(seed_text).randrange(2**32)
-            actions = await self.decide(level, game.observation(game.current_player), seed)
         tr = await self.chat_tr(stored.row.chat_id)
         if self._check(tr, game, actions) is not None:
             log.error("match %s: the computer chose an illegal turn; playing the first "
@@ -1052,6 +1226,24 @@ class Flow:
                            [self._show_lobby(lobby, state, group_tr, repost=lobby.message_id
                                              is None)])
 
+    async def close_chat(self, chat_id: int) -> int:
+        """The bot was removed from a group: close every running match and open set-up of
+        it, in every forum topic (nothing can be shown there any more). Returns how many."""
+        closed = 0
+        for row in await self.store.active_matches_of_chat(chat_id):
+            async with self.lock(row.chat_id, row.thread_id):
+                if await self.store.abandon_match(row.match_id):
+                    closed += 1
+                self._games.pop(row.match_id, None)
+        for lobby in await self.store.open_lobbies_of_chat(chat_id):
+            async with self.lock(lobby.chat_id, lobby.thread_id):
+                try:
+                    await self.store.update_lobby(lobby.lobby_id, status=LobbyStatus.CLOSED)
+                except NotFound:  # started or closed meanwhile
+                    continue
+                closed += 1
+        return closed
+
     async def _rate(self, row: MatchRow, game: Match) -> None:
         try:
             await rate_match(self.store, row, game)
@@ -1084,6 +1276,14 @@ class Flow:
                 actions = list(game.history[row.announced_seq:])
                 notices += await self._announce(stored, before, actions)
             else:
+                if (row.status is MatchStatus.ACTIVE
+                        and not await self.timers.someone_present(stored)
+                        and not any(s.resigned for s in
+                                    (await self.timers.stand_ins(row.match_id)).values())):
+                    # Computers alone (left so before this rule, or by a crash in between):
+                    # cancelled. A last player's resignation in a trio is finished instead.
+                    notices += await self.timers.end_unattended(stored)
+                    continue
                 if (row.seats[game.current_player].kind is SeatKind.COMPUTER
                         or await self.timers.computer_keeps(row.match_id, game.current_player)):
                     notices.append(ComputerTurn(row.match_id, stored.next_seq))

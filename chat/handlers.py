@@ -7,19 +7,21 @@ No game logic here. Every handler reads untrusted input, turns it into an intent
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
-import json
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from telegram import Chat, Update
 from telegram.constants import ChatMemberStatus, ChatType
 from telegram.error import TelegramError
-from telegram.ext import ContextTypes
+from telegram.ext import ApplicationHandlerStop, ContextTypes
 
+from chat.caches import ByteLru, TtlCache
 from chat.computer import Pacer, Thinker
 from chat.delivery import Delivery
+from chat.describe import person_name, visible
 from chat.flow import Actor, Flow, placements_to_steps
 from chat.i18n import Tr
 from chat.model import (
@@ -29,19 +31,29 @@ from chat.model import (
     InputError,
     LobbyPress,
     MatchPress,
+    ascii_number,
     looks_like_move,
     parse_placements,
     parse_press,
 )
-from chat.notices import Outcome, Send
+from chat.notices import Drawing, Outcome, Send
+from chat.painter import draw_replay
+from chat.throttle import INFO_COMMANDS, Throttle
 from krendzu import Announce, Discard, EndTurn, Pass, PlayerAction, parse_card
 from krendzu.tour import PLAY
-from render import replay_gif
+from render.stats import LeaderRow
 from storage import NotFound, Store, StoredMatch
 
 log = logging.getLogger(__name__)
 
 Handler = Callable[[Update, ContextTypes.DEFAULT_TYPE], Awaitable[None]]
+
+#: How long an answer of getChatMember (admin or not) is trusted.
+ADMIN_SECONDS = 60.0
+#: How long a leaderboard page is shown as it was read.
+LEADERS_SECONDS = 60.0
+#: Exported records kept (a long match's record is some 100 KiB).
+EXPORT_BYTES = 4 * 1024 * 1024
 
 
 @dataclass
@@ -57,6 +69,17 @@ class Services:
     lobby_seconds: float = 1800.0
     #: Held while the turn timers' tick runs (one at a time).
     ticking: asyncio.Lock = field(default_factory=asyncio.Lock)
+    #: Answers asked for again and again, kept briefly (:mod:`chat.caches`): admin checks by
+    #: (chat, user) — a refused /cancel /kick /settings asks Telegram once a minute at most;
+    #: exported records by (match, finished tours); leaderboard pages by scope.
+    admins: TtlCache[tuple[int, int], bool] = field(
+        default_factory=lambda: TtlCache(ADMIN_SECONDS, 4096))
+    exports: ByteLru[tuple[int, int]] = field(
+        default_factory=lambda: ByteLru(EXPORT_BYTES, 32))
+    leaders: TtlCache[int | None, tuple[tuple[LeaderRow, ...], int]] = field(
+        default_factory=lambda: TtlCache(LEADERS_SECONDS, 256))
+    #: Per-user and per-chat limits (:mod:`chat.throttle`), checked by :func:`admission`.
+    throttle: Throttle = field(default_factory=Throttle)
 
 
 def services(context: ContextTypes.DEFAULT_TYPE) -> Services:
@@ -66,7 +89,8 @@ def services(context: ContextTypes.DEFAULT_TYPE) -> Services:
 def actor_of(update: Update) -> Actor:
     user = update.effective_user
     assert user is not None
-    return Actor(user.id, user.full_name or user.username or str(user.id), user.language_code)
+    # Only what shows of the name: it is put into sentences the whole group reads.
+    return Actor(user.id, person_name(user.full_name, user.username), user.language_code)
 
 
 def thread_of(update: Update) -> int | None:
@@ -110,18 +134,77 @@ async def say(svc: Services, update: Update, text: str) -> None:
     chat = update.effective_chat
     if chat is not None:
         svc.delivery.run([Send(chat.id, text, thread_id=thread_of(update),
-                               group=chat.type != ChatType.PRIVATE)])
+                               group=chat.type != ChatType.PRIVATE,
+                               info=reply_kind(svc, update))])
+
+
+def reply_kind(svc: Services, update: Update, part: str = "") -> str:
+    """What a reply answers (the command and who asked): replies wait behind board posts
+    and panels, and a newer reply of the same kind replaces a queued one (chat/delivery)."""
+    command = command_of(update, svc.flow.bot_username) or "text"
+    user = update.effective_user
+    return f"{command}{part}:{user.id if user else 0}"
 
 
 async def is_admin(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
+    """Whether the user administers the group: asked of Telegram at most once a minute per
+    (chat, user), so repeated refused commands cost no Bot API call. (A failed call is not
+    remembered: the next command asks again.)"""
     chat, user = update.effective_chat, update.effective_user
     if chat is None or user is None or chat.type == ChatType.PRIVATE:
         return False
+    known = services(context).admins
+    answer = known.get((chat.id, user.id))
+    if answer is not None:
+        return answer
     try:
         member = await context.bot.get_chat_member(chat.id, user.id)
     except TelegramError:
         return False
-    return member.status in (ChatMemberStatus.OWNER, ChatMemberStatus.ADMINISTRATOR)
+    answer = member.status in (ChatMemberStatus.OWNER, ChatMemberStatus.ADMINISTRATOR)
+    known.put((chat.id, user.id), answer)
+    return answer
+
+
+# Admission ------------------------------------------------------------------------------
+
+
+def command_of(update: Update, bot_username: str) -> str | None:
+    """The command an update's message starts with, if it is addressed to this bot."""
+    message = update.effective_message
+    text = message.text if message is not None else None
+    words = text.split(maxsplit=1) if text else []
+    if not words or not words[0].startswith("/"):
+        return None
+    name, _, addressee = words[0][1:].partition("@")
+    if addressee and addressee.lower() != bot_username.lower():
+        return None
+    return name.lower()[:32]
+
+
+async def admission(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Runs before every handler (group -1): per-user and per-chat limits. A refused update
+    stops here; its sender is told once to slow down (:mod:`chat.throttle`)."""
+    user, chat = update.effective_user, update.effective_chat
+    if user is None or update.my_chat_member is not None:
+        return
+    svc = services(context)
+    info = command_of(update, context.bot.username or "") in INFO_COMMANDS
+    chat_id = chat.id if chat is not None else user.id
+    admitted, warn = await svc.throttle.admit(user.id, chat_id, info=info)
+    if admitted:
+        return
+    if warn:
+        tr = await (svc.flow.user_tr(user.id) if chat_id > 0 else svc.flow.chat_tr(chat_id))
+        text = tr._("{name}, that is a lot of requests at once: please wait a minute.",
+                    name=actor_of(update).name)
+        if update.callback_query is not None:
+            with contextlib.suppress(TelegramError):
+                await update.callback_query.answer(text[:190])
+        else:
+            svc.delivery.run([Send(chat_id, text, thread_id=thread_of(update),
+                                   group=chat_id < 0, info="slow down")])
+    raise ApplicationHandlerStop
 
 
 # Start, help, rules, language -----------------------------------------------------------
@@ -130,17 +213,24 @@ async def is_admin(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
 async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     svc = services(context)
     actor = actor_of(update)
-    tr = await svc.flow.see_user(actor, private=is_private(update))
+    private = is_private(update)
+    # Read before see_user marks the private chat open again.
+    returning = private and await svc.flow.was_unreachable(actor.user_id)
+    tr = await svc.flow.see_user(actor, private=private)
     args = context.args or []
-    if is_private(update) and args and args[0].startswith("j"):
+    if private and args and args[0].startswith("j"):
         await answer(svc, update, await svc.flow.join_by_link(actor, args[0][:64]))
-        return
-    await say(svc, update, welcome_text(tr))
-    if is_private(update):
+    else:
+        await say(svc, update, welcome_text(tr))
+    if private:
         # Opened the chat without the link (search, a forwarded name): seat them anyway at
         # every table that waits for them.
         for outcome in await svc.flow.seat_invited(actor):
             await answer(svc, update, outcome)
+    if returning:
+        # Blocked the bot mid-match (or never started it) and pressed Start: the hand and
+        # the panel come by themselves, not only on /hand.
+        svc.delivery.run(await svc.flow.welcome_back(actor.user_id))
 
 
 def welcome_text(tr: Tr) -> str:
@@ -198,7 +288,8 @@ async def rules(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if chat is None:
         return
     group = chat.type != ChatType.PRIVATE
-    notices = [Send(chat.id, rules_text(tr), thread_id=thread_of(update), group=group)]
+    notices = [Send(chat.id, rules_text(tr), thread_id=thread_of(update), group=group,
+                    info=reply_kind(svc, update))]
     pictures = [("rules", tr._("Card values and combinations, drawn with real cards.")),
                 ("board", tr._("A tour on the board: a goal and an own goal."))]
     if not group:  # how to place a card matters where the moves are made
@@ -206,7 +297,7 @@ async def rules(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     for kind, caption in pictures:
         picture = await rules_picture(kind, tr.language)
         notices.append(Send(chat.id, caption, thread_id=thread_of(update), photo=picture,
-                            group=group))
+                            group=group, info=reply_kind(svc, update, f"/{kind}")))
     svc.delivery.run(notices)
 
 
@@ -260,9 +351,18 @@ async def lang(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if chat is None:
         return
     args = context.args or []
+    language = (args[0] if args else "").lower()[:5]
+    if (chat.type != ChatType.PRIVATE and language in svc.flow.catalogs.languages
+            and not await svc.flow.sets_up(chat.id, thread_of(update), actor_of(update).user_id)
+            and not await is_admin(update, context)):
+        # The group's language is everyone's: its admins decide (or whoever is setting up a
+        # match there, so a new group can start in its language).
+        tr = await reply_tr(svc, update)
+        await say(svc, update, tr._("Only a chat admin, or whoever is setting up a match here, "
+                                    "can change the group's language."))
+        return
     try:
-        tr = await svc.flow.set_language(chat.id, actor_of(update),
-                                         (args[0] if args else "").lower()[:5])
+        tr = await svc.flow.set_language(chat.id, actor_of(update), language)
     except InputError as exc:
         tr = await reply_tr(svc, update)
         await say(svc, update, tr._(exc.key, **exc.values))
@@ -281,7 +381,8 @@ async def new(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     tr = await reply_tr(svc, update)
     try:
         outcome = await svc.flow.new_lobby(chat.id, thread_of(update), actor_of(update),
-                                           (context.args or [])[:10], title=chat.title or "")
+                                           (context.args or [])[:10],
+                                           title=visible(chat.title or ""))
     except InputError as exc:
         await say(svc, update, tr._(exc.key, **exc.values))
         return
@@ -387,7 +488,7 @@ async def exchange(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     svc = services(context)
     tr = await reply_tr(svc, update)
     args = context.args or []
-    if len(args) != 1 or not args[0].isdigit() or len(args[0]) > 2:
+    if len(args) != 1 or not ascii_number(args[0]) or len(args[0]) > 2:
         await say(svc, update, tr._("Write how many cards you exchange, e.g. /exchange 2."))
         return
     stored = await target_match(svc, update, tr)
@@ -399,6 +500,16 @@ async def exchange(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 async def discard(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     svc = services(context)
+    if not is_private(update):
+        # Typed in a group, the command shows everyone the card given away: the exchange is
+        # made in the private chat only. The answer goes there too; the group hears nothing
+        # (and no card is named).
+        actor = actor_of(update)
+        utr = await svc.flow.see_user(actor)
+        svc.delivery.run([Send(actor.user_id, utr._(
+            "Cards to exchange are named here, in our private chat, not in the group (everyone "
+            "there would see them): /discard CARD … or the buttons of your panel."))])
+        return
     tr = await reply_tr(svc, update)
     args = (context.args or [])[:8]
     try:
@@ -469,7 +580,10 @@ def match_command(kind: str) -> Handler:
                 return
             svc.delivery.run([await flow.hand(stored, actor.user_id)])
         elif kind == "board":
-            svc.delivery.run(await flow.board(stored, chat.id, thread_of(update), actor.user_id))
+            notices = await flow.board(stored, chat.id, thread_of(update), actor.user_id)
+            svc.delivery.run([replace(n, info=reply_kind(svc, update))
+                              if isinstance(n, Send) and n.panel_of is None else n
+                              for n in notices])
         elif kind == "score":
             await say(svc, update, await flow.score(stored, tr))
         elif kind == "hint":
@@ -542,7 +656,7 @@ async def kick(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         target = stored.row.seat_of(replied.from_user.id)
     elif context.args:
         wanted = " ".join(context.args).strip().lstrip("@").lower()[:64]
-        if wanted.isdigit() and 1 <= int(wanted) <= len(names):
+        if ascii_number(wanted) and 1 <= int(wanted) <= len(names):
             target = int(wanted) - 1
         else:
             target = next((i for i, n in enumerate(names) if n.lower() == wanted), None)
@@ -612,7 +726,7 @@ async def match_by_number(svc: Services, update: Update, tr: Tr, word: str
     assert chat is not None
     number = word.lstrip("#")
     stored = None
-    if number.isdigit() and len(number) < 12:
+    if ascii_number(number) and len(number) < 12:
         try:
             stored = await svc.flow.load(int(number))
         except NotFound:
@@ -631,7 +745,11 @@ async def match_by_number(svc: Services, update: Update, tr: Tr, word: str
 async def export(svc: Services, update: Update, stored: StoredMatch, tr: Tr) -> None:
     chat = update.effective_chat
     assert chat is not None
-    data, finished = svc.flow.export(stored)
+    finished = sum(1 for t in stored.game.tours if t.is_over)
+    data = svc.exports.get((stored.match_id, finished))
+    if data is None:
+        data, finished = svc.flow.export(stored)
+        svc.exports.put((stored.match_id, finished), data)
     if not finished:
         await say(svc, update, tr._("No tour is finished yet: the record is sent when a tour "
                                     "is over (a running tour's record would show the hands)."))
@@ -640,11 +758,14 @@ async def export(svc: Services, update: Update, stored: StoredMatch, tr: Tr) -> 
     notices = [Send(chat.id, tr.n_("The record of {n} finished tour.",
                                    "The record of {n} finished tours.", finished),
                     thread_id=thread_of(update), document=(f"krendzu-{stored.match_id}.json",
-                                                           data), group=group)]
-    record = json.loads(data)
-    gif = await svc.delivery.painter.run(replay_gif, record, tour=finished - 1)
+                                                           data), group=group,
+                    info=reply_kind(svc, update, "/record"))]
+    # Drawn when its turn to be sent comes, once per (match, tour) while the painter keeps
+    # it: twenty /export in a row queue twenty small notices sharing one record.
+    gif = Drawing(draw_replay, (data, finished - 1), key=("replay", stored.match_id, finished))
     notices.append(Send(chat.id, tr._("Replay of tour {t}.", t=finished),
-                        thread_id=thread_of(update), animation=("replay.gif", gif), group=group))
+                        thread_id=thread_of(update), animation=("replay.gif", gif), group=group,
+                        info=reply_kind(svc, update, "/replay")))
     svc.delivery.run(notices)
 
 
@@ -676,13 +797,19 @@ async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
             is_admin=await is_admin(update, context) if press.op == "cancel" else False)
     else:
         assert isinstance(press, MatchPress)
-        if message is not None and chat is not None and chat.type == ChatType.PRIVATE:
-            known = svc.delivery.panels.get((press.match_id, actor.user_id))
-            if known is None or known[0] != message.message_id:
-                svc.delivery.panels[(press.match_id, actor.user_id)] = (
-                    message.message_id, bool(getattr(message, "photo", None)))
+        private = chat is not None and chat.type == ChatType.PRIVATE
+        if message is not None and private:
+            key = (press.match_id, actor.user_id)
+            known = svc.delivery.panels.get(key)
+            # A panel the bot did not note yet is noted only for a match the presser plays:
+            # the match id comes from (possibly forged) button data.
+            if (known is None or known[0] != message.message_id) and (
+                    known is not None or await svc.flow.plays_in(*key)):
+                svc.delivery.panels[key] = (message.message_id,
+                                            bool(getattr(message, "photo", None)))
+        # A press in a group (Rematch) says nothing about whether the private chat is open.
         outcome = await svc.flow.panel_press(press.match_id, press.seq, press.op, actor,
-                                             update_id=update.update_id)
+                                             update_id=update.update_id, private=private)
     await query.answer((outcome.reply or "")[:190] or None,
                        show_alert=outcome.alert and outcome.url is None, url=outcome.url)
     svc.delivery.run(outcome.notices)
@@ -700,19 +827,21 @@ async def migrated(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 async def membership(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """The bot was removed from a group: end what it can no longer show."""
     change = update.my_chat_member
-    if change is None or change.chat.type == ChatType.PRIVATE:
+    if change is None:
+        return
+    if change.chat.type == ChatType.PRIVATE:
+        if change.new_chat_member.status in (ChatMemberStatus.LEFT, ChatMemberStatus.BANNED):
+            # Blocked: tell the tables at once (once each); /start brings everything back.
+            svc = services(context)
+            await svc.flow.mark_unreachable(change.chat.id)
+            for stored in await svc.flow.my_matches(change.chat.id):
+                await svc.delivery.report_unreachable(stored.match_id, change.chat.id)
         return
     if change.new_chat_member.status in (ChatMemberStatus.LEFT, ChatMemberStatus.BANNED):
-        svc = services(context)
-        row = await svc.store.active_match(change.chat.id)
-        if row is not None:
-            await svc.store.abandon_match(row.match_id)
-        lobby = await svc.store.open_lobby(change.chat.id)
-        if lobby is not None:
-            from storage import LobbyStatus
-
-            await svc.store.update_lobby(lobby.lobby_id, status=LobbyStatus.CLOSED)
-        log.info("removed from chat %s: its match and lobby are closed", change.chat.id)
+        # Every forum topic's match and set-up too, not only the chat's own.
+        closed = await services(context).flow.close_chat(change.chat.id)
+        log.info("removed from chat %s: %d match(es) and set-up(s) closed", change.chat.id,
+                 closed)
 
 
 async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:

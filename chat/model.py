@@ -8,6 +8,7 @@ inline keyboards, and every parser raises :class:`InputError` (a ``ValueError``)
 from __future__ import annotations
 
 import re
+import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,8 +60,8 @@ def rows_of(buttons: list[Button], width: int) -> Keyboard:
 # ``v1:l:<lobby>:<op>`` for a lobby, ``v1:m:<match>:<seq>:<op>`` for a match step where seq is
 # the number the next move gets: a press from an older panel no longer matches and is refused.
 
-_LOBBY_DATA = re.compile(r"^v1:l:(\d{1,12}):([a-z0-9:=/_-]{1,40})$")
-_MATCH_DATA = re.compile(r"^v1:m:(\d{1,12}):(\d{1,6}):([A-Za-z0-9@,:=/_-]{1,40})$")
+_LOBBY_DATA = re.compile(r"^v1:l:([0-9]{1,12}):([a-z0-9:=/_-]{1,40})$")
+_MATCH_DATA = re.compile(r"^v1:m:([0-9]{1,12}):([0-9]{1,6}):([A-Za-z0-9@,:=/_-]{1,40})$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +145,9 @@ class LobbyState:
     #: A rematch: the match it repeats, and the players whose seat waits for their press.
     rematch_of: int | None = None
     waiting: list[int] = field(default_factory=list)
+    #: The secret half of the lobby's invitation link (``/start j<lobby>_<key>``): lobby ids
+    #: are sequential, so the id alone would let anyone guess their way to a seat.
+    invite_key: str = field(default_factory=lambda: new_invite_key())
 
     def settings(self) -> Settings:
         """The match settings; :class:`SettingsError` if they cannot be played."""
@@ -170,7 +174,7 @@ class LobbyState:
             "seats": [s.to_json() for s in self.seats], "invited": self.invited,
             "language": self.language, "private": self.private, "level": self.level,
             "title": self.title, "timer": self.timer, "rematch_of": self.rematch_of,
-            "waiting": self.waiting,
+            "waiting": self.waiting, "invite_key": self.invite_key,
         }
 
     @classmethod
@@ -195,9 +199,29 @@ class LobbyState:
             rematch_of=int(data["rematch_of"]) if data.get("rematch_of") is not None else None,
             waiting=[int(u) for u in data.get("waiting", [])],
         )
+        key = data.get("invite_key")
+        if isinstance(key, str) and INVITE_KEY.fullmatch(key):
+            state.invite_key = key
         if state.level not in LEVEL_CODES:
             raise ValueError("bad level")
         return state
+
+
+INVITE_KEY = re.compile(r"[A-Za-z0-9_-]{16,43}")
+#: ``j<lobby id>_<invite key>``: at most 64 characters of ``A-Za-z0-9_-`` (Telegram's rule
+#: for a ``start`` payload).
+JOIN_PAYLOAD = re.compile(r"j([0-9]{1,15})_([A-Za-z0-9_-]{16,43})")
+
+
+def new_invite_key() -> str:
+    """128 random bits, URL-safe (22 characters)."""
+    return secrets.token_urlsafe(16)
+
+
+def parse_join_payload(payload: str) -> tuple[int, str] | None:
+    """``j<lobby>_<key>`` → (lobby id, key); ``None`` for anything else."""
+    found = JOIN_PAYLOAD.fullmatch(payload)
+    return (int(found.group(1)), found.group(2)) if found else None
 
 
 def _timer_from(data: dict[str, Any]) -> int | None:
@@ -214,7 +238,7 @@ _KEY_VALUE = re.compile(r"^([a-z]+)=(\S+)$")
 DEFAULT_GROUP_TIMER = 90
 TIMER_MIN, TIMER_MAX = 15, 3600
 TIMER_STEPS: tuple[int | None, ...] = (None, 30, 60, 90, 180, 300)
-_DEAL = re.compile(r"^(\d{1,2})/(\d{1,2})$")
+_DEAL = re.compile(r"^([0-9]{1,2})/([0-9]{1,2})$")
 
 
 def apply_new_args(state: LobbyState, args: list[str], *, private: bool) -> LobbyState:
@@ -274,8 +298,15 @@ def apply_new_args(state: LobbyState, args: list[str], *, private: bool) -> Lobb
     return state
 
 
+def ascii_number(text: str) -> bool:
+    """Whether ``text`` is a whole number written in ASCII digits. ``str.isdigit`` alone is
+    also true for ``²`` (which ``int`` refuses with a ValueError) and ``٣`` (which ``int``
+    reads as 3): every number a person types is checked with this instead."""
+    return text.isascii() and text.isdigit()
+
+
 def _int(value: str, key: str) -> int:
-    if not value.isdigit() or len(value) > 3:
+    if not ascii_number(value) or len(value) > 3:
         raise InputError("“{key}” needs a whole number.", key=key)
     return int(value)
 

@@ -7,7 +7,9 @@ the position — and is drawn by delivery off the event loop, only if it is stil
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from chat.model import Keyboard
 from krendzu import Card, MatchView
@@ -25,6 +27,23 @@ class BoardPicture:
 
 
 @dataclass(frozen=True, slots=True)
+class Drawing:
+    """A picture to draw just before it is sent: ``draw(*args, **options)``, a top-level
+    function of :mod:`render` (the drawing processes receive it pickled) returning bytes.
+
+    A queued reply holds this small description, not the bytes: a flood of requests waiting
+    for a busy chat costs no drawing and little memory, and a reply dropped from the queue is
+    never drawn. Pictures with a ``key`` are remembered by the painter for a while, so the
+    same one asked again (a replay, a leaderboard) is drawn once; the key must name
+    everything the picture shows."""
+
+    draw: Callable[..., bytes]
+    args: tuple[Any, ...] = ()
+    options: Mapping[str, Any] = field(default_factory=dict)
+    key: Hashable | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Send:
     """A new message: text, or a picture with ``text`` as its caption."""
 
@@ -37,15 +56,18 @@ class Send:
     hand: tuple[Card, ...] | None = None  # a hand picture instead of a board
     language: str = "en"  # of the words drawn in a hand picture
     hand_title: str | None = None  # the hand picture's title, plural already chosen
-    photo: bytes | None = None  # a picture already drawn (the rules)
+    photo: bytes | Drawing | None = None  # a picture drawn already (the rules) or later
     document: tuple[str, bytes] | None = None  # (file name, content)
-    animation: tuple[str, bytes] | None = None
+    animation: tuple[str, bytes | Drawing] | None = None  # (file name, content)
     group: bool = False  # counts against the group's message limit
     #: Remember the sent message as this player's panel in this match.
     panel_of: tuple[int, int] | None = None  # (match_id, user_id)
     #: The match a private message is about: if the player cannot be written to, its group
     #: is told (without any card).
     match_id: int | None = None
+    #: An information reply (``rules``, ``help``, ``stats``, ``top``, ...): it waits behind
+    #: board posts and panels, and a newer one of the same kind replaces one still queued.
+    info: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

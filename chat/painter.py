@@ -4,21 +4,30 @@ Drawing is pure Python and Pillow work that holds the interpreter lock; in threa
 still slow the event loop (and every other chat) while a picture is drawn. Worker processes
 draw on the other cores; with ``workers=0`` (tests, one-core machines) a thread pool does.
 A picture travels as its public description (:class:`~chat.notices.BoardPicture`, a hand's
-cards) and comes back as bytes.
+cards, a :class:`~chat.notices.Drawing`) and comes back as bytes. Drawings with a key are
+remembered (a few MiB, least recently used first out): the same replay or leaderboard asked
+for twenty times is drawn once, and twenty requests arriving together share that one drawing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import multiprocessing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from functools import partial
 from typing import Any
 
-from chat.notices import BoardPicture
+from chat.caches import ByteLru
+from chat.notices import BoardPicture, Drawing
+from chat.workers import start_worker
 from krendzu import Card
-from render import board_photo, hand_png
+from render import board_photo, hand_png, replay_gif
+
+#: Drawn pictures kept by key: a replay GIF is up to a few hundred KiB.
+KEEP_BYTES = 8 * 1024 * 1024
+KEEP_PICTURES = 64
 
 
 def draw_board(picture: BoardPicture) -> bytes:
@@ -40,6 +49,11 @@ def draw_hand(cards: Sequence[Card], language: str, title: str | None) -> bytes:
                     texts={"hand_title": title} if title else None)
 
 
+def draw_replay(record: bytes, tour: int) -> bytes:
+    """The GIF replay of one tour of an exported record (its JSON, as sent alongside)."""
+    return replay_gif(json.loads(record), tour=tour)
+
+
 def warm_up() -> None:
     """Load the fonts and card faces once per worker, not on the first player's move."""
     from krendzu import Match, Settings, Table
@@ -59,9 +73,11 @@ class Painter:
         if workers > 0:
             self._executor = ProcessPoolExecutor(
                 max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                initializer=warm_up)
+                initializer=start_worker, initargs=(warm_up,))  # exits with the bot
         else:
             self._executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="painter")
+        self.kept: ByteLru[Hashable] = ByteLru(KEEP_BYTES, KEEP_PICTURES)
+        self._drawing: dict[Hashable, asyncio.Future[bytes]] = {}
 
     async def board(self, picture: BoardPicture) -> bytes:
         loop = asyncio.get_running_loop()
@@ -76,6 +92,30 @@ class Painter:
         """Any picture function of ``render`` (a top-level one: workers receive it pickled)."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, partial(draw, *args, **options))
+
+    async def draw(self, drawing: Drawing) -> bytes:
+        """Draw a notice's picture now; one with a key once while it is remembered (callers
+        asking while it is being drawn wait for that drawing)."""
+        key = drawing.key
+        if key is None:
+            return await self.run(drawing.draw, *drawing.args, **drawing.options)
+        kept = self.kept.get(key)
+        if kept is not None:
+            return kept
+        pending = self._drawing.get(key)
+        if pending is None:
+            # A task of its own: a caller cancelled while waiting does not cancel the drawing
+            # the others wait for.
+            pending = asyncio.ensure_future(
+                self.run(drawing.draw, *drawing.args, **drawing.options))
+            self._drawing[key] = pending
+            pending.add_done_callback(partial(self._drawn, key))
+        return await asyncio.shield(pending)
+
+    def _drawn(self, key: Hashable, task: asyncio.Future[bytes]) -> None:
+        self._drawing.pop(key, None)
+        if not task.cancelled() and task.exception() is None:
+            self.kept.put(key, task.result())
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)

@@ -2,7 +2,8 @@
 
 Figures come from the store (statistics added up as matches finish, ratings from
 :mod:`chat.ratings`); the cards and tables are pictures from :mod:`render.stats`, drawn off the
-event loop.
+event loop when the reply's turn to be sent comes. Each reads only what it shows: a page of
+the leaderboard and a count (kept a minute), one player found by name through an index.
 """
 
 from __future__ import annotations
@@ -14,11 +15,19 @@ from telegram.ext import ContextTypes
 
 from chat.describe import table_label
 from chat.flow import Flow
-from chat.handlers import actor_of, reply_tr, say, services, thread_of
+from chat.handlers import (
+    Services,
+    actor_of,
+    reply_kind,
+    reply_tr,
+    say,
+    services,
+    thread_of,
+)
 from chat.i18n import Tr
-from chat.notices import Send
+from chat.notices import Drawing, Send
 from chat.ratings import SHOW_AFTER, display_rating, shown
-from render.stats import LeaderRow, StatsCard, leaderboard_png, stats_card_png
+from render.stats import MAX_LEADERS, LeaderRow, StatsCard, leaderboard_png, stats_card_png
 from storage import MatchRow, MatchStatus, RatingRow, StatsRow
 
 HISTORY_LENGTH = 10
@@ -74,17 +83,17 @@ async def stats(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     user_id = actor.user_id
     message = update.effective_message
     replied = message.reply_to_message if message is not None else None
+    found: StatsRow | None = None
     if replied is not None and replied.from_user is not None and not replied.from_user.is_bot:
         user_id = replied.from_user.id
     elif context.args:
         typed = " ".join(context.args).strip().lstrip("@")[:64]
-        found = [s for s, _ in await svc.store.rated_players(scope, 10_000)
-                 if s.display_name.casefold() == typed.casefold()]
-        if not found:
+        found = await svc.store.stats_by_name(typed, scope)
+        if found is None:
             await say(svc, update, tr._("I know no player “{name}” here.", name=typed[:32]))
             return
-        user_id = found[0].user_id
-    row = await svc.store.user_stats(user_id, scope)
+        user_id = found.user_id
+    row = found or await svc.store.user_stats(user_id, scope)
     if row is None:
         await say(svc, update, tr._("No finished matches yet: the figures come after the "
                                     "first one."))
@@ -93,9 +102,12 @@ async def stats(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     history_rows = await svc.store.rating_history(user_id)
     card = stats_card(row, rating, [display_rating(mu, sigma) for mu, sigma in history_rows],
                       scope=chat.title or "" if group else "")
-    picture = await svc.delivery.painter.run(stats_card_png, card, lang=tr.language)
+    # The card names everything it shows: the same card asked again is drawn once.
+    picture = Drawing(stats_card_png, (card,), {"lang": tr.language},
+                      key=("stats", card, tr.language))
     svc.delivery.run([Send(chat.id, tr._("Statistics of {name}.", name=row.display_name),
-                           thread_id=thread_of(update), photo=picture, group=group)])
+                           thread_id=thread_of(update), photo=picture, group=group,
+                           info=reply_kind(svc, update))])
 
 
 def stats_card(row: StatsRow, rating: RatingRow | None, history: list[float], *,
@@ -125,16 +137,28 @@ async def top(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     overall = bool(context.args) and context.args[0].lower() in ("global", "all", "все")
     group = chat.type != ChatType.PRIVATE
     scope = None if overall or not group else chat.id
-    players = await svc.store.rated_players(scope, 10_000)
-    rows = leaderboard(players)  # the picture shows 20 and counts the rest
+    rows, total = await leaders(svc, scope)
     title = (tr._("Krendzu: the best players everywhere") if scope is None
              else tr._("Krendzu: the best players in “{title}”", title=chat.title or "?"))
-    picture = await svc.delivery.painter.run(leaderboard_png, rows, title=title,
-                                             lang=tr.language)
+    picture = Drawing(leaderboard_png, (rows,), {"title": title, "lang": tr.language,
+                                                 "total": total},
+                      key=("top", scope, tr.language, title, rows, total))
     caption = tr._("Ratings show after {n} rated matches; the rest follow by wins.",
                    n=SHOW_AFTER)
     svc.delivery.run([Send(chat.id, caption, thread_id=thread_of(update), photo=picture,
-                           group=group)])
+                           group=group, info=reply_kind(svc, update))])
+
+
+async def leaders(svc: Services, scope: int | None) -> tuple[tuple[LeaderRow, ...], int]:
+    """The page of the leaderboard the picture shows and how many players it has in all,
+    read at most once a minute per scope (a chat, or None: everywhere)."""
+    known = svc.leaders.get(scope)
+    if known is None:
+        players, total = await svc.store.top_players(scope, MAX_LEADERS,
+                                                     rated_after=SHOW_AFTER)
+        known = (tuple(leaderboard(players)), total)
+        svc.leaders.put(scope, known)
+    return known
 
 
 def leaderboard(players: list[tuple[StatsRow, RatingRow | None]]) -> list[LeaderRow]:

@@ -5,9 +5,11 @@ stored for that move; a ticker (the application's job queue) asks :meth:`TurnTim
 what is due. A third of the time before the deadline the player is reminded privately; at the
 deadline the normal computer player makes the turn for the seat and the group is told. After
 two timeouts in a row the computer keeps the seat, moving at once on its turns, until the
-player comes back (``/back``). Deadlines live in the store, so they survive a restart; at
-start-up every running deadline gets at least a grace period, so an outage does not time out
-every match at once.
+player comes back (``/back``). When no seat is played by a present person any more (everyone
+left, was kicked or timed out twice), the match is cancelled: computers playing for nobody
+would only take the workers every other chat's computers, hints and timeouts need.
+Deadlines live in the store, so they survive a restart; at start-up every running deadline
+gets at least a grace period, so an outage does not time out every match at once.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from chat.i18n import Tr
 from chat.notices import ComputerTurn, DropPanel, Notice, Outcome, Send, ShowLobby
-from krendzu import Announce
+from krendzu import Action, Announce
 from krendzu.tour import ANNOUNCE
 from storage import LobbyStatus, MatchStatus, SeatKind, StandIn, StoredMatch, TimerRow
 
@@ -59,6 +61,30 @@ class TurnTimers:
         """The seat's player is absent and the computer plays for them."""
         stand_in = (await self.stand_ins(match_id)).get(seat)
         return stand_in is not None and stand_in.computer
+
+    async def someone_present(self, stored: StoredMatch) -> bool:
+        """Some seat is a person's who still plays it (not handed to the computer): they
+        wait for the computers' moves, so those are urgent."""
+        for seat in stored.row.seats:
+            if (seat.kind is SeatKind.HUMAN and seat.user_id is not None
+                    and not await self.computer_keeps(stored.match_id, seat.seat)):
+                return True
+        return False
+
+    async def end_unattended(self, stored: StoredMatch) -> list[Notice]:
+        """Cancel the match if nobody plays it any more, telling its chat (in the chat's
+        language) and each player; ``[]`` if someone still plays or it ended already. Hold
+        the chat's lock."""
+        if await self.someone_present(stored):
+            return []
+        if not await self.store.abandon_match(stored.match_id):
+            return []
+        self.flow._games.pop(stored.match_id, None)
+        log.info("match %s: nobody plays it any more; cancelled", stored.match_id)
+        tr = await self.flow.chat_tr(stored.row.chat_id)
+        return self.flow._closing(stored, tr, tr._(
+            "Nobody plays at this table any more (everyone left or ran out of time): the "
+            "match is cancelled. /new sets up a new one."))
 
     async def _set_stand_in(self, match_id: int, seat: int, timeouts: int,
                             computer: bool, *, resigned: bool = False) -> None:
@@ -166,25 +192,71 @@ class TurnTimers:
             return [Send(user_id, text, match_id=match_id)]
 
     async def timeout(self, match_id: int, seq: int | None) -> list[Notice]:
-        """The deadline passed: the normal computer player makes the seat's turn."""
+        """The deadline passed: the normal computer player makes the seat's turn.
+
+        The turn is thought out without the chat's lock (urgent: a person is waiting), then
+        made only if the person did not move meanwhile. A second timeout in a row hands the
+        seat to the computer, or cancels the match if nobody else plays it any more."""
         row = await self.store.get_match(match_id)
-        async with self.flow.lock(row.chat_id, row.thread_id):
+        lock = self.flow.lock(row.chat_id, row.thread_id)
+        async with lock:
             current = await self._current(match_id, seq)
             if current is None:
                 stored = await self.flow.load(match_id)
                 await self.after_moves(stored)
                 return []
             stored, seat, user_id = current
-            before = (await self.stand_ins(match_id)).get(seat)
-            timeouts = (before.timeouts if before else 0) + 1
-            handover = timeouts >= HANDOVER_AFTER
-            await self._set_stand_in(match_id, seat, timeouts, handover)
-            # A timeout in the exchange means no exchange.
-            outcome = await self.flow.play_for_seat(
-                stored, STAND_IN_LEVEL, f"{stored.row.seed}:{seq}:timeout",
-                actions=[Announce(0)] if stored.game.tour.phase == ANNOUNCE else None)
-            group_tr = await self.flow.chat_tr(stored.row.chat_id)
-            return self._told(stored, user_id, handover, group_tr) + outcome.notices
+            actions: list[Action] | None = None
+            if stored.game.tour.phase == ANNOUNCE:
+                actions = [Announce(0)]  # a timeout in the exchange means no exchange
+            elif await self._last_to_go(stored, seat):
+                return await self._time_out(stored, seat, user_id, [])
+            else:
+                view = stored.game.observation(seat)
+        if actions is None:
+            actions = await self.flow.think(STAND_IN_LEVEL, view,
+                                            f"{row.seed}:{seq}:timeout", urgent=True)
+        async with lock:
+            current = await self._current(match_id, seq)
+            if current is None or current[1] != seat:
+                log.debug("match %s: the player moved before the stand-in's move %s was "
+                          "stored; it is dropped", match_id, seq)
+                stored = await self.flow.load(match_id)
+                await self.after_moves(stored)
+                return []
+            stored, seat, user_id = current
+            return await self._time_out(stored, seat, user_id, actions)
+
+    async def _last_to_go(self, stored: StoredMatch, seat: int) -> bool:
+        """A timeout of ``seat`` now would hand it over and leave nobody playing."""
+        before = (await self.stand_ins(stored.match_id)).get(seat)
+        if (before.timeouts if before else 0) + 1 < HANDOVER_AFTER:
+            return False
+        for other in stored.row.seats:
+            if (other.kind is SeatKind.HUMAN and other.user_id is not None
+                    and other.seat != seat
+                    and not await self.computer_keeps(stored.match_id, other.seat)):
+                return False
+        return True
+
+    async def _time_out(self, stored: StoredMatch, seat: int, user_id: int,
+                        actions: list[Action]) -> list[Notice]:
+        """Count the timeout, then make ``actions`` for the seat, or cancel the match if the
+        seat was the last one a person played. Hold the chat's lock."""
+        match_id = stored.match_id
+        before = (await self.stand_ins(match_id)).get(seat)
+        timeouts = (before.timeouts if before else 0) + 1
+        handover = timeouts >= HANDOVER_AFTER
+        await self._set_stand_in(match_id, seat, timeouts, handover)
+        if handover:
+            ended = await self.end_unattended(stored)
+            if ended:
+                return ended
+        if not actions:  # only when the match was to end, and another ended it first
+            return []
+        outcome = await self.flow.play_for_seat(stored, actions)
+        group_tr = await self.flow.chat_tr(stored.row.chat_id)
+        return self._told(stored, user_id, handover, group_tr) + outcome.notices
 
     def _told(self, stored: StoredMatch, user_id: int, handover: bool, group_tr: Tr
               ) -> list[Notice]:
@@ -212,6 +284,12 @@ class TurnTimers:
                 return []
             await self._set_stand_in(stored.match_id, seat, HANDOVER_AFTER, True,
                                      resigned=resigned)
+            if not resigned:
+                # Left or kicked, and nobody else plays: no match for computers alone. (The
+                # last player's resignation in a trio is a result: the computers finish.)
+                ended = await self.end_unattended(fresh)
+                if ended:
+                    return ended
             await self.after_moves(fresh)
             notices: list[Notice] = [Send(row.chat_id, line, thread_id=row.thread_id,
                                           silent=True, group=row.chat_id < 0)]

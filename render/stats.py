@@ -470,11 +470,11 @@ LEADER_ROW_H = 50
 
 def leaderboard_image(rows: Sequence[LeaderRow], *, title: str, lang: str = "en",
                       texts: Mapping[str, str] | None = None,
-                      theme: Theme = DEFAULT_THEME) -> Image.Image:
+                      theme: Theme = DEFAULT_THEME, total: int | None = None) -> Image.Image:
     """The leaderboard of :func:`leaderboard_png` as an RGB image (960 pixels wide)."""
     words = texts_for(lang, texts)
     shown = list(rows[:MAX_LEADERS])
-    more = len(rows) - len(shown)
+    more = max(len(rows) if total is None else total, len(rows)) - len(shown)
     unrated = any(r.rating is None for r in shown)
     header_h = 88
     table_top = header_h + 20
@@ -530,11 +530,14 @@ def leaderboard_image(rows: Sequence[LeaderRow], *, title: str, lang: str = "en"
 
 def leaderboard_png(rows: Sequence[LeaderRow], *, title: str, lang: str = "en",
                     texts: Mapping[str, str] | None = None,
-                    theme: Theme = DEFAULT_THEME) -> bytes:
+                    theme: Theme = DEFAULT_THEME, total: int | None = None) -> bytes:
     """A leaderboard as a PNG photo: ``title``, then a row per player (rank, name, rating or
     "—", matches, wins / draws / losses), at most :data:`MAX_LEADERS` rows in the order
-    given, the top three subtly marked; a short note when ``rows`` is empty."""
-    return _encode(leaderboard_image(rows, title=title, lang=lang, texts=texts, theme=theme))
+    given, the top three subtly marked; a short note when ``rows`` is empty. ``total``: how
+    many players the whole board has, when ``rows`` is only its first page (the note counts
+    the rest)."""
+    return _encode(leaderboard_image(rows, title=title, lang=lang, texts=texts, theme=theme,
+                                     total=total))
 
 
 def _leader_row(img: Image.Image, draw: ImageDraw.ImageDraw, row: LeaderRow, top: int,

@@ -19,6 +19,13 @@ from typing import Any, Self
 from krendzu import IllegalMove, KrendzuError, Match, PlayerAction, Redeal, Settings, Table
 from krendzu import parse_action as _parse_action
 
+
+def name_key(name: str) -> str:
+    """A display name as looked up: case-folded, so "ИВАН" finds "Иван" (SQLite's own
+    ``lower`` folds ASCII only)."""
+    return name.casefold()
+
+
 # Errors ---------------------------------------------------------------------------------
 
 
@@ -535,6 +542,15 @@ class Store(abc.ABC):
         """Everyone with statistics in the chat (all chats: None) and their rating."""
 
     @abc.abstractmethod
+    async def top_players(self, chat_id: int | None = None, limit: int = 20, *,
+                          rated_after: int = 3
+                          ) -> tuple[list[tuple[StatsRow, RatingRow | None]], int]:
+        """One page of a leaderboard and how many players it has in all. Players whose
+        rating rests on at least ``rated_after`` matches come first, best conservative rating
+        ``mu - 3 sigma`` first, then everyone else by wins; ties by user id. Only the
+        ``limit`` rows shown leave the database (a leaderboard of thousands costs a page)."""
+
+    @abc.abstractmethod
     async def recent_matches(self, chat_id: int, thread_id: int | None = None,
                              limit: int = 10) -> list[MatchRow]:
         """The chat's (topic's) newest matches, newest first."""
@@ -627,18 +643,36 @@ class Store(abc.ABC):
         """Every open lobby, oldest first."""
 
     @abc.abstractmethod
+    async def open_lobbies_of_chat(self, chat_id: int) -> list[LobbyRow]:
+        """The open lobbies of a chat, of every forum topic of it, oldest first."""
+
+    @abc.abstractmethod
     async def active_match(self, chat_id: int, thread_id: int | None = None) -> MatchRow | None:
         """The active match of a chat, or of one forum topic of it."""
 
     @abc.abstractmethod
     async def matches_of_user(
-        self, user_id: int, *, status: MatchStatus | None = MatchStatus.ACTIVE
+        self, user_id: int, *, status: MatchStatus | None = MatchStatus.ACTIVE,
+        chat_id: int | None = None, thread_id: int | None = None, limit: int | None = None
     ) -> list[MatchRow]:
-        """Matches the user is seated in (``status=None``: all), newest first."""
+        """Matches the user is seated in (``status=None``: all), newest first; with
+        ``chat_id`` only those of that chat and forum topic (``thread_id``), at most
+        ``limit`` of them (a long-time player's whole history is not read for one)."""
 
     @abc.abstractmethod
     async def active_matches(self) -> list[MatchRow]:
         """Every unfinished match, oldest first: what a restart resumes."""
+
+    @abc.abstractmethod
+    async def active_matches_of_chat(self, chat_id: int) -> list[MatchRow]:
+        """The active matches of a chat, of every forum topic of it, oldest first (what a
+        chat that removed the bot leaves to close)."""
+
+    @abc.abstractmethod
+    async def count_active_matches(self, *, chat_id: int | None = None,
+                                   user_id: int | None = None) -> int:
+        """How many active matches a chat has (every forum topic of it counted), or a user is
+        seated in: the caps on matches per chat and per person count without reading rows."""
 
     @abc.abstractmethod
     async def unannounced_matches(self) -> list[MatchRow]:
@@ -664,6 +698,12 @@ class Store(abc.ABC):
     @abc.abstractmethod
     async def user_stats(self, user_id: int, chat_id: int | None = None) -> StatsRow | None:
         """A user's statistics in one chat, or over all chats."""
+
+    @abc.abstractmethod
+    async def stats_by_name(self, name: str, chat_id: int | None = None) -> StatsRow | None:
+        """The statistics of the player called ``name`` (compared by :func:`name_key`, an
+        indexed look-up, not a scan of every player) in one chat or over all chats; of
+        several players of that name, the one with the most wins."""
 
     @abc.abstractmethod
     async def leaderboard(self, chat_id: int | None = None, limit: int = 10) -> list[StatsRow]:

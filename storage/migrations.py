@@ -234,12 +234,22 @@ _V5 = (
     "CREATE INDEX matches_by_chat ON matches (chat_id, thread_id, match_id)",
 )
 
+_V6 = (
+    # Looking a player up by name (/stats NAME) reads one index entry, not every player: the
+    # case-folded name (storage.base.name_key; ``casefold`` is that function, registered on
+    # every connection by storage.sqlite.connect) kept beside the display name.
+    "ALTER TABLE users ADD COLUMN name_key TEXT",
+    "UPDATE users SET name_key = casefold(display_name)",
+    "CREATE INDEX users_by_name ON users (name_key)",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "core tables: chats, users, matches, seats, move log", _V1),
     Migration(2, "processed updates, user statistics, indices, final totals", _V2),
     Migration(3, "lobbies; announced move marker (outbox)", _V3),
     Migration(4, "turn timers; stand-ins for absent players", _V4),
     Migration(5, "finer statistics; ratings and their history; tidy chats", _V5),
+    Migration(6, "players looked up by name", _V6),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -53,6 +53,7 @@ from storage.base import (
     TimerRow,
     UserRow,
     match_outcome,
+    name_key,
     normalize_action,
     rebuild_game,
 )
@@ -85,6 +86,7 @@ async def connect(path: str) -> aiosqlite.Connection:
     WAL on every commit, so a committed move survives a power cut, not just a crash;
     foreign keys are off by default in SQLite and must be switched on per connection.
     """
+    owner_only(path)
     try:
         conn = await aiosqlite.connect(path, isolation_level=None)
     except sqlite3.Error as exc:
@@ -99,12 +101,42 @@ async def connect(path: str) -> aiosqlite.Connection:
         await conn.execute("PRAGMA foreign_keys = ON")
         if await _scalar(conn, "PRAGMA foreign_keys") != 1:
             raise StorageError("this SQLite build cannot enforce foreign keys")
+        # Migration 6 fills users.name_key with it (SQL's lower() folds ASCII only).
+        await conn.create_function("casefold", 1, name_key, deterministic=True)
     except BaseException as exc:
         await conn.close()
         if isinstance(exc, sqlite3.Error):
             raise StorageError(f"cannot open {path}: {exc}") from exc
         raise
     return conn
+
+
+def owner_only(path: str) -> None:
+    """Make the database file readable and writable by its owner only (mode 0600).
+
+    It holds every match's deal seed, from which all hands can be recomputed. A new file is
+    created here, empty and 0600, before SQLite opens it (SQLite would create it 0644 under
+    the usual umask); an existing one, and its ``-wal``/``-shm``/``-journal`` companions,
+    lose any group and other permissions. SQLite gives the companions it creates later the
+    main file's permissions. Failures are left to SQLite to report (or to the file's owner).
+    """
+    if path in ("", MEMORY):
+        return
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        pass
+    except OSError:
+        return  # no such directory, no rights: SQLite says so in its own words
+    else:
+        os.close(fd)
+    for name in (path, f"{path}-wal", f"{path}-shm", f"{path}-journal"):
+        try:
+            mode = os.stat(name).st_mode
+            if mode & 0o077:
+                os.chmod(name, mode & 0o7700)
+        except OSError:
+            continue
 
 
 async def _retry_busy(call: Callable[[], Awaitable[T]]) -> T:
@@ -204,6 +236,7 @@ def backup_file(src: str, dest: str) -> None:
     source = sqlite3.connect(f"file:{src}?mode=ro", uri=True, isolation_level=None)
     try:
         source.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        owner_only(partial)  # a copy holds the deal seeds too
         target = sqlite3.connect(partial, isolation_level=None)
         try:
             source.backup(target, pages=-1)
@@ -672,15 +705,17 @@ class SqliteStore(Store):
             await conn.execute(
                 """
                 INSERT INTO users (user_id, display_name, language, can_write_privately,
-                                   created_at, updated_at)
-                VALUES (?, ?, ?, COALESCE(?, 0), ?, ?)
+                                   created_at, updated_at, name_key)
+                VALUES (?, ?, ?, COALESCE(?, 0), ?, ?, ?)
                 ON CONFLICT (user_id) DO UPDATE SET
                     display_name = excluded.display_name,
+                    name_key = excluded.name_key,
                     language = COALESCE(?, users.language),
                     can_write_privately = COALESCE(?, users.can_write_privately),
                     updated_at = excluded.updated_at
                 """,
-                (user_id, display_name, language, can, now, now, language, can),
+                (user_id, display_name, language, can, now, now, name_key(display_name),
+                 language, can),
             )
             row = await self._get_user(conn, user_id)
             assert row is not None
@@ -1136,6 +1171,54 @@ class SqliteStore(Store):
         ratings = await self.ratings_of([r.user_id for r in rows])
         return [(r, ratings.get(r.user_id)) for r in rows]
 
+    async def top_players(self, chat_id: int | None = None, limit: int = 20, *,
+                          rated_after: int = 3
+                          ) -> tuple[list[tuple[StatsRow, RatingRow | None]], int]:
+        where, params = ("WHERE s.chat_id = ?", (chat_id,)) if chat_id is not None else ("", ())
+        # The window's count is taken over every group before LIMIT keeps the page.
+        sql = f"""
+            SELECT s.user_id, u.display_name, SUM(s.matches) AS matches, SUM(s.wins) AS wins,
+                   SUM(s.draws) AS draws, SUM(s.points_scored) AS points_scored,
+                   SUM(s.points_conceded) AS points_conceded,
+                   SUM(s.tours_attacked), SUM(s.tours_defended), MAX(s.best_tour),
+                   SUM(s.suit_combos), SUM(s.progression_combos), SUM(s.own_goals_conceded),
+                   r.mu, r.sigma, r.rated_matches, COUNT(*) OVER () AS players
+            FROM user_stats s JOIN users u ON u.user_id = s.user_id
+                 LEFT JOIN ratings r ON r.user_id = s.user_id
+            {where}
+            GROUP BY s.user_id, u.display_name, r.mu, r.sigma, r.rated_matches
+            ORDER BY COALESCE(r.rated_matches, 0) >= ? DESC,
+                     CASE WHEN COALESCE(r.rated_matches, 0) >= ? THEN r.mu - 3 * r.sigma
+                          ELSE 0 END DESC,
+                     wins DESC, s.user_id ASC
+            LIMIT ?
+        """
+
+        async def work() -> list[Any]:
+            async with self._tx("DEFERRED") as conn:
+                return list(await self._fetchall(
+                    conn, sql, (*params, rated_after, rated_after, max(0, limit))))
+
+        rows = await self._guard(work)
+        if not rows:
+            return [], await self._count_players(chat_id)
+        page = [(StatsRow(*r[:13]),
+                 RatingRow(r[0], r[13], r[14], r[15]) if r[13] is not None else None)
+                for r in rows]
+        return page, int(rows[0][16])
+
+    async def _count_players(self, chat_id: int | None) -> int:
+        """Players with statistics (a page past the end still says how many there are)."""
+        sql = ("SELECT COUNT(DISTINCT user_id) FROM user_stats"
+               + (" WHERE chat_id = ?" if chat_id is not None else ""))
+
+        async def work() -> int:
+            async with self._tx("DEFERRED") as conn:
+                row = await self._fetchone(conn, sql, () if chat_id is None else (chat_id,))
+            return int(row[0]) if row else 0
+
+        return await self._guard(work)
+
     async def recent_matches(self, chat_id: int, thread_id: int | None = None,
                              limit: int = 10) -> list[MatchRow]:
         async def work() -> list[MatchRow]:
@@ -1333,6 +1416,10 @@ class SqliteStore(Store):
     async def open_lobbies(self) -> list[LobbyRow]:
         return await self._lobbies("WHERE status = 'open' ORDER BY lobby_id", ())
 
+    async def open_lobbies_of_chat(self, chat_id: int) -> list[LobbyRow]:
+        return await self._lobbies(
+            "WHERE chat_id = ? AND status = 'open' ORDER BY lobby_id", (chat_id,))
+
     async def update_lobby(
         self,
         lobby_id: int,
@@ -1380,14 +1467,21 @@ class SqliteStore(Store):
         return await self._guard(work)
 
     async def matches_of_user(
-        self, user_id: int, *, status: MatchStatus | None = MatchStatus.ACTIVE
+        self, user_id: int, *, status: MatchStatus | None = MatchStatus.ACTIVE,
+        chat_id: int | None = None, thread_id: int | None = None, limit: int | None = None
     ) -> list[MatchRow]:
-        where = (
-            "WHERE m.match_id IN (SELECT match_id FROM seats WHERE user_id = ?)"
-            + ("" if status is None else " AND m.status = ?")
-            + " ORDER BY m.match_id DESC"
-        )
-        params: tuple[Any, ...] = (user_id,) if status is None else (user_id, status.value)
+        where = "WHERE m.match_id IN (SELECT match_id FROM seats WHERE user_id = ?)"
+        params: tuple[Any, ...] = (user_id,)
+        if status is not None:
+            where += " AND m.status = ?"
+            params += (status.value,)
+        if chat_id is not None:
+            where += " AND m.chat_id = ? AND COALESCE(m.thread_id, 0) = ?"
+            params += (chat_id, thread_id or 0)
+        where += " ORDER BY m.match_id DESC"
+        if limit is not None:
+            where += " LIMIT ?"
+            params += (max(0, limit),)
 
         async def work() -> list[MatchRow]:
             async with self._tx("DEFERRED") as conn:
@@ -1401,6 +1495,35 @@ class SqliteStore(Store):
                 return await self._match_rows(
                     conn, "WHERE m.status = 'active' ORDER BY m.match_id", ()
                 )
+
+        return await self._guard(work)
+
+    async def active_matches_of_chat(self, chat_id: int) -> list[MatchRow]:
+        async def work() -> list[MatchRow]:
+            async with self._tx("DEFERRED") as conn:
+                return await self._match_rows(
+                    conn, "WHERE m.chat_id = ? AND m.status = 'active' ORDER BY m.match_id",
+                    (chat_id,),
+                )
+
+        return await self._guard(work)
+
+    async def count_active_matches(self, *, chat_id: int | None = None,
+                                   user_id: int | None = None) -> int:
+        if (chat_id is None) == (user_id is None):
+            raise ValueError("count the matches of a chat or of a user")
+        if chat_id is not None:
+            sql = "SELECT COUNT(*) FROM matches WHERE chat_id = ? AND status = 'active'"
+            params: tuple[Any, ...] = (chat_id,)
+        else:
+            sql = ("SELECT COUNT(DISTINCT m.match_id) FROM seats s JOIN matches m"
+                   " ON m.match_id = s.match_id WHERE s.user_id = ? AND m.status = 'active'")
+            params = (user_id,)
+
+        async def work() -> int:
+            async with self._tx("DEFERRED") as conn:
+                row = await self._fetchone(conn, sql, params)
+                return int(row[0])
 
         return await self._guard(work)
 
@@ -1477,6 +1600,12 @@ class SqliteStore(Store):
 
     async def user_stats(self, user_id: int, chat_id: int | None = None) -> StatsRow | None:
         rows = await self._stats("WHERE s.user_id = ?", (user_id,), chat_id, 1)
+        return rows[0] if rows else None
+
+    async def stats_by_name(self, name: str, chat_id: int | None = None) -> StatsRow | None:
+        # The players of that name first (users_by_name), then their rows by primary key.
+        rows = await self._stats("WHERE s.user_id IN (SELECT user_id FROM users WHERE "
+                                 "name_key = ?)", (name_key(name),), chat_id, 1)
         return rows[0] if rows else None
 
     async def leaderboard(self, chat_id: int | None = None, limit: int = 10) -> list[StatsRow]:

@@ -72,7 +72,10 @@ def test_config(tmp_path: Path, fake: FakeTelegram, **changes: object) -> Config
     base = Config(token=fake.token, database=str(tmp_path / "krendzu.sqlite3"),
                   log_level="INFO", api_base_url=None, ai_delay=0.0, ai_workers=0,
                   draw_workers=0, hard_budget_ms=100.0, overall_rate=1000.0,
-                  timer_tick=3600.0)  # turn timers fire only where a test asks (timer_tick=…)
+                  timer_tick=3600.0,  # turn timers fire only where a test asks (timer_tick=…)
+                  # Simulated people tap far faster than real ones: the per-user limits
+                  # apply only where a test asks for them (tests/test_abuse.py).
+                  user_per_minute=1e6, info_per_user=1e6, info_per_chat=1e6)
     return replace(base, **changes)  # type: ignore[arg-type]
 
 

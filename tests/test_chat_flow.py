@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import AsyncIterator
 
 import pytest
@@ -169,9 +170,16 @@ async def test_lobby_join_needs_private_chat_then_deep_link_seats(flow: Flow) ->
     show = refused.notices[0]
     assert isinstance(show, ShowLobby)
     urls = [b.url for row in show.keyboard or [] for b in row if b.url]
-    assert urls == [f"https://t.me/kbot?start=j{lobby.lobby_id}"]
+    key = lobby.state["invite_key"]
+    assert len(key) >= 22  # 128 random bits
+    assert urls == [f"https://t.me/kbot?start=j{lobby.lobby_id}_{key}"]
     payload = urls[0].rsplit("=", 1)[1]
-    assert len(payload) <= 64 and payload.isalnum()
+    assert len(payload) <= 64 and re.fullmatch(r"[A-Za-z0-9_-]+", payload)
+    other = key[:-1] + ("A" if key[-1] != "A" else "B")
+    for guess in (f"j{lobby.lobby_id}", f"j{lobby.lobby_id}_{other}",
+                  f"j{lobby.lobby_id + 1}_{key}"):
+        wrong = await flow.join_by_link(BOB, guess)
+        assert not wrong.notices and "Friends" not in (wrong.reply or "")
     seated = await flow.join_by_link(BOB, payload)
     assert "Friends" in (seated.reply or "")
     lobby = await flow.store.open_lobby(-7)

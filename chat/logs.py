@@ -1,0 +1,146 @@
+"""Logging set-up that keeps secrets out of the log, whatever ``LOG_LEVEL`` says.
+
+Two things would otherwise reach a log file:
+
+- the bot token: every Bot API URL is ``{base}/bot<token>/<method>`` (httpx logs each request
+  at INFO), and python-telegram-bot puts it in the text of ``InvalidToken`` ("The token `…`
+  was rejected by the server"), which a traceback then prints;
+- hands and discards: at DEBUG python-telegram-bot logs every Bot API call with its
+  parameters (a private panel's text and buttons name the player's cards), every incoming
+  update (a press on a card button, a typed ``/discard``), and aiosqlite every SQL call with
+  its parameters (deal seeds, discarded cards).
+
+So :func:`configure` keeps the loggers that write request or update contents at INFO or
+above even when the rest of the bot logs at DEBUG (:data:`QUIET`), and installs a
+:class:`Redactor` on the root handlers that replaces the token in every message, traceback
+and stack (whichever logger wrote it). Unhandled exceptions go through logging too, so the
+interpreter's own traceback printer cannot show the token either.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+from collections.abc import Iterable
+from types import TracebackType
+
+FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+#: What replaces a secret in the log.
+MASK = "<token>"
+
+#: Loggers that write what must not be logged (or only floods), and the lowest level they
+#: may log at even when ``LOG_LEVEL=DEBUG``:
+QUIET: dict[str, int] = {
+    # Every request URL (with the token) at INFO, connection details at DEBUG.
+    "httpx": logging.WARNING,
+    "httpcore": logging.WARNING,
+    # "Calling Bot API endpoint `sendMessage` with parameters {...}" and the returned
+    # message: the texts and buttons of private panels, i.e. the hands.
+    "telegram.Bot": logging.INFO,
+    "telegram.ext.ExtBot": logging.INFO,
+    "telegram.request": logging.INFO,
+    # "Processing update Update(...)": a pressed card button, a typed /discard.
+    "telegram.ext.Application": logging.INFO,
+    # "Webhook received data: ..." (unused with polling, quiet in case it is switched on).
+    "telegram.ext.Updater": logging.INFO,
+    # "executing functools.partial(<execute>, 'INSERT ...', (seed, ...))".
+    "aiosqlite": logging.INFO,
+    # Two lines per tick of the one-second turn timer; PNG chunk names per picture.
+    "apscheduler": logging.WARNING,
+    "PIL": logging.INFO,
+}
+
+
+def secrets_of(token: str | None) -> list[str]:
+    """The strings to mask for a token: itself, its URL-encoded form and its secret half
+    (the part after the colon is what authenticates; the bot's id before it is public)."""
+    if not token:
+        return []
+    found = [token, token.replace(":", "%3A"), token.replace(":", "%3a")]
+    secret = token.partition(":")[2]
+    if len(secret) >= 8:
+        found.append(secret)
+    # Longest first, so the whole token is masked as one piece before its halves.
+    return sorted(set(found), key=len, reverse=True)
+
+
+class Redactor(logging.Filter):
+    """A handler filter that masks secrets in the message, the traceback and the stack of
+    every record (it never drops a record). Handler filters see records from every logger,
+    propagated ones included, unlike a filter on one logger."""
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        super().__init__()
+        self.secrets = [s for s in secrets if s]
+
+    def redact(self, text: str) -> str:
+        for secret in self.secrets:
+            if secret in text:
+                text = text.replace(secret, MASK)
+        return text
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self.secrets:
+            return True
+        try:
+            message = record.getMessage()
+        except Exception:  # a broken format string: keep the text, drop the arguments
+            record.msg, record.args = self.redact(str(record.msg)), None
+        else:
+            clean = self.redact(message)
+            if clean != message:
+                record.msg, record.args = clean, None
+        if record.exc_info and not record.exc_text:
+            # Format the traceback here (handlers would do it later, unmasked) and keep the
+            # text: formatters use exc_text when it is set.
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self.redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self.redact(record.stack_info)
+        return True
+
+
+def quiet_levels(level: int) -> dict[str, int]:
+    """The level each of :data:`QUIET` gets when the bot logs at ``level``: never below its
+    floor, never below the bot's own level (a logger's level, not the root's, decides)."""
+    return {name: max(floor, level) for name, floor in QUIET.items()}
+
+
+def configure(level_name: str, token: str | None) -> Redactor:
+    """Set up logging for ``bot.py``: the level, the quiet loggers, the redactor on every
+    root handler, and unhandled exceptions logged (masked) instead of printed."""
+    level = logging.getLevelName(level_name.upper())
+    if not isinstance(level, int):
+        level = logging.INFO
+    logging.basicConfig(level=level, format=FORMAT)
+    root = logging.getLogger()
+    root.setLevel(level)
+    for name, floor in quiet_levels(level).items():
+        logging.getLogger(name).setLevel(floor)
+    redactor = Redactor(secrets_of(token))
+    for handler in root.handlers:
+        if not any(isinstance(f, Redactor) for f in handler.filters):
+            handler.addFilter(redactor)
+    sys.excepthook = _log_unhandled
+    threading.excepthook = _log_unhandled_in_thread
+    return redactor
+
+
+def _log_unhandled(kind: type[BaseException], value: BaseException,
+                   traceback: TracebackType | None) -> None:
+    if issubclass(kind, KeyboardInterrupt):
+        sys.__excepthook__(kind, value, traceback)
+        return
+    logging.getLogger("bot").critical("unhandled %s", kind.__name__,
+                                      exc_info=(kind, value, traceback))
+
+
+def _log_unhandled_in_thread(args: threading.ExceptHookArgs) -> None:
+    if args.exc_value is None:
+        return
+    logging.getLogger("bot").critical("unhandled %s in thread %s", args.exc_type.__name__,
+                                      args.thread.name if args.thread else "?",
+                                      exc_info=(args.exc_type, args.exc_value,
+                                                args.exc_traceback))

@@ -1,0 +1,127 @@
+"""Telegram's flood limits, paid for only by the chat that caused them.
+
+python-telegram-bot's ``AIORateLimiter`` answers any ``429 Too Many Requests`` by halting
+*every* request of the bot for its ``retry_after`` (its documentation says so), so one busy
+group froze every other chat for up to a minute. :class:`ChatRateLimiter` implements PTB's
+extension point for exactly this, :class:`telegram.ext.BaseRateLimiter`:
+
+- a 429 for a request to one chat pauses that chat alone for its ``retry_after``; the request
+  is retried when the pause is over, and other chats go on at once;
+- only the bot-wide rate (about 30 requests a second, an ``aiolimiter.AsyncLimiter``, the
+  same leaky bucket PTB uses) is shared by all chats, and a 429 for a request that names no
+  chat (the bot-wide limit) pauses everything.
+
+With several processes (the scaled mode), the same rule holds across them: a chat's pause is
+that chat's row in the shared database, and only the bot-wide limit pauses every process.
+
+Per-group pacing (about 20 messages and edits a minute) is delivery's
+:class:`chat.delivery.GroupGate`, which can coalesce board posts while it waits; this class
+only enforces the pauses Telegram asks for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from aiolimiter import AsyncLimiter
+from telegram.error import RetryAfter
+from telegram.ext import BaseRateLimiter
+
+log = logging.getLogger(__name__)
+
+#: Longest single nap while paused: the clock may be a test's, running faster than real time.
+NAP = 0.2
+#: A request is tried at most this many times more after 429 answers.
+MAX_RETRIES = 3
+
+JSON = bool | dict[str, Any] | list[dict[str, Any]]
+
+
+def retry_seconds(exc: RetryAfter) -> float:
+    """``retry_after`` in seconds (PTB gives a ``timedelta`` or a number, by version)."""
+    wait = getattr(exc, "_retry_after", None)  # a timedelta; the property warns in 22.2+
+    if wait is None:
+        wait = exc.retry_after
+    return wait.total_seconds() if hasattr(wait, "total_seconds") else float(wait)
+
+
+class ChatRateLimiter(BaseRateLimiter[int]):
+    """Per-chat pauses after a 429 and one bot-wide rate; see the module docstring."""
+
+    def __init__(self, overall_max_rate: float = 30.0, *, max_retries: int = MAX_RETRIES,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.overall = AsyncLimiter(overall_max_rate, 1.0) if overall_max_rate > 0 else None
+        self.max_retries = max_retries
+        self.clock = clock
+        #: chat id → clock time until which Telegram asked us not to write there.
+        self.paused: dict[int | str, float] = {}
+        #: Clock time until which every request waits (a 429 that named no chat).
+        self.all_paused_until = 0.0
+
+    async def initialize(self) -> None:
+        """Nothing to set up."""
+
+    async def shutdown(self) -> None:
+        """Nothing to release."""
+
+    def pause(self, chat_id: int | str | None, seconds: float) -> None:
+        """Hold requests to ``chat_id`` (every request, for ``None``) for ``seconds``."""
+        until = self.clock() + seconds
+        if chat_id is None:
+            self.all_paused_until = max(self.all_paused_until, until)
+        else:
+            self.paused[chat_id] = max(self.paused.get(chat_id, 0.0), until)
+
+    def paused_for(self, chat_id: int | str | None) -> float:
+        """Seconds (of the clock) until ``chat_id`` may be written to again; 0 if now."""
+        now = self.clock()
+        until = self.all_paused_until
+        if chat_id is not None:
+            mine = self.paused.get(chat_id)
+            if mine is not None and mine <= now:
+                del self.paused[chat_id]  # the table holds only chats paused right now
+            elif mine is not None:
+                until = max(until, mine)
+        return max(0.0, until - now)
+
+    async def wait_until_free(self, chat_id: int | str | None) -> None:
+        while (wait := self.paused_for(chat_id)) > 0:
+            await asyncio.sleep(min(wait, NAP))
+
+    async def process_request(
+        self,
+        callback: Callable[..., Coroutine[Any, Any, JSON]],
+        args: Any,
+        kwargs: dict[str, Any],
+        endpoint: str,
+        data: dict[str, Any],
+        rate_limit_args: int | None,
+    ) -> JSON:
+        chat_id: int | str | None = data.get("chat_id")
+        with contextlib.suppress(ValueError, TypeError):
+            chat_id = int(chat_id)  # type: ignore[arg-type]
+        retries = self.max_retries if rate_limit_args is None else rate_limit_args
+        for attempt in range(retries + 1):
+            await self.wait_until_free(chat_id)
+            try:
+                if self.overall is None:
+                    return await callback(*args, **kwargs)
+                async with self.overall:
+                    return await callback(*args, **kwargs)
+            except RetryAfter as exc:
+                seconds = retry_seconds(exc)
+                self.pause(chat_id, seconds)
+                if chat_id is None:
+                    log.warning("flood control: %s asked the whole bot to wait %.0f s",
+                                endpoint, seconds)
+                else:
+                    log.warning("flood control: chat %s waits %.0f s (%s)", chat_id, seconds,
+                                endpoint)
+                if attempt == retries:
+                    raise
+        raise AssertionError("unreachable")  # the loop returns or raises

@@ -1,0 +1,85 @@
+"""Per-user and per-chat limits, checked once per update before any handler runs.
+
+Without them one person could delay every board post in a group (40 x ``/rules@bot`` took a
+group's whole message allowance for minutes) or keep the bot busy for everyone. Each user and
+each chat has a leaky bucket (``aiolimiter.AsyncLimiter``, the library PTB's own rate limiter
+uses), and information replies (/rules, /help, /stats, /top, /history, /export, /board,
+/score) have tighter ones. Over a limit, the sender is told politely once, then ignored until
+the bucket has room again. Moves and buttons of honest players never come near the limits.
+"""
+
+from __future__ import annotations
+
+import time
+
+from aiolimiter import AsyncLimiter
+
+#: Commands whose answers are information, not play: they wait behind play in delivery too.
+INFO_COMMANDS = frozenset({"rules", "help", "stats", "top", "history", "export", "board",
+                           "score"})
+#: Buckets kept before idle (full) ones are forgotten.
+MAX_BUCKETS = 4096
+#: A refused user is told at most once in this many seconds.
+WARN_EVERY = 60.0
+
+
+class Buckets:
+    """One leaky bucket per key, created on first use, idle ones dropped past a bound."""
+
+    def __init__(self, per_minute: float, *, max_buckets: int = MAX_BUCKETS) -> None:
+        self.per_minute = per_minute
+        self.max_buckets = max_buckets
+        self._buckets: dict[int, AsyncLimiter] = {}
+
+    def _bucket(self, key: int) -> AsyncLimiter:
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            if len(self._buckets) >= self.max_buckets:
+                for old, limiter in list(self._buckets.items()):
+                    if limiter.has_capacity(limiter.max_rate):
+                        del self._buckets[old]  # full again: nothing to remember
+            bucket = self._buckets[key] = AsyncLimiter(self.per_minute, 60.0)
+        return bucket
+
+    def has_room(self, key: int) -> bool:
+        return self.per_minute <= 0 or self._bucket(key).has_capacity()
+
+    async def take(self, key: int) -> None:
+        if self.per_minute > 0:
+            await self._bucket(key).acquire()  # has_room was checked: returns at once
+
+    def __len__(self) -> int:
+        return len(self._buckets)
+
+
+class Throttle:
+    """Decides whether an update is served; see the module docstring."""
+
+    def __init__(self, *, user_per_minute: float = 120, info_per_user: float = 6,
+                 info_per_chat: float = 12) -> None:
+        self.updates = Buckets(user_per_minute)
+        self.info_users = Buckets(info_per_user)
+        self.info_chats = Buckets(info_per_chat)
+        #: Users told to slow down, and when (told once a minute at most).
+        self.warned: dict[int, float] = {}
+        self.refused = 0
+
+    async def admit(self, user_id: int, chat_id: int, *, info: bool) -> tuple[bool, bool]:
+        """(serve it, tell the sender to slow down): an update within the limits is counted
+        and served; one over them is dropped, and the sender told the first time in a
+        minute."""
+        buckets = [(self.updates, user_id)]
+        if info:
+            buckets += [(self.info_users, user_id), (self.info_chats, chat_id)]
+        if all(b.has_room(k) for b, k in buckets):
+            for b, k in buckets:
+                await b.take(k)
+            return True, False
+        self.refused += 1
+        now = time.monotonic()
+        if now - self.warned.get(user_id, -WARN_EVERY) < WARN_EVERY:
+            return False, False
+        if len(self.warned) > MAX_BUCKETS:
+            self.warned = {u: t for u, t in self.warned.items() if now - t < WARN_EVERY}
+        self.warned[user_id] = now
+        return False, True
