@@ -131,6 +131,7 @@ def build_application(
         painter = Painter(config.draw_workers)
         delivery = Delivery(app.bot, store, painter=painter, group_limit=config.group_limit,
                             clock=clock, limiter=limiter)
+        limiter.on_pause = delivery.flood_wait
 
         async def computer(match_id: int, seq: int) -> None:
             outcome = await flow.computer_turn(match_id, seq)

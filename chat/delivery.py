@@ -108,6 +108,15 @@ class GroupGate:
     def take(self) -> None:
         self.sent.append(self.clock())
 
+    def saturate(self, retry_after: float) -> None:
+        """Telegram said 429 for ``retry_after``: its window is full (writes this gate never
+        saw, e.g. of the process before a restart). Assume ``limit`` writes spread over the
+        window ending then, so the first slot opens when the pause ends and the next ones
+        one by one, instead of a burst that would meet another 429."""
+        start = self.clock() + retry_after - self.window
+        step = self.window / self.limit
+        self.sent = deque(start + i * step for i in range(self.limit))
+
     async def acquire(self) -> None:
         # Short naps: the clock may be a test's, running faster than real time.
         while (wait := self.wait_time()) > 0:
@@ -313,6 +322,11 @@ class Delivery:
         end = self.clock() + seconds
         while (left := end - self.clock()) > 0:
             await asyncio.sleep(min(left, 0.2))
+
+    def flood_wait(self, chat_id: int | str, seconds: float) -> None:
+        """The rate limiter paused ``chat_id`` after a 429 (see :meth:`GroupGate.saturate`)."""
+        if isinstance(chat_id, int) and chat_id < 0:
+            self._gate(self._moved.get(chat_id, chat_id)).saturate(seconds)
 
     def _gate(self, chat: int) -> GroupGate:
         if chat not in self._gates:

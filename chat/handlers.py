@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 
 from telegram import Chat, Update
 from telegram.constants import ChatMemberStatus, ChatType
-from telegram.error import TelegramError
+from telegram.error import NetworkError, TelegramError
 from telegram.ext import ApplicationHandlerStop, ContextTypes
 
 from chat.caches import ByteLru, TtlCache
@@ -846,6 +846,10 @@ async def membership(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
 
 async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Log the failure by type only (a message may hold a hand) and apologise."""
+    if update is None and isinstance(context.error, NetworkError):
+        # Fetching updates failed (PTB tries again by itself): one line, no traceback.
+        log.warning("getting updates failed (%s); trying again", type(context.error).__name__)
+        return
     log.error("handler failed: %s", type(context.error).__name__, exc_info=context.error)
     if not isinstance(update, Update) or update.effective_chat is None:
         return

@@ -62,6 +62,9 @@ class ChatRateLimiter(BaseRateLimiter[int]):
         self.paused: dict[int | str, float] = {}
         #: Clock time until which every request waits (a 429 that named no chat).
         self.all_paused_until = 0.0
+        #: Told of every pause of one chat: (chat id, seconds). Delivery's group gate learns
+        #: from it that Telegram's window is full (after a restart it cannot know).
+        self.on_pause: Callable[[int | str, float], None] | None = None
 
     async def initialize(self) -> None:
         """Nothing to set up."""
@@ -76,6 +79,8 @@ class ChatRateLimiter(BaseRateLimiter[int]):
             self.all_paused_until = max(self.all_paused_until, until)
         else:
             self.paused[chat_id] = max(self.paused.get(chat_id, 0.0), until)
+            if self.on_pause is not None:
+                self.on_pause(chat_id, seconds)
 
     def paused_for(self, chat_id: int | str | None) -> float:
         """Seconds (of the clock) until ``chat_id`` may be written to again; 0 if now."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import json
+import sys
 from collections import Counter
 from pathlib import Path
 from types import ModuleType
@@ -20,6 +21,7 @@ def _benchmark(name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(f"{name}_benchmark", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 

@@ -227,3 +227,37 @@ async def test_a_player_who_blocks_the_bot_is_reported_once_and_gets_the_panel_b
         assert panel is not None
         assert await h.services.store.get_match(row.match_id)
         assert (await h.services.store.get_match(row.match_id)).status is MatchStatus.ACTIVE
+
+
+async def test_after_a_restart_one_429_teaches_the_gate_and_no_second_one_follows(
+        tmp_path: Path) -> None:
+    """A new process cannot know what the old one wrote in the last minute: Telegram's first
+    429 tells it the window is full, and the gate then paces the group so no second 429
+    comes."""
+    clock = FastClock(speed=20)
+    fake = FakeTelegram(bot_username=BOT, clock=clock)
+    ann = fake.user(341, "Ann")
+    group = fake.group(-1003410, "Restarted")
+    async with running_bot(tmp_path, fake) as h:
+        ann.start_bot()
+        await h.settle()
+        # The previous process's burst, just before this one started.
+        now = clock()
+        fake.chat(group).send_times.extend(now - 30 + i * 0.5 for i in range(19))
+        ann.send(group, f"/new@{BOT} duel")
+        await h.settle()
+        ann.send(group, f"/add@{BOT} easy")
+        await h.settle()
+        ann.send(group, f"/go@{BOT}")
+        await h.settle()
+        rng = random.Random(2)
+        start = clock()
+        while clock() - start < 150:
+            row = await h.services.store.active_match(group.id)
+            if row is None:
+                break
+            await typed_move(h, ann, row.match_id, rng)
+            await asyncio.sleep(0.05)
+        await h.settle(timeout=60)
+    assert len(fake.rate_limited(group)) == 1, [(c.method, c.time - start)
+                                                 for c in fake.rate_limited(group)]

@@ -1,0 +1,92 @@
+"""Smoke tests of the benchmarks about hostile load and flood waits: tiny runs of
+``benchmarks/bot.py`` (its flood phase, issue 32) and ``benchmarks/abuse.py`` (issue 25), the
+JSON's keys, and the figures that must hold on any machine: no move lost, no hostile seat,
+no 429 outside the flooded group. Their timing targets are for the full runs (README)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.fakebot import FakeTelegram
+from tests.test_ai_arena import _benchmark
+
+
+def run_script(name: str, argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
+    """``python benchmarks/<name>.py ARGV``, in-process: its one JSON object."""
+    _benchmark(name).main(argv)
+    return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+
+def test_the_bot_benchmark_measures_other_chats_during_a_flood_wait(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    report = run_script("bot", ["--matches", "2", "--rate", "4", "--seconds", "1",
+                                "--saturation-seconds", "0.5", "--flood-seconds", "1.5",
+                                "--probes", "2", "--probe-rate", "4", "--draw-workers", "0",
+                                "--dir", str(tmp_path)], capsys)
+    for key in ("latency", "saturation", "flood", "check", "targets", "ok"):
+        assert key in report, key
+    flood = report["flood"]
+    for part in ("without", "with"):
+        figures = flood[part]
+        assert figures["answers"] == 6 and figures["unanswered"] == 0, figures
+        assert 0 < figures["p50_ms"] <= figures["p95_ms"] <= figures["max_ms"], figures
+        assert figures["busy_moves"] >= 1, figures  # the busy group's match kept moving
+    assert flood["with"]["busy_group_429s"] >= 1, "the busy group met its 429"
+    assert flood["other_chats_429s"] == 0
+    assert flood["p95_ratio"] == round(flood["with"]["p95_ms"] / flood["without"]["p95_ms"], 2)
+    assert flood["post_after_pause_ms"] is not None
+    check = report["check"]
+    assert check["lost"] == check["duplicated"] == check["unanswered"] == 0, check
+    assert check["final_boards_ok"] == 3, check  # the two matches and the busy group's
+
+
+def test_the_abuse_benchmark_seats_no_attacker_and_loses_no_move(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    report = run_script("abuse", ["--matches", "2", "--seconds", "3", "--pace", "1",
+                                  "--open-lobbies", "1", "--draw-workers", "0",
+                                  "--dir", str(tmp_path)], capsys)
+    for key in ("p50_ms", "p95_ms", "p50_ratio", "p95_ratio", "memory_growth_mb",
+                "memory_growth_without_attacker_mb", "lost_moves", "hostile_seated",
+                "hostile_invited", "without",
+                "with", "targets", "ok"):
+        assert key in report, key
+    assert report["lost_moves"] == 0 and report["hostile_seated"] == 0, report
+    assert report["hostile_invited"] == 0
+    assert report["p95_ratio"] is not None and report["p95_ratio"] > 0
+    without, with_ = report["without"], report["with"]
+    assert without["attack"]["info_commands"] == 0
+    attack = with_["attack"]
+    assert attack["info_commands"] + attack["forged_presses"] + attack["deep_links"] == 30
+    # Production limits: ten information commands in three seconds exceed 6 a minute.
+    assert attack["throttle_refused"] >= 4, attack
+    assert attack["rate_limited"] == 0 and attack["group_writes_max_per_60s"] <= 19, attack
+    for run in (without, with_):
+        assert run["honest"]["moves"] >= 4, run["honest"]
+        assert run["check"]["lost"] == run["check"]["duplicated"] == 0, run["check"]
+        assert run["check"]["final_boards_ok"] == 2, run["check"]  # the /board answers apart
+        assert run["hostile"]["lobbies_checked"] == 3  # two started set-ups and the open one
+        assert run["memory"]["rss_mb_after"] > 0
+    assert with_["hostile"]["match_seats"] == with_["hostile"]["lobby_seats"] == 0
+
+
+def test_a_forged_press_sends_any_data_for_a_real_message() -> None:
+    """What benchmarks/abuse.py's attacker does: a modified client's callback data."""
+    fake = FakeTelegram()
+    mal = fake.user(7, "Mal")
+    mal.start_bot()
+    keyboard = {"inline_keyboard": [[{"text": "A", "callback_data": "a"}]]}
+    status, _ = fake.handle("sendMessage", {"chat_id": 7, "text": "hi",
+                                            "reply_markup": json.dumps(keyboard)})
+    assert status == 200
+    message = fake.last(mal)
+    assert message is not None
+    with pytest.raises(AssertionError):
+        mal.press(message, data="v1:l:1:join")  # no such button
+    query = mal.press(message, data="v1:l:1:join", forged=True)
+    assert query.data == "v1:l:1:join"
+    update = fake.pending_updates()[-1]["callback_query"]
+    assert update["data"] == "v1:l:1:join"
+    assert update["message"]["message_id"] == message.message_id
