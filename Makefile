@@ -30,6 +30,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/storage.py
 	$(BIN)/python benchmarks/ai.py
 	$(BIN)/python benchmarks/bot.py
+	$(BIN)/python benchmarks/abuse.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -33,8 +33,8 @@ in the private chat. A match has one move in flight at a time.
   ``--probes`` players of the other matches send ``/help`` at ``--probe-rate`` per second in
   total, alternately in their private chat and in their group (``/help@bot``); the time from
   a ``/help`` update to its answer is measured for ``--flood-seconds`` twice: ``without``,
-  then ``with`` the busy group answered ``429 retry after 59`` (``fake.flood``; its board
-  posts wait and coalesce). ``p95_ratio`` is with/without (target <= 2);
+  then ``with`` the busy group answered ``429 retry after 59`` (``fake.flood``, longer if
+  the phase is; its board posts wait and coalesce). ``p95_ratio`` is with/without (target <= 2);
   ``other_chats_429s`` must be 0, and ``post_after_pause_ms`` is how soon the busy group's
   held board post goes out once the pause is over.
 * ``check``: afterwards the stored move log of every match is compared with the moves sent
