@@ -93,6 +93,23 @@ async def set_commands(app: Application, catalogs: Catalogs) -> None:
                              (BotCommandScopeAllGroupChats(), GROUP_COMMANDS)):
             await app.bot.set_my_commands([BotCommand(n, text[n]) for n in names], scope=scope,
                                           language_code=code)
+        # What a person sees before pressing Start (an invitation link, the bot's profile).
+        await app.bot.set_my_description(bot_description(tr), language_code=code)
+        await app.bot.set_my_short_description(bot_short_description(tr), language_code=code)
+
+
+def bot_description(tr: Tr) -> str:
+    """The bot's description (at most 512 characters): shown in an empty private chat."""
+    return tr._("Krendzu («Крэндзю», card renju, «four in a row») with a 36-card deck, for 2 "
+                "to 4 players. Add me to a group and send /new to play with friends, or press "
+                "Start to play the computer (easy, normal or hard). Your cards always come "
+                "here, privately; the group sees only the board.")
+
+
+def bot_short_description(tr: Tr) -> str:
+    """The short description (at most 120 characters): the bot's profile and shared links."""
+    return tr._("Card renju, «four in a row»: play in groups with friends or alone against "
+                "the computer.")
 
 
 def build_application(

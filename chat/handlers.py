@@ -28,10 +28,12 @@ from chat.model import (
     END_WORDS,
     MAX_INPUT,
     PASS_WORDS,
+    Button,
     InputError,
     LobbyPress,
     MatchPress,
     ascii_number,
+    lobby_data,
     looks_like_move,
     parse_placements,
     parse_press,
@@ -790,6 +792,17 @@ async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         if chat is None:
             await query.answer(tr._("This button is not valid any more."))
             return
+        if press.lobby_id == NEW_MATCH_LOBBY and press.op == "new":
+            # The greeting's button: /new without typing (privacy mode lets it through).
+            thread = getattr(message, "message_thread_id", None) if getattr(
+                message, "is_topic_message", False) else None
+            outcome = await svc.flow.new_lobby(chat.id, thread, actor, [],
+                                               title=visible(chat.title or ""))
+            await query.answer((outcome.reply or "")[:190] or None)
+            svc.delivery.run(outcome.notices or ([Send(chat.id, outcome.reply, thread_id=thread,
+                                                       group=chat.id < 0)]
+                                                 if outcome.reply else []))
+            return
         outcome = await svc.flow.lobby_action(
             chat.id, getattr(message, "message_thread_id", None) if getattr(
                 message, "is_topic_message", False) else None,
@@ -837,11 +850,36 @@ async def membership(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
             for stored in await svc.flow.my_matches(change.chat.id):
                 await svc.delivery.report_unreachable(stored.match_id, change.chat.id)
         return
+    if (change.new_chat_member.status in (ChatMemberStatus.MEMBER,
+                                          ChatMemberStatus.ADMINISTRATOR)
+            and change.old_chat_member.status in (ChatMemberStatus.LEFT,
+                                                  ChatMemberStatus.BANNED)):
+        await greet_group(services(context), change.chat.id, change.from_user.language_code
+                          if change.from_user else None)
+        return
     if change.new_chat_member.status in (ChatMemberStatus.LEFT, ChatMemberStatus.BANNED):
         # Every forum topic's match and set-up too, not only the chat's own.
         closed = await services(context).flow.close_chat(change.chat.id)
         log.info("removed from chat %s: %d match(es) and set-up(s) closed", change.chat.id,
                  closed)
+
+
+#: The greeting's "New match" button: ``v1:l:0:new`` (no lobby has id 0).
+NEW_MATCH_LOBBY = 0
+
+
+async def greet_group(svc: Services, chat_id: int, language_code: str | None) -> None:
+    """Added to a group: three lines and a button to set up a match. The greeting is the
+    chat's newest message, so under privacy mode a bare ``/new`` reaches the bot too."""
+    tr = await svc.flow.chat_tr(chat_id, svc.flow.catalogs.pick(None, language_code).language)
+    text = "\n".join([
+        tr._("Hi! I am the Krendzu bot: card renju, «four in a row», for 2 to 4 players."),
+        tr._("Press the button (or send /new) to set up a match; everyone's cards come to "
+             "them privately."),
+        tr._("/rules explains the game with pictures, /help lists every command."),
+    ])
+    svc.delivery.run([Send(chat_id, text, group=True, keyboard=[[Button(
+        tr._("▶ New match"), lobby_data(NEW_MATCH_LOBBY, "new"))]])])
 
 
 async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:

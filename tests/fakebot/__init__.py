@@ -99,6 +99,8 @@ Inspecting
   ``edit_date``, ``deleted``, ``method``, ``date``.
 - ``fake.answer(query)`` / ``fake.callbacks[id]`` -> :class:`CallbackQuery` (``answered``,
   ``text``, ``show_alert``, ``url``).
+- ``fake.descriptions[("description" | "short_description", language_code or "")]``: the
+  texts set by setMyDescription / setMyShortDescription (at most 512 / 120 characters).
 - ``fake.commands(scope=None, language_code=None)`` -> the setMyCommands list for a scope
   ("default", "all_private_chats", a scope dict) and language, or None; ``all_commands()``.
 - ``fake.calls`` / ``fake.calls_to(method=None, chat=None, ok=None)`` -> :class:`Call`

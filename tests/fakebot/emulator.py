@@ -156,6 +156,8 @@ class FakeTelegram:
         self.callbacks: dict[str, CallbackQuery] = {}
         self.inline_messages: dict[str, Message] = {}
         self._commands: dict[tuple[str, str], list[dict]] = {}
+        #: setMyDescription / setMyShortDescription: (kind, language code or "") → text.
+        self.descriptions: dict[tuple[str, str], str] = {}
         self.menu_buttons: dict[int | None, dict] = {}
         self.calls: list[Call] = []
         self.update_log: list[dict] = []  # every update ever queued, in order
@@ -1265,6 +1267,36 @@ class FakeTelegram:
     def _m_getmycommands(self, p: dict, files: dict) -> list:
         key = (self._scope_key(p.get("scope")), _str(p, "language_code") or "")
         return copy.deepcopy(self._commands.get(key, []))
+
+    def _set_description(self, p: dict, kind: str, limit: int) -> bool:
+        text = _str(p, kind) or ""
+        if len(text) > limit:
+            raise bad(f"{kind.replace('_', ' ')} is too long")
+        language = _str(p, "language_code") or ""
+        if language and not re.fullmatch(r"[a-z]{2}", language):
+            raise bad("invalid language code specified")
+        if text:
+            self.descriptions[(kind, language)] = text
+        else:
+            self.descriptions.pop((kind, language), None)
+        return True
+
+    def _get_description(self, p: dict, kind: str) -> dict:
+        language = _str(p, "language_code") or ""
+        text = self.descriptions.get((kind, language), self.descriptions.get((kind, ""), ""))
+        return {kind: text}
+
+    def _m_setmydescription(self, p: dict, files: dict) -> bool:
+        return self._set_description(p, "description", 512)
+
+    def _m_setmyshortdescription(self, p: dict, files: dict) -> bool:
+        return self._set_description(p, "short_description", 120)
+
+    def _m_getmydescription(self, p: dict, files: dict) -> dict:
+        return self._get_description(p, "description")
+
+    def _m_getmyshortdescription(self, p: dict, files: dict) -> dict:
+        return self._get_description(p, "short_description")
 
     def _m_deletemycommands(self, p: dict, files: dict) -> bool:
         self._commands.pop((self._scope_key(p.get("scope")), _str(p, "language_code") or ""),
