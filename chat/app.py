@@ -13,21 +13,13 @@ from telegram import (
     BotCommand,
     BotCommandScopeAllGroupChats,
     BotCommandScopeAllPrivateChats,
-    Update,
 )
 from telegram.ext import (
     Application,
-    CallbackQueryHandler,
-    ChatMemberHandler,
-    CommandHandler,
-    MessageHandler,
-    TypeHandler,
-    filters,
 )
 from telegram.request import BaseRequest
 
 from chat import handlers as h
-from chat import standings
 from chat.computer import Pacer, Thinker
 from chat.config import Config
 from chat.delivery import Delivery
@@ -209,7 +201,7 @@ def build_application(
 
     app = (builder.post_init(post_init).post_stop(post_stop).post_shutdown(post_shutdown)
            .build())
-    register(app)
+    h.register(app)
     return app
 
 
@@ -221,41 +213,3 @@ async def turn_timers(context: Any) -> None:
     async with svc.ticking:
         svc.delivery.run(await svc.flow.timers.tick())
         svc.delivery.run(await svc.flow.timers.expire_lobbies(svc.lobby_seconds))
-
-
-def register(app: Application) -> None:
-    # First, for every update: the per-user and per-chat limits (chat/throttle.py).
-    app.add_handler(TypeHandler(Update, h.admission), group=-1)
-    commands: dict[str, Any] = {
-        "start": h.start, "help": h.help_command, "rules": h.rules, "lang": h.lang,
-        "new": h.new, "join": h.lobby_command("join"), "leave": h.lobby_command("leave"),
-        "add": h.lobby_command("add"), "go": h.lobby_command("go"),
-        "play": h.play, "pass": h.pass_command, "exchange": h.exchange, "discard": h.discard,
-        "hand": h.match_command("hand"), "board": h.match_command("board"),
-        "score": h.match_command("score"), "hint": h.match_command("hint"),
-        "export": h.match_command("export"), "resign": h.match_command("resign"),
-        "back": h.back, "kick": h.kick, "settings": h.settings,
-        "stats": standings.stats, "top": standings.top, "history": standings.history,
-    }
-    for name, callback in commands.items():
-        app.add_handler(CommandHandler(name, callback))
-    app.add_handler(CommandHandler("cancel", cancel_any))
-    app.add_handler(CallbackQueryHandler(h.button))
-    app.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, h.migrated))
-    app.add_handler(ChatMemberHandler(h.membership, ChatMemberHandler.MY_CHAT_MEMBER))
-    app.add_handler(MessageHandler(filters.ChatType.PRIVATE & filters.TEXT & ~filters.COMMAND,
-                                   h.text_move))
-    app.add_error_handler(h.on_error)
-
-
-async def cancel_any(update: Any, context: Any) -> None:
-    """``/cancel``: the lobby being set up, or else the match being played."""
-    svc: h.Services = h.services(context)
-    chat = update.effective_chat
-    if chat is None:
-        return
-    lobby = await svc.store.open_lobby(chat.id, h.thread_of(update))
-    if lobby is not None:
-        await h.lobby_command("cancel")(update, context)
-    else:
-        await h.match_command("cancel")(update, context)

@@ -15,7 +15,7 @@ from telegram.ext import ContextTypes
 
 from chat.describe import table_label
 from chat.flow import Flow
-from chat.handlers import (
+from chat.handlers.context import (
     Services,
     actor_of,
     reply_kind,

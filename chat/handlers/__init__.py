@@ -1,0 +1,70 @@
+"""The Telegram handlers, one module per feature (as python-telegram-bot's rules-bot keeps its
+``components/``), registered in one ordered list by :func:`register`.
+
+Every handler reads untrusted input, turns it into an intent for :class:`chat.flow.Flow`, and
+hands the outcome's notices to delivery. Before any of them, :mod:`chat.handlers.admission`
+applies the per-user and per-chat limits.
+
+====================  ==============================================================
+module                handles
+====================  ==============================================================
+``context``           :class:`Services`, who acted, where, the reply language, answers
+``admission``         the limits, before every handler (group -1)
+``welcome``           ``/start`` (join links), ``/help``, ``/rules``, ``/lang``
+``lobby``             ``/new``, ``/join``, ``/leave``, ``/add``, ``/go``, ``/cancel``
+``moves``             ``/play``, ``/pass``, ``/exchange``, ``/discard``, plain-text moves
+``match``             ``/hand`` ``/board`` ``/score`` ``/hint`` ``/export`` ``/resign``
+                      ``/kick`` ``/back`` ``/settings``
+``buttons``           every inline button
+``chats``             migration; the bot added, removed or blocked
+``errors``            the one error handler
+:mod:`chat.standings` ``/stats``, ``/top``, ``/history``
+====================  ==============================================================
+"""
+
+from __future__ import annotations
+
+from telegram import Update
+from telegram.ext import (
+    Application,
+    CallbackQueryHandler,
+    ChatMemberHandler,
+    CommandHandler,
+    MessageHandler,
+    TypeHandler,
+    filters,
+)
+
+from chat import standings
+from chat.handlers import admission, buttons, chats, errors, lobby, match, moves, welcome
+from chat.handlers.context import Services, services
+
+__all__ = ["Services", "register", "services"]
+
+
+def register(app: Application) -> None:
+    """Every handler, in the order PTB tries them."""
+    # First, for every update: the per-user and per-chat limits (chat/throttle.py).
+    app.add_handler(TypeHandler(Update, admission.admission), group=-1)
+    commands = {
+        "start": welcome.start, "help": welcome.help_command, "rules": welcome.rules,
+        "lang": welcome.lang,
+        "new": lobby.new, "join": lobby.lobby_command("join"),
+        "leave": lobby.lobby_command("leave"), "add": lobby.lobby_command("add"),
+        "go": lobby.lobby_command("go"), "cancel": lobby.cancel_any,
+        "play": moves.play, "pass": moves.pass_command, "exchange": moves.exchange,
+        "discard": moves.discard,
+        "hand": match.match_command("hand"), "board": match.match_command("board"),
+        "score": match.match_command("score"), "hint": match.match_command("hint"),
+        "export": match.match_command("export"), "resign": match.match_command("resign"),
+        "back": match.back, "kick": match.kick, "settings": match.settings,
+        "stats": standings.stats, "top": standings.top, "history": standings.history,
+    }
+    for name, callback in commands.items():
+        app.add_handler(CommandHandler(name, callback))
+    app.add_handler(CallbackQueryHandler(buttons.button))
+    app.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, chats.migrated))
+    app.add_handler(ChatMemberHandler(chats.membership, ChatMemberHandler.MY_CHAT_MEMBER))
+    app.add_handler(MessageHandler(filters.ChatType.PRIVATE & filters.TEXT & ~filters.COMMAND,
+                                   moves.text_move))
+    app.add_error_handler(errors.on_error)

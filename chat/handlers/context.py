@@ -1,0 +1,159 @@
+"""Services, the typed context and the helpers every handler shares: who acted, where, in
+which language, and how to answer."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from telegram import Update
+from telegram.constants import ChatMemberStatus, ChatType
+from telegram.error import TelegramError
+from telegram.ext import ContextTypes
+
+from chat.caches import ByteLru, TtlCache
+from chat.computer import Pacer, Thinker
+from chat.delivery import Delivery
+from chat.describe import person_name
+from chat.flow import Actor, Flow
+from chat.i18n import Tr
+from chat.notices import Outcome, Send
+from chat.throttle import Throttle
+from render.stats import LeaderRow
+from storage import Store
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[Update, ContextTypes.DEFAULT_TYPE], Awaitable[None]]
+
+#: How long an answer of getChatMember (admin or not) is trusted.
+ADMIN_SECONDS = 60.0
+#: How long a leaderboard page is shown as it was read.
+LEADERS_SECONDS = 60.0
+#: Exported records kept (a long match's record is some 100 KiB).
+EXPORT_BYTES = 4 * 1024 * 1024
+
+
+@dataclass
+class Services:
+    """Everything the handlers use, built in ``post_init`` (no singletons at import)."""
+
+    store: Store
+    flow: Flow
+    delivery: Delivery
+    thinker: Thinker
+    pacer: Pacer
+    #: An untouched match set-up closes after this many seconds.
+    lobby_seconds: float = 1800.0
+    #: Held while the turn timers' tick runs (one at a time).
+    ticking: asyncio.Lock = field(default_factory=asyncio.Lock)
+    #: Answers asked for again and again, kept briefly (:mod:`chat.caches`): admin checks by
+    #: (chat, user) — a refused /cancel /kick /settings asks Telegram once a minute at most;
+    #: exported records by (match, finished tours); leaderboard pages by scope.
+    admins: TtlCache[tuple[int, int], bool] = field(
+        default_factory=lambda: TtlCache(ADMIN_SECONDS, 4096))
+    exports: ByteLru[tuple[int, int]] = field(
+        default_factory=lambda: ByteLru(EXPORT_BYTES, 32))
+    leaders: TtlCache[int | None, tuple[tuple[LeaderRow, ...], int]] = field(
+        default_factory=lambda: TtlCache(LEADERS_SECONDS, 256))
+    #: Per-user and per-chat limits (:mod:`chat.throttle`), checked by :func:`admission`.
+    throttle: Throttle = field(default_factory=Throttle)
+
+
+def services(context: ContextTypes.DEFAULT_TYPE) -> Services:
+    return context.application.bot_data["services"]
+
+
+def actor_of(update: Update) -> Actor:
+    user = update.effective_user
+    assert user is not None
+    # Only what shows of the name: it is put into sentences the whole group reads.
+    return Actor(user.id, person_name(user.full_name, user.username), user.language_code)
+
+
+def thread_of(update: Update) -> int | None:
+    message = update.effective_message
+    if message is not None and message.is_topic_message:
+        return message.message_thread_id
+    return None
+
+
+def is_private(update: Update) -> bool:
+    chat = update.effective_chat
+    return chat is not None and chat.type == ChatType.PRIVATE
+
+
+async def reply_tr(svc: Services, update: Update) -> Tr:
+    """The language to answer in: the user's in a private chat, the group's in a group."""
+    actor = actor_of(update)
+    tr = await svc.flow.see_user(actor, private=is_private(update))
+    chat = update.effective_chat
+    if chat is not None and chat.type != ChatType.PRIVATE:
+        return await svc.flow.chat_tr(chat.id, tr.language)
+    return tr
+
+
+async def answer(svc: Services, update: Update, outcome: Outcome, tr: Tr | None = None) -> None:
+    """Deliver the notices; say the reply (privately if it names a held card)."""
+    svc.flow.remember_title(update.effective_chat.id if update.effective_chat else 0,
+                            update.effective_chat.title if update.effective_chat else None)
+    notices = list(outcome.notices)
+    if outcome.reply and update.effective_chat is not None:
+        chat = update.effective_chat
+        if outcome.private_reply and chat.type != ChatType.PRIVATE:
+            notices.insert(0, Send(actor_of(update).user_id, outcome.reply))
+        elif not notices or outcome.alert:
+            notices.insert(0, Send(chat.id, outcome.reply, thread_id=thread_of(update),
+                                   group=chat.type != ChatType.PRIVATE))
+    svc.delivery.run(notices)
+
+
+async def say(svc: Services, update: Update, text: str) -> None:
+    chat = update.effective_chat
+    if chat is not None:
+        svc.delivery.run([Send(chat.id, text, thread_id=thread_of(update),
+                               group=chat.type != ChatType.PRIVATE,
+                               info=reply_kind(svc, update))])
+
+
+def reply_kind(svc: Services, update: Update, part: str = "") -> str:
+    """What a reply answers (the command and who asked): replies wait behind board posts
+    and panels, and a newer reply of the same kind replaces a queued one (chat/delivery)."""
+    command = command_of(update, svc.flow.bot_username) or "text"
+    user = update.effective_user
+    return f"{command}{part}:{user.id if user else 0}"
+
+
+async def is_admin(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
+    """Whether the user administers the group: asked of Telegram at most once a minute per
+    (chat, user), so repeated refused commands cost no Bot API call. (A failed call is not
+    remembered: the next command asks again.)"""
+    chat, user = update.effective_chat, update.effective_user
+    if chat is None or user is None or chat.type == ChatType.PRIVATE:
+        return False
+    known = services(context).admins
+    answer = known.get((chat.id, user.id))
+    if answer is not None:
+        return answer
+    try:
+        member = await context.bot.get_chat_member(chat.id, user.id)
+    except TelegramError:
+        return False
+    answer = member.status in (ChatMemberStatus.OWNER, ChatMemberStatus.ADMINISTRATOR)
+    known.put((chat.id, user.id), answer)
+    return answer
+
+
+def command_of(update: Update, bot_username: str) -> str | None:
+    """The command an update's message starts with, if it is addressed to this bot."""
+    message = update.effective_message
+    text = message.text if message is not None else None
+    words = text.split(maxsplit=1) if text else []
+    if not words or not words[0].startswith("/"):
+        return None
+    name, _, addressee = words[0][1:].partition("@")
+    if addressee and addressee.lower() != bot_username.lower():
+        return None
+    return name.lower()[:32]
