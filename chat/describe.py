@@ -18,6 +18,7 @@ from krendzu import (
     EndTurn,
     Match,
     MatchView,
+    Outcome,
     Pass,
     Place,
     Table,
@@ -220,16 +221,21 @@ def tour_over_line(tr: Tr, game: Match, tour_index: int, names: Sequence[str]) -
                  side=side)
 
 
-def result_text(tr: Tr, game: Match, names: Sequence[str]) -> str:
-    result = game.result()
-    if game.table is Table.TEAMS:
-        if result.draw:
+def result_text(tr: Tr, outcome: Outcome, names: Sequence[str]) -> str:
+    """Who won, from the engine's outcome (:mod:`krendzu.outcome`): the winner the
+    statistics and ratings count too."""
+    winners = outcome.winners
+    if not winners:
+        return tr._("Nobody wins: every player resigned.")
+    if outcome.table is Table.TEAMS:
+        if outcome.draw:
             return tr._("A draw!")
-        w = result.winners[0] % 2
-        return tr._("{names} win!", names=f"{names[w]} & {names[w + 2]}")
-    if result.draw:
-        return tr._("A draw between {names}!", names=", ".join(names[s] for s in result.winners))
-    return tr._("{name} wins!", name=names[result.winners[0]])
+        return tr._("{names} win!", names=" & ".join(names[s] for s in winners))
+    if outcome.draw:
+        return tr._("A draw between {names}!", names=", ".join(names[s] for s in winners))
+    if len(winners) > 1:  # the others of a trio one player conceded
+        return tr._("{names} win!", names=" & ".join(names[s] for s in winners))
+    return tr._("{name} wins!", name=names[winners[0]])
 
 
 def table_label(tr: Tr, table: Table) -> str:

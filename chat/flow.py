@@ -67,23 +67,35 @@ from chat.notices import (
     ShowLobby,
 )
 from chat.ratings import rate_match
+from chat.results import resigned_seats
 from chat.turns import STAND_IN_LEVEL, TurnTimers
 from krendzu import (
     DEAL_PRESETS,
     Action,
     Announce,
+    CannotPass,
     Card,
+    CardNotInHand,
+    CellTaken,
     Discard,
     EndTurn,
+    GameOver,
     IllegalMove,
     Match,
     MatchView,
+    NotTouching,
+    NotYourTurn,
     Pass,
     Place,
     SettingsError,
     Table,
+    WrongExchangeCount,
+    WrongOpening,
+    WrongPhase,
     export_record,
+    match_outcome,
 )
+from krendzu import Outcome as MatchOutcome  # chat.notices.Outcome answers a flow call
 from krendzu.coords import LabelFrame, frame_for
 from krendzu.tour import ANNOUNCE, DISCARD, PLAY
 from storage import (
@@ -641,16 +653,17 @@ class Flow:
                                       mover=actor.user_id, from_panel=from_panel)
 
     def _check(self, tr: Tr, game: Match, steps: Sequence[Action]) -> str | None:
+        """The reply refusing ``steps`` of the seat to move, or None if all are legal. Every
+        step is played as that seat's: a step after the turn passed on is refused, never
+        played for the next seat."""
         trial = game.clone()
         frame = tour_frame(trial)
+        seat = trial.current_player
         for step in steps:
             try:
-                if isinstance(step, Place) and step.card not in trial.tour.observation(
-                        trial.current_player).hand:
-                    return tr._("You do not hold {card}.", card=step.card.pretty())
-                trial.apply(step)
+                trial.apply(step, seat=seat)
             except IllegalMove as exc:
-                return _illegal(tr, trial, step, frame, exc)
+                return _illegal(tr, step, frame, exc)
         return None
 
     async def _commit(self, stored: StoredMatch, steps: list[Action], tr: Tr, *,
@@ -701,6 +714,7 @@ class Flow:
             lines, _ = describe_moves(group_tr, before, actions, names)
         new_tour = before is None or before.tour_index != game.tour_index
         view = game.observation(None)
+        result = await self._result(stored)  # a finished match's winner, for its pictures
         if not private_match:
             footer = "\n".join(x for x in (
                 score_text(group_tr, view, names),
@@ -710,7 +724,8 @@ class Flow:
             head = lines + ([roles_line(group_tr, view, names)]
                             if new_tour and not view.match_over else [])
             notices.append(BoardPost(row.match_id, row.chat_id, row.thread_id, tuple(head),
-                                     footer, BoardPicture(view, names, group_tr.language),
+                                     footer, BoardPicture(view, names, group_tr.language,
+                                                          outcome=result),
                                      provisional=bool(lines) and bool(game.tour.pending)))
         humans = [s for s in row.seats if s.kind is SeatKind.HUMAN and s.user_id is not None]
         current = game.current_player
@@ -757,7 +772,8 @@ class Flow:
                     next_text(tr, view, own_names) if view.match_over else
                     tour_text(tr, view) + " · " + next_text(tr, view, own_names))
                 notices.append(BoardPost(row.match_id, user_id, None, tuple(own_lines), footer,
-                                         BoardPicture(view, own_names, tr.language)))
+                                         BoardPicture(view, own_names, tr.language,
+                                                      outcome=result)))
         if game.is_over:
             notices.extend(await self._summary(stored, group_tr, names))
         elif (row.seats[current].kind is SeatKind.COMPUTER
@@ -1079,14 +1095,16 @@ class Flow:
             view = stored.game.observation(seat)
             text = "\n".join([tour_text(tr, view), score_text(tr, view, names),
                               next_text(tr, view, names)])
-            return [Send(chat_id, text, picture=BoardPicture(view, names, tr.language))]
+            return [Send(chat_id, text, picture=BoardPicture(
+                view, names, tr.language, outcome=await self._result(stored)))]
         tr = await self.chat_tr(chat_id)
         names = await self.seat_names(stored.row, tr)
         view = stored.game.observation(None)
         text = "\n".join([tour_text(tr, view), score_text(tr, view, names),
                           next_text(tr, view, names)])
         return [Send(chat_id, text, thread_id=thread_id, silent=True, group=True,
-                     picture=BoardPicture(view, names, tr.language))]
+                     picture=BoardPicture(view, names, tr.language,
+                                          outcome=await self._result(stored)))]
 
     async def score(self, stored: StoredMatch, tr: Tr) -> str:
         names = await self.seat_names(stored.row, tr)
@@ -1127,8 +1145,7 @@ class Flow:
                 return Outcome(tr._("This match is over."))
             self._games.pop(stored.match_id, None)
             await self._rate(await self.store.get_match(stored.match_id), stored.game)
-        side = next(s for s in stored.row.table.sides if seat in s)
-        winners = " & ".join(names[i] for i in range(len(names)) if i not in side)
+        winners = " & ".join(names[i] for i in match_outcome(stored.game, conceded=seat).winners)
         text = tr._("{name} resigned: the match goes to {winners}.", name=names[seat],
                     winners=winners)
         return Outcome(None, self._closing(stored, tr, text))
@@ -1155,9 +1172,19 @@ class Flow:
                     notices.append(Send(seat.user_id, text, silent=True))
         return notices
 
+    async def _result(self, stored: StoredMatch) -> MatchOutcome | None:
+        """The engine's outcome of a match played to the end (None before): a trio player
+        who resigned ranks last here as in the statistics and ratings, whatever the points
+        of the seat the computer played on for them."""
+        if not stored.game.is_over:
+            return None
+        return match_outcome(stored.game, await resigned_seats(self.store, stored.match_id))
+
     async def _summary(self, stored: StoredMatch, tr: Tr, names: Sequence[str]) -> list[Notice]:
         game = stored.game
-        lines = [tr._("🏁 The match is over."), result_text(tr, game, names),
+        outcome = await self._result(stored)
+        assert outcome is not None, "a summary comes after the last move"
+        lines = [tr._("🏁 The match is over."), result_text(tr, outcome, names),
                  score_text(tr, game.observation(None), names)]
         for i, tour in enumerate(game.tours):
             side = " & ".join(names[s] for s in tour.roles.attackers)
@@ -1174,7 +1201,7 @@ class Flow:
                     utr = await self.user_tr(seat.user_id)
                     unames = await self.seat_names(stored.row, utr)
                     notices.append(Send(seat.user_id, "\n".join([
-                        self._where(stored, utr), result_text(utr, game, unames),
+                        self._where(stored, utr), result_text(utr, outcome, unames),
                         score_text(utr, game.observation(None), unames)]), silent=True))
         return notices
 
@@ -1418,23 +1445,36 @@ def _steps_text(tr: Tr, actions: Sequence[Action], frame: object) -> str:
     return ", ".join(parts)
 
 
-def _illegal(tr: Tr, game: Match, step: Action, frame: object, exc: IllegalMove) -> str:
-    if isinstance(step, Place):
-        label = frame.label(step.x, step.y) if frame.fits(step.x, step.y) else "?"  # type: ignore[attr-defined]
-        if game.tour.phase != PLAY:
-            return tr._("Cards are placed after the exchange.")
-        if game.tour.card_at(step.x, step.y) is not None:
+def _illegal(tr: Tr, step: Action, frame: object, exc: IllegalMove) -> str:
+    """The reply to a refused step, chosen by the engine's reason (:mod:`krendzu.illegal`);
+    the step only picks the wording (a card placed or discarded, a pass, an exchange)."""
+    if isinstance(exc, NotYourTurn | GameOver) and isinstance(step, Place):
+        # The turn ended with an earlier card of the same command (an attacker's one card,
+        # the opening card, a last card).
+        return tr._("Your turn ends before {card}: play it in a turn of its own.",
+                    card=step.card.pretty())
+    if isinstance(exc, CardNotInHand):
+        if isinstance(step, Discard):
+            return tr._("You cannot exchange {card} now.", card=exc.card.pretty())
+        return tr._("You do not hold {card}.", card=exc.card.pretty())
+    if isinstance(exc, CellTaken | NotTouching):
+        x, y = exc.cell
+        label = frame.label(x, y) if frame.fits(x, y) else "?"  # type: ignore[attr-defined]
+        if isinstance(exc, CellTaken):
             return tr._("{cell} is taken. Choose a free cell next to a card.", cell=label)
-        if not game.tour.placed:
-            return tr._("The first card goes to M13.")
         return tr._("{card} cannot go to {cell}: a card must touch another card edge to edge.",
-                    card=step.card.pretty(), cell=label)
-    if isinstance(step, Pass):
+                    card=step.card.pretty() if isinstance(step, Place) else "?", cell=label)
+    if isinstance(exc, WrongOpening):
+        return tr._("The first card goes to M13.")
+    if isinstance(exc, CannotPass) or (isinstance(exc, WrongPhase) and isinstance(step, Pass)):
         return tr._("You cannot pass now.")
-    if isinstance(step, Announce):
+    if isinstance(exc, WrongExchangeCount) or (isinstance(exc, WrongPhase)
+                                               and isinstance(step, Announce)):
         return tr._("You cannot exchange that many cards now.")
-    if isinstance(step, Discard):
+    if isinstance(exc, WrongPhase) and isinstance(step, Discard):
         return tr._("You cannot exchange {card} now.", card=step.card.pretty())
+    if isinstance(exc, WrongPhase) and isinstance(step, Place):
+        return tr._("Cards are placed after the exchange.")
     log.debug("illegal step %s: %s", type(step).__name__, type(exc).__name__)
     return tr._("That move is not allowed now.")
 

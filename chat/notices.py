@@ -13,6 +13,7 @@ from typing import Any
 
 from chat.model import Keyboard
 from krendzu import Card, MatchView
+from krendzu import Outcome as MatchOutcome  # not this module's Outcome of a flow call
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +25,7 @@ class BoardPicture:
     language: str
     private: bool = False  # the reader's own panel: label the free cells
     suggestion: tuple[tuple[Card, int, int], ...] = ()
+    outcome: MatchOutcome | None = None  # a finished match's result, resignations included
 
 
 @dataclass(frozen=True, slots=True)

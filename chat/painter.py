@@ -16,6 +16,7 @@ import json
 import multiprocessing
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -24,6 +25,7 @@ from chat.notices import BoardPicture, Drawing
 from chat.workers import start_worker
 from krendzu import Card
 from render import board_photo, hand_png, replay_gif
+from render.board import Position
 
 #: Drawn pictures kept by key: a replay GIF is up to a few hundred KiB.
 KEEP_BYTES = 8 * 1024 * 1024
@@ -40,6 +42,10 @@ def draw_board(picture: BoardPicture) -> bytes:
         options["cell_labels"] = True
     if picture.suggestion:
         options["suggestion"] = picture.suggestion
+    if picture.outcome is not None:
+        # The header names the winner the summary names (a resigned trio seat ranks last).
+        position = replace(Position.of(picture.view, names), outcome=picture.outcome)
+        return board_photo(position, **options)
     return board_photo(picture.view, **options)
 
 

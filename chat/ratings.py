@@ -1,10 +1,12 @@
 """Ratings after every finished match: the OpenSkill (Weng-Lin) Plackett-Luce model.
 
 One model for every table: a duel is two sides of one, a trio three sides of one (each player
-has their own total), 2 v 2 two sides of two. Sides are ranked by their match totals (equal
-totals tie). Computer seats play at a fixed rating per level and are never updated, so a match
-against the computer rates the person too. What players see is the conservative
-``mu - 3 sigma``, and only after a few rated matches.
+has their own total), 2 v 2 two sides of two. Sides are ranked by their places in the engine's
+outcome (:mod:`krendzu.outcome`: by match totals, equal totals tie; a side that resigned or
+conceded last), the same places the summary and the statistics use. Computer seats play at
+a fixed rating per level and are never updated, so a match against the computer rates the
+person too. What players see is the conservative ``mu - 3 sigma``, and only after a few rated
+matches.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from collections.abc import Collection
 
 from openskill.models import PlackettLuce
 
-from krendzu import Match
+from chat.results import resigned_seats
+from krendzu import Match, match_outcome
 from storage import MatchRow, MatchStatus, RatingRow, SeatKind, Store
 
 log = logging.getLogger(__name__)
@@ -26,7 +29,6 @@ COMPUTER_RATINGS: dict[int, tuple[float, float]] = {1: (18.0, 1.0), 2: (25.0, 1.
 SHOW_AFTER = 3
 
 _MODEL = PlackettLuce()
-_LAST = 10**6  # the rank of a side that resigned
 
 
 def display_rating(mu: float, sigma: float) -> float:
@@ -43,10 +45,11 @@ def shown(rating: RatingRow | None) -> float | None:
 
 def new_ratings(row: MatchRow, game: Match, current: dict[int, RatingRow],
                 resigned: Collection[int] = ()) -> dict[int, tuple[float, float]]:
-    """(mu, sigma) after the match for every person seated in it. A side that conceded
-    (``row.conceded_by``) or a trio seat that ``resigned`` ranks last."""
-    totals = game.totals()
-    teams, ranks = [], []
+    """(mu, sigma) after the match for every person seated in it, ranked by the engine's
+    outcome: a side that conceded (``row.conceded_by``) or a trio seat that ``resigned``
+    ranks last."""
+    ranks = list(match_outcome(game, resigned, row.conceded_by).side_places)
+    teams = []
     for side in row.table.sides:
         team = []
         for seat in side:
@@ -59,12 +62,6 @@ def new_ratings(row: MatchRow, game: Match, current: dict[int, RatingRow],
                 mu, sigma = COMPUTER_RATINGS.get(seat_row.level or 2, COMPUTER_RATINGS[2])
                 team.append(_MODEL.rating(mu=mu, sigma=sigma))
         teams.append(team)
-        if row.conceded_by is not None:
-            ranks.append(1 if row.conceded_by in side else 0)
-        elif any(seat in resigned for seat in side):
-            ranks.append(_LAST)
-        else:
-            ranks.append(-max(totals[seat] for seat in side))  # lower rank is better
     rated = _MODEL.rate(teams, ranks=ranks)
     out: dict[int, tuple[float, float]] = {}
     for side, team in zip(row.table.sides, rated, strict=True):
@@ -83,6 +80,6 @@ async def rate_match(store: Store, row: MatchRow, game: Match) -> bool:
     people = [s.user_id for s in row.seats if s.user_id is not None]
     if not people:
         return await store.apply_ratings(row.match_id, {})  # nothing to rate: done
-    resigned = {s.seat for s in (await store.stand_ins(row.match_id)).values() if s.resigned}
+    resigned = await resigned_seats(store, row.match_id)
     updated = new_ratings(row, game, await store.ratings_of(people), resigned)
     return await store.apply_ratings(row.match_id, updated)

@@ -27,6 +27,7 @@ from chat.handlers.context import (
 from chat.i18n import Tr
 from chat.notices import Drawing, Send
 from chat.ratings import SHOW_AFTER, display_rating, shown
+from chat.results import stored_outcome
 from render.stats import MAX_LEADERS, LeaderRow, StatsCard, leaderboard_png, stats_card_png
 from storage import MatchRow, MatchStatus, RatingRow, StatsRow
 
@@ -58,14 +59,23 @@ async def history_line(flow: Flow, tr: Tr, row: MatchRow) -> str:
     head = f"#{row.match_id} · {day} · {table_label(tr, row.table)}"
     if row.status is MatchStatus.ACTIVE:
         return f"{head}: " + tr._("being played ({names})", names=", ".join(names))
-    if row.status is MatchStatus.ABANDONED or row.totals is None:
-        return f"{head}: " + tr._("ended early ({names})", names=", ".join(names))
+    # The engine's outcome, as the summary, statistics and ratings have it (a trio player
+    # who resigned ranks last; a side that conceded lost).
+    outcome = await stored_outcome(flow.store, row)
+    early = f"{head}: " + tr._("ended early ({names})", names=", ".join(names))
+    if outcome is None or row.totals is None:  # cancelled (or conceded: no final totals)
+        if outcome is None or not outcome.winners:
+            return early
+        return early + " — " + tr._("won by {names}", names=" & ".join(
+            names[s] for s in outcome.winners))
     score = " · ".join(f"{name} {total}" for name, total in zip(names, row.totals,
                                                                   strict=False))
-    best = max(row.totals)
-    winners = [names[i] for i, t in enumerate(row.totals) if t == best]
-    result = (tr._("a draw") if len(set(row.totals)) == 1
-              else tr._("won by {names}", names=" & ".join(winners)))
+    if outcome.draw:
+        result = tr._("a draw")
+    elif outcome.winners:
+        result = tr._("won by {names}", names=" & ".join(names[s] for s in outcome.winners))
+    else:
+        result = tr._("nobody won: every player resigned")
     return f"{head}: {score} — {result}"
 
 

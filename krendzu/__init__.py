@@ -24,7 +24,23 @@ from krendzu.actions import (
 from krendzu.cards import DECK, Card, parse_card, parse_cards
 from krendzu.combos import is_combination, is_progression
 from krendzu.errors import CardError, IllegalMove, KrendzuError, RecordError, SettingsError
+from krendzu.illegal import (
+    BadRedeal,
+    CannotPass,
+    CardNotInHand,
+    CellError,
+    CellTaken,
+    GameOver,
+    NotAnAction,
+    NotTouching,
+    NoTurnToEnd,
+    NotYourTurn,
+    WrongExchangeCount,
+    WrongOpening,
+    WrongPhase,
+)
 from krendzu.match import Match, MatchResult, MatchView
+from krendzu.outcome import Outcome, match_outcome
 from krendzu.record import RuleViolation, export_record, import_record, replay
 from krendzu.tables import DEAL_PRESETS, DealSizes, Settings, Table, TourRoles, tour_roles
 from krendzu.tour import CHANCE, TERMINAL, Combination, Tour, TourView, Turn
@@ -36,17 +52,28 @@ __all__ = [
     "TERMINAL",
     "Action",
     "Announce",
+    "BadRedeal",
+    "CannotPass",
     "Card",
     "CardError",
+    "CardNotInHand",
+    "CellError",
+    "CellTaken",
     "Combination",
     "DealSizes",
     "Discard",
     "EndTurn",
+    "GameOver",
     "IllegalMove",
     "KrendzuError",
     "Match",
     "MatchResult",
     "MatchView",
+    "NoTurnToEnd",
+    "NotAnAction",
+    "NotTouching",
+    "NotYourTurn",
+    "Outcome",
     "Pass",
     "Place",
     "PlayerAction",
@@ -60,10 +87,14 @@ __all__ = [
     "TourRoles",
     "TourView",
     "Turn",
+    "WrongExchangeCount",
+    "WrongOpening",
+    "WrongPhase",
     "export_record",
     "import_record",
     "is_combination",
     "is_progression",
+    "match_outcome",
     "parse_action",
     "parse_card",
     "parse_cards",

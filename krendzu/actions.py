@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from krendzu.cards import Card, parse_card
-from krendzu.errors import IllegalMove
+from krendzu.illegal import NotAnAction
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,9 +81,10 @@ _INT_RE = re.compile(r"^\d{1,3}$")
 
 
 def parse_action(text: str) -> Action:
-    """Inverse of ``str(action)``; raises :class:`IllegalMove` for anything else."""
+    """Inverse of ``str(action)``; raises :class:`~krendzu.illegal.NotAnAction` (an
+    ``IllegalMove``) for anything else."""
     if not isinstance(text, str) or len(text) > 400:
-        raise IllegalMove("not an action")
+        raise NotAnAction("not an action", given=text)
     stripped = text.strip()
     low = stripped.lower()
     if low == "pass":
@@ -93,7 +94,7 @@ def parse_action(text: str) -> Action:
     if low.startswith("ann:"):
         count = low[4:]
         if not _INT_RE.match(count):
-            raise IllegalMove(f"bad announcement {text!r}: expected e.g. 'ann:2'")
+            raise NotAnAction(f"bad announcement {text!r}: expected e.g. 'ann:2'", given=text)
         return Announce(int(count))
     if low.startswith("drop:"):
         return Discard(parse_card(stripped[5:]))
@@ -104,4 +105,4 @@ def parse_action(text: str) -> Action:
     match = _PLACE_RE.match(stripped)
     if match:
         return Place(parse_card(match.group(1)), int(match.group(2)), int(match.group(3)))
-    raise IllegalMove(f"not an action: {text!r}")
+    raise NotAnAction(f"not an action: {text!r}", given=text)

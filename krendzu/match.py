@@ -10,18 +10,22 @@ match from its seed and move log. Chance steps are resolved by the match itself;
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from krendzu.actions import Action, Redeal, parse_action
-from krendzu.errors import IllegalMove, SettingsError
+from krendzu.errors import SettingsError
+from krendzu.illegal import GameOver, NotAnAction, NotYourTurn, WrongPhase
+from krendzu.outcome import Outcome, match_outcome
 from krendzu.tables import Settings, Table, TourRoles, dealer_of_tour, tour_roles
 from krendzu.tour import OVER, REDEAL, TERMINAL, Tour, TourView
 
 
 @dataclass(frozen=True, slots=True)
 class MatchResult:
-    """Final (or current) standing: totals per seat, the leading seats, and whether tied."""
+    """Final (or current) standing by points alone: totals per seat, the leading seats, and
+    whether tied. A result with resignations or a concession is
+    :func:`krendzu.outcome.match_outcome`'s."""
 
     totals: tuple[int, ...]
     winners: tuple[int, ...]
@@ -80,7 +84,7 @@ class Match:
     def tour(self) -> Tour:
         """The tour being played (the last one dealt)."""
         if not self.tours:
-            raise IllegalMove("no tour has been dealt yet")
+            raise WrongPhase("no tour has been dealt yet", phase=None)
         return self.tours[-1]
 
     @property
@@ -89,9 +93,9 @@ class Match:
 
     def deal_next_tour(self) -> Tour:
         if len(self.tours) >= self.tour_count:
-            raise IllegalMove("every tour of the match has been played")
+            raise GameOver("every tour of the match has been played")
         if self.tours and not self.tours[-1].is_over:
-            raise IllegalMove("the current tour is not over")
+            raise WrongPhase("the current tour is not over", phase=self.tours[-1].phase)
         roles = self.roles_of_tour(len(self.tours))
         tour = Tour.deal(
             self.table, roles, self.settings.deal_sizes, self.rng, self.settings.exchange_limit
@@ -116,14 +120,21 @@ class Match:
             return []
         return self.tour.legal_actions()
 
-    def apply(self, action: Action | str) -> None:
-        """Apply a player's step (object or its text); resolve chance; deal the next tour."""
+    def apply(self, action: Action | str, *, seat: int | None = None) -> None:
+        """Apply a player's step (object or its text); resolve chance; deal the next tour.
+
+        ``seat``: who means to act. Given, a step that is not that seat's to make raises
+        :class:`~krendzu.illegal.NotYourTurn`: the turn may pass on in the middle of a
+        command of several steps (an attacker's one card, the opening card), and the rest
+        must not be played for the next seat."""
         if isinstance(action, str):
             action = parse_action(action)
         if isinstance(action, Redeal):
-            raise IllegalMove("the redeal is dealt by the match, not played")
+            raise NotAnAction("the redeal is dealt by the match, not played", given=action)
         if self.is_over:
-            raise IllegalMove("the match is over")
+            raise GameOver("the match is over")
+        if seat is not None and seat != self.current_player:
+            raise NotYourTurn(seat, self.current_player)
         tour = self.tour
         tour.apply(action)
         self.history.append(action)
@@ -161,15 +172,15 @@ class Match:
         return tuple(totals)
 
     def result(self) -> MatchResult:
-        """Highest total wins; equal totals are a draw. Teams share their total."""
-        totals = self.totals()
-        best = max(totals)
-        winners = tuple(s for s, t in enumerate(totals) if t == best)
-        if self.table is Table.TEAMS:
-            draw = {s % 2 for s in winners} == {0, 1}
-        else:
-            draw = len(winners) > 1
-        return MatchResult(totals, winners, draw)
+        """Highest total wins; equal totals are a draw. Teams share their total. (The
+        standing by points, also during the match: :meth:`outcome` adds resignations.)"""
+        outcome = Outcome.of_totals(self.table, self.totals())
+        return MatchResult(outcome.points, outcome.winners, outcome.draw)
+
+    def outcome(self, resigned: Collection[int] = (), conceded: int | None = None) -> Outcome:
+        """The match's outcome with resignations and a concession: see
+        :func:`krendzu.outcome.match_outcome`."""
+        return match_outcome(self, resigned, conceded)
 
     # Views ----------------------------------------------------------------------------
 

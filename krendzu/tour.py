@@ -1,8 +1,9 @@
 """One tour: deal, optional exchange, play until every hand is empty (RULES.md §3–5).
 
 The public surface works with :mod:`krendzu.actions` and :class:`~krendzu.cards.Card`:
-``current_player``, ``legal_actions()``, ``apply(action)`` (validating, raising
-:class:`~krendzu.errors.IllegalMove`), ``clone()``, ``observation(seat)``.
+``current_player``, ``legal_actions()``, ``apply(action)`` (validating, raising the typed
+reasons of :mod:`krendzu.illegal`, subclasses of :class:`~krendzu.errors.IllegalMove`),
+``clone()``, ``observation(seat)``.
 
 Underneath is an integer core (card indices 0..35, flat cell indices from
 :mod:`krendzu.board`) used by ``apply`` after validation and directly by playouts, the
@@ -30,7 +31,20 @@ from krendzu.board import (
 )
 from krendzu.cards import DECK_SIZE, Card
 from krendzu.combos import CODES, window_table
-from krendzu.errors import IllegalMove, SettingsError
+from krendzu.errors import SettingsError
+from krendzu.illegal import (
+    BadRedeal,
+    CannotPass,
+    CardNotInHand,
+    CellTaken,
+    GameOver,
+    NotAnAction,
+    NotTouching,
+    NoTurnToEnd,
+    WrongExchangeCount,
+    WrongOpening,
+    WrongPhase,
+)
 from krendzu.tables import DealSizes, Table, TourRoles
 
 CHANCE = -1
@@ -358,96 +372,94 @@ class Tour:
     # Applying -----------------------------------------------------------------------
 
     def apply(self, action: Action) -> None:
-        """Validate ``action`` for the current player and apply it, or raise IllegalMove."""
+        """Validate ``action`` for the current player and apply it, or raise the
+        :class:`~krendzu.errors.IllegalMove` subclass of :mod:`krendzu.illegal` that says
+        why not."""
         phase = self.phase
         if phase == OVER:
-            raise IllegalMove("the tour is over")
+            raise GameOver("the tour is over")
         if isinstance(action, Place):
             self._check_place(action)
             self.place(action.card.index, cell_index(action.x, action.y))
         elif isinstance(action, Pass):
             self._check_play_phase("pass")
             if self.step_in_turn:
-                raise IllegalMove(
-                    "you have placed a card this turn: place a second or end the turn"
-                )
+                raise CannotPass("mid-turn")
             if self.opening:
-                raise IllegalMove("the opening move is exactly one card; it cannot be a pass")
+                raise CannotPass("opening")
             if self.is_attacker[self.current_player]:
-                raise IllegalMove("an attacker must place exactly one card; it cannot pass")
+                raise CannotPass("attacker")
             if not self.attackers_have_cards():
-                raise IllegalMove(
-                    "no attacker holds a card any more, so a defender cannot pass: "
-                    "play one or two cards"
-                )
+                raise CannotPass("attackers-out")
             self.pass_turn()
         elif isinstance(action, EndTurn):
             self._check_play_phase("end the turn")
             if self.step_in_turn != 1:
-                raise IllegalMove("there is no turn to end: place a card (or pass)")
+                raise NoTurnToEnd()
             self.end_turn()
         elif isinstance(action, Announce):
             if phase != ANNOUNCE:
-                raise IllegalMove("exchange announcements are over (or there is no exchange)")
+                raise WrongPhase(
+                    "exchange announcements are over (or there is no exchange)", phase=phase
+                )
             top = min(self.exchange_limit, len(self.hands[self.current_player]))
             if not isinstance(action.count, int) or not 0 <= action.count <= top:
-                raise IllegalMove(f"you may exchange 0 to {top} cards, not {action.count}")
+                raise WrongExchangeCount(action.count, top)
             self.announce(action.count)
         elif isinstance(action, Discard):
             if phase != DISCARD:
-                raise IllegalMove("this is not the time to discard")
+                raise WrongPhase("this is not the time to discard", phase=phase)
             if action.card.index not in self.hands[self.current_player]:
-                raise IllegalMove(f"you do not hold {action.card.pretty()}")
+                raise CardNotInHand(action.card)
             self.discard(action.card.index)
         elif isinstance(action, Redeal):
             if phase != REDEAL:
-                raise IllegalMove("no redeal is due")
+                raise WrongPhase("no redeal is due", phase=phase)
             self._check_redeal(action)
             self.redeal(action)
         else:
-            raise IllegalMove(f"not an action: {action!r}")
+            raise NotAnAction(f"not an action: {action!r}", given=action)
 
     def _check_play_phase(self, what: str) -> None:
         if self.phase != PLAY:
-            raise IllegalMove(f"you cannot {what} during the exchange")
+            raise WrongPhase(f"you cannot {what} during the exchange", phase=self.phase)
 
     def _check_place(self, action: Place) -> None:
-        self._check_play_phase("place a card")
+        # The card first: a card the player does not hold is the first thing to tell, also
+        # during the exchange.
         seat = self.current_player
-        card = action.card.index
-        if card not in self.hands[seat]:
-            raise IllegalMove(f"you do not hold {action.card.pretty()}")
+        if seat >= 0 and action.card.index not in self.hands[seat]:
+            raise CardNotInHand(action.card)
+        self._check_play_phase("place a card")
         x, y = action.x, action.y
         if self.opening:
             if (x, y) != (0, 0):
-                raise IllegalMove("the opening card goes at (0, 0)")
+                raise WrongOpening(x, y)
             return
         if not in_reach(x, y):
-            raise IllegalMove(f"({x}, {y}) does not touch any card on the board")
+            raise NotTouching(x, y, far=True)
         cell = cell_index(x, y)
-        if self.cells[cell]:
-            raise IllegalMove(f"({x}, {y}) is already taken")
+        taken = self.cells[cell]
+        if taken:
+            raise CellTaken(x, y, Card(taken - 1))
         if cell not in self.fpos:
-            raise IllegalMove(
-                f"({x}, {y}) does not touch any card on the board "
-                "(a card must share an edge with one; corners do not count)"
-            )
+            raise NotTouching(x, y)
 
     def _check_redeal(self, action: Redeal) -> None:
         order = self.announce_order
         counts = dict(self.announcements)
         if len(action.draws) != len(order):
-            raise IllegalMove("a redeal lists one group of cards per player")
+            raise BadRedeal("a redeal lists one group of cards per player")
         pool = set(self.stock)
         for seat in order:
             pool.update(self.discards.get(seat, ()))
         drawn: set[int] = set()
         for seat, group in zip(order, action.draws, strict=True):
             if len(group) != counts[seat]:
-                raise IllegalMove(f"seat {seat} must draw {counts[seat]} cards, not {len(group)}")
+                raise BadRedeal(f"seat {seat} must draw {counts[seat]} cards, not {len(group)}")
             for card in group:
                 if card.index not in pool or card.index in drawn:
-                    raise IllegalMove(f"{card.pretty()} is not in the redeal pool")
+                    raise BadRedeal(f"{card.pretty()} is not in the redeal pool")
                 drawn.add(card.index)
 
     # Integer core (trusted arguments) -------------------------------------------------
@@ -621,7 +633,7 @@ class Tour:
     def random_step(self, rng: random.Random) -> None:
         """Apply one uniformly random legal step (chance resolved with ``rng`` too)."""
         if self.phase == OVER:
-            raise IllegalMove("the tour is over")
+            raise GameOver("the tour is over")
         self._random_steps(rng, 1)
 
     def play_random(self, rng: random.Random) -> int:

@@ -21,6 +21,7 @@ from PIL import Image, ImageDraw
 from krendzu.cards import Card
 from krendzu.coords import LabelFrame, frame_for
 from krendzu.match import MatchView
+from krendzu.outcome import Outcome
 from krendzu.tables import Table
 from krendzu.tour import Combination, TourView
 from render.faces import (
@@ -66,6 +67,8 @@ class Position:
     tour_count: int | None = None
     totals: tuple[int, ...] | None = None
     match_over: bool = False
+    #: Who won, resignations included (the chat layer knows them); else by the totals.
+    outcome: Outcome | None = None
 
     @classmethod
     def of(cls, view: MatchView | TourView | Position,
@@ -275,13 +278,15 @@ def header_segments(position: Position, frame: LabelFrame,
         else:
             items.append((texts["passed"].format(name=names[player]), "dim"))
     if position.match_over:
-        totals = position.totals or ()
-        best = max(totals) if totals else 0
-        winners = [names[s] for s, t in enumerate(totals) if t == best]
-        if tour.table is Table.TEAMS:
-            winners = [names[s] for s in range(4) if totals[s] == best]
-        draw = len(winners) > (2 if tour.table is Table.TEAMS else 1)
-        result = texts["draw"] if draw else texts["winner"].format(names=" & ".join(winners))
+        # The engine's outcome, as the chat's summary names it.
+        outcome = position.outcome or Outcome.of_totals(
+            tour.table, position.totals or (0,) * len(names))
+        if outcome.draw:
+            result = texts["draw"]
+        elif outcome.winners:
+            result = texts["winner"].format(names=" & ".join(names[s] for s in outcome.winners))
+        else:
+            result = texts["nobody_won"]
         items.append((f"{texts['match_over']}: {result}", "accent"))
     elif tour.is_over:
         items.append((texts["tour_over"], "accent"))
@@ -727,7 +732,8 @@ def board_png(view: MatchView | TourView, *, indexed: bool = True, **options: An
     return encode_png(img, indexed=indexed, theme=theme)
 
 
-def board_jpeg(view: MatchView | TourView, *, quality: int = 88, **options: Any) -> bytes:
+def board_jpeg(view: MatchView | TourView | Position, *, quality: int = 88,
+               **options: Any) -> bytes:
     """:func:`board_image` as JPEG bytes (for a photo: Telegram re-encodes photos anyway)."""
     return encode_jpeg(board_image(view, **options), quality=quality)
 
@@ -757,7 +763,8 @@ def photo_options(view: MatchView | TourView | Position, *, cell: int = DEFAULT_
             "viewport_cells": VIEWPORT_CELLS, "max_side": side}
 
 
-def board_photo(view: MatchView | TourView, *, quality: int = 88, **options: Any) -> bytes:
+def board_photo(view: MatchView | TourView | Position, *, quality: int = 88,
+                **options: Any) -> bytes:
     """A JPEG for a chat post: the whole board, or the area around the last move if the
     whole board would be too small to read at Telegram's ~1280 px."""
     return board_jpeg(view, quality=quality, **photo_options(view, **options))

@@ -18,6 +18,7 @@ from typing import Any, Self
 
 from krendzu import IllegalMove, KrendzuError, Match, PlayerAction, Redeal, Settings, Table
 from krendzu import parse_action as _parse_action
+from krendzu.outcome import match_outcome as engine_outcome
 
 
 def name_key(name: str) -> str:
@@ -336,23 +337,17 @@ def rebuild_game(row: MatchRow, actions: Sequence[str]) -> Match:
 
 
 def match_outcome(game: Match, resigned: Collection[int] = ()) -> list[SeatOutcome]:
-    """Per-seat result of a finished match (wins, draws, points scored and conceded).
+    """Per-seat statistics of a finished match (wins, draws, points scored and conceded).
 
-    ``resigned`` seats (a trio player who resigned; the computer played on) rank last: the
-    win goes to the best of the others."""
+    Who won is the engine's :func:`krendzu.outcome.match_outcome` (``resigned`` seats, a
+    trio player who resigned while the computer played on, rank last), the same answer the
+    closing summary and the ratings give."""
     if not game.is_over:
         raise ValueError("the match is not over")
-    result = game.result()
-    totals = game.totals()
-    contenders = [s for s in range(len(game.players)) if s not in resigned]
-    best = max((totals[s] for s in contenders), default=None)
-    winners = {s for s in contenders if totals[s] == best}
-    # A draw: every contender level (teams: both partners share a total).
-    draw = result.draw if not resigned else len({totals[s] for s in contenders}) == 1
+    result = engine_outcome(game, resigned)
     out = []
     for seat in range(len(game.players)):
         conceded = sum(t.points for t in game.tours if not t.is_attacker[seat])
-        leading = seat in winners
         attacked = [t for t in game.tours if t.is_attacker[seat]]
         suited = progression = own_goals = 0
         for tour in game.tours:
@@ -368,9 +363,9 @@ def match_outcome(game: Match, resigned: Collection[int] = ()) -> list[SeatOutco
         out.append(
             SeatOutcome(
                 seat=seat,
-                win=leading and not draw,
-                draw=leading and draw,
-                points_scored=result.totals[seat],
+                win=result.won(seat),
+                draw=result.drew(seat),
+                points_scored=result.points[seat],
                 points_conceded=conceded,
                 tours_attacked=len(attacked),
                 tours_defended=len(game.tours) - len(attacked),

@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
-from krendzu import DEAL_PRESETS, Match, PlayerAction, Settings
+from krendzu import DEAL_PRESETS, Match, Outcome, PlayerAction, Settings
 from storage.base import (
     ActiveMatchExists,
     ChatRow,
@@ -1074,8 +1074,10 @@ class SqliteStore(Store):
                 "WHERE match_id = ? AND status = 'active'", (now, seat, match_id))
             if not cur.rowcount:
                 return False
-            losers = next(side for side in row.table.sides if seat in side)
-            params = [(s.user_id, row.chat_id, int(s.seat not in losers))
+            # The engine's outcome of a concession (the points so far decide nothing, so
+            # none are read): the conceding side loses, every other side wins.
+            outcome = Outcome.of_totals(row.table, [0] * row.table.players, conceded=seat)
+            params = [(s.user_id, row.chat_id, int(outcome.won(s.seat)))
                       for s in row.seats if s.user_id is not None]
             await conn.executemany(
                 "INSERT INTO user_stats (user_id, chat_id, matches, wins) VALUES (?, ?, 1, ?) "
