@@ -1,55 +1,107 @@
-"""Results over time: ``/history``, ``/stats [name]``, ``/top [global]``.
+"""Results over time, without Telegram: the lines of ``/history``, the card of ``/stats``,
+the page of ``/top``. The handlers in :mod:`chat.handlers.standings` parse the commands and
+deliver what these return.
 
 Figures come from the store (statistics added up as matches finish, ratings from
-:mod:`chat.ratings`); the cards and tables are pictures from :mod:`render.stats`, drawn off the
-event loop when the reply's turn to be sent comes. Each reads only what it shows: a page of
-the leaderboard and a count (kept a minute), one player found by name through an index.
+:mod:`chat.ratings`); the cards and tables are pictures from :mod:`render.stats`, drawn by
+delivery only when their reply is about to be sent.
 """
 
 from __future__ import annotations
 
-from babel.dates import format_date
-from telegram import Update
-from telegram.constants import ChatType
-from telegram.ext import ContextTypes
+from dataclasses import dataclass
 
+from babel.dates import format_date
+
+from chat.caches import TtlCache
 from chat.describe import table_label
 from chat.flow import Flow
-from chat.handlers.context import (
-    Services,
-    actor_of,
-    reply_kind,
-    reply_tr,
-    say,
-    services,
-    thread_of,
-)
 from chat.i18n import Tr
-from chat.notices import Drawing, Send
+from chat.notices import Drawing
 from chat.ratings import SHOW_AFTER, display_rating, shown
 from chat.results import stored_outcome
 from render.stats import MAX_LEADERS, LeaderRow, StatsCard, leaderboard_png, stats_card_png
-from storage import MatchRow, MatchStatus, RatingRow, StatsRow
+from storage import MatchRow, MatchStatus, RatingRow, StatsRow, Store
 
 HISTORY_LENGTH = 10
+#: How long a leaderboard page is shown as it was read.
+LEADERS_SECONDS = 60.0
+#: Words after ``/top`` that ask for everyone everywhere.
+EVERYWHERE = ("global", "all", "все")
 
 
-async def history(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """``/history``: the chat's recent matches with their results."""
-    svc = services(context)
-    tr = await reply_tr(svc, update)
-    chat = update.effective_chat
-    if chat is None:
-        return
-    rows = await svc.store.recent_matches(chat.id, thread_of(update), HISTORY_LENGTH)
-    if not rows:
-        await say(svc, update, tr._("No matches here yet. /new sets one up."))
-        return
-    lines = [tr._("Recent matches here:")]
-    for row in rows:
-        lines.append(await history_line(svc.flow, tr, row))
-    lines += ["", tr._("/export N sends the record and replay of finished match N.")]
-    await say(svc, update, "\n".join(lines))
+@dataclass(frozen=True, slots=True)
+class Card:
+    """A picture to send with its caption."""
+
+    caption: str
+    picture: Drawing
+
+
+class Standings:
+    """``/history``, ``/stats`` and ``/top`` over the store; leaderboards read once a minute."""
+
+    def __init__(self, store: Store, flow: Flow) -> None:
+        self.store = store
+        self.flow = flow
+        #: Leaderboard pages by scope (a chat, or None: everywhere).
+        self.leaders: TtlCache[int | None, tuple[tuple[LeaderRow, ...], int]] = TtlCache(
+            LEADERS_SECONDS, 256)
+
+    async def history(self, chat_id: int, thread_id: int | None, tr: Tr) -> str:
+        """The chat's recent matches with their results."""
+        rows = await self.store.recent_matches(chat_id, thread_id, HISTORY_LENGTH)
+        if not rows:
+            return tr._("No matches here yet. /new sets one up.")
+        lines = [tr._("Recent matches here:")]
+        for row in rows:
+            lines.append(await history_line(self.flow, tr, row))
+        lines += ["", tr._("/export N sends the record and replay of finished match N.")]
+        return "\n".join(lines)
+
+    async def stats(self, user_id: int, tr: Tr, *, scope: int | None, scope_title: str,
+                    typed_name: str | None = None) -> Card | str:
+        """A player's card (``user_id``'s, or the one named ``typed_name``), in ``scope``
+        (a group) or over all chats; a text when there is nothing to show."""
+        found: StatsRow | None = None
+        if typed_name:
+            found = await self.store.stats_by_name(typed_name, scope)
+            if found is None:
+                return tr._("I know no player “{name}” here.", name=typed_name[:32])
+            user_id = found.user_id
+        row = found or await self.store.user_stats(user_id, scope)
+        if row is None:
+            return tr._("No finished matches yet: the figures come after the first one.")
+        rating = (await self.store.ratings_of([user_id])).get(user_id)
+        history_rows = await self.store.rating_history(user_id)
+        card = stats_card(row, rating, [display_rating(mu, sigma) for mu, sigma in history_rows],
+                          scope=scope_title)
+        # The card names everything it shows: the same card asked again is drawn once.
+        picture = Drawing(stats_card_png, (card,), {"lang": tr.language},
+                          key=("stats", card, tr.language))
+        return Card(tr._("Statistics of {name}.", name=row.display_name), picture)
+
+    async def top(self, tr: Tr, *, scope: int | None, scope_title: str) -> Card:
+        """The leaderboard of ``scope`` (a chat; None: everywhere)."""
+        rows, total = await self.leaders_of(scope)
+        title = (tr._("Krendzu: the best players everywhere") if scope is None
+                 else tr._("Krendzu: the best players in “{title}”", title=scope_title or "?"))
+        picture = Drawing(leaderboard_png, (rows,), {"title": title, "lang": tr.language,
+                                                     "total": total},
+                          key=("top", scope, tr.language, title, rows, total))
+        return Card(tr._("Ratings show after {n} rated matches; the rest follow by wins.",
+                         n=SHOW_AFTER), picture)
+
+    async def leaders_of(self, scope: int | None) -> tuple[tuple[LeaderRow, ...], int]:
+        """The page of the leaderboard the picture shows and how many players it has in all,
+        read at most once a minute per scope."""
+        known = self.leaders.get(scope)
+        if known is None:
+            players, total = await self.store.top_players(scope, MAX_LEADERS,
+                                                          rated_after=SHOW_AFTER)
+            known = (tuple(leaderboard(players)), total)
+            self.leaders.put(scope, known)
+        return known
 
 
 async def history_line(flow: Flow, tr: Tr, row: MatchRow) -> str:
@@ -79,47 +131,6 @@ async def history_line(flow: Flow, tr: Tr, row: MatchRow) -> str:
     return f"{head}: {score} — {result}"
 
 
-async def stats(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """``/stats [name]``: a card with a player's figures and rating plot (yours by default;
-    in a group the figures of that group, in private over all chats)."""
-    svc = services(context)
-    tr = await reply_tr(svc, update)
-    chat = update.effective_chat
-    if chat is None:
-        return
-    group = chat.type != ChatType.PRIVATE
-    scope = chat.id if group else None
-    actor = actor_of(update)
-    user_id = actor.user_id
-    message = update.effective_message
-    replied = message.reply_to_message if message is not None else None
-    found: StatsRow | None = None
-    if replied is not None and replied.from_user is not None and not replied.from_user.is_bot:
-        user_id = replied.from_user.id
-    elif context.args:
-        typed = " ".join(context.args).strip().lstrip("@")[:64]
-        found = await svc.store.stats_by_name(typed, scope)
-        if found is None:
-            await say(svc, update, tr._("I know no player “{name}” here.", name=typed[:32]))
-            return
-        user_id = found.user_id
-    row = found or await svc.store.user_stats(user_id, scope)
-    if row is None:
-        await say(svc, update, tr._("No finished matches yet: the figures come after the "
-                                    "first one."))
-        return
-    rating = (await svc.store.ratings_of([user_id])).get(user_id)
-    history_rows = await svc.store.rating_history(user_id)
-    card = stats_card(row, rating, [display_rating(mu, sigma) for mu, sigma in history_rows],
-                      scope=chat.title or "" if group else "")
-    # The card names everything it shows: the same card asked again is drawn once.
-    picture = Drawing(stats_card_png, (card,), {"lang": tr.language},
-                      key=("stats", card, tr.language))
-    svc.delivery.run([Send(chat.id, tr._("Statistics of {name}.", name=row.display_name),
-                           thread_id=thread_of(update), photo=picture, group=group,
-                           info=reply_kind(svc, update))])
-
-
 def stats_card(row: StatsRow, rating: RatingRow | None, history: list[float], *,
                scope: str) -> StatsCard:
     return StatsCard(
@@ -135,40 +146,6 @@ def stats_card(row: StatsRow, rating: RatingRow | None, history: list[float], *,
         own_goals_conceded=row.own_goals_conceded,
         rating_history=tuple(history),
     )
-
-
-async def top(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """``/top``: the chat's leaderboard; ``/top global``: over all chats."""
-    svc = services(context)
-    tr = await reply_tr(svc, update)
-    chat = update.effective_chat
-    if chat is None:
-        return
-    overall = bool(context.args) and context.args[0].lower() in ("global", "all", "все")
-    group = chat.type != ChatType.PRIVATE
-    scope = None if overall or not group else chat.id
-    rows, total = await leaders(svc, scope)
-    title = (tr._("Krendzu: the best players everywhere") if scope is None
-             else tr._("Krendzu: the best players in “{title}”", title=chat.title or "?"))
-    picture = Drawing(leaderboard_png, (rows,), {"title": title, "lang": tr.language,
-                                                 "total": total},
-                      key=("top", scope, tr.language, title, rows, total))
-    caption = tr._("Ratings show after {n} rated matches; the rest follow by wins.",
-                   n=SHOW_AFTER)
-    svc.delivery.run([Send(chat.id, caption, thread_id=thread_of(update), photo=picture,
-                           group=group, info=reply_kind(svc, update))])
-
-
-async def leaders(svc: Services, scope: int | None) -> tuple[tuple[LeaderRow, ...], int]:
-    """The page of the leaderboard the picture shows and how many players it has in all,
-    read at most once a minute per scope (a chat, or None: everywhere)."""
-    known = svc.leaders.get(scope)
-    if known is None:
-        players, total = await svc.store.top_players(scope, MAX_LEADERS,
-                                                     rated_after=SHOW_AFTER)
-        known = (tuple(leaderboard(players)), total)
-        svc.leaders.put(scope, known)
-    return known
 
 
 def leaderboard(players: list[tuple[StatsRow, RatingRow | None]]) -> list[LeaderRow]:

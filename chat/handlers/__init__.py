@@ -18,7 +18,7 @@ module                handles
 ``buttons``           every inline button
 ``chats``             migration; the bot added, removed or blocked
 ``errors``            the one error handler
-:mod:`chat.standings` ``/stats``, ``/top``, ``/history``
+``standings``         ``/stats``, ``/top``, ``/history``
 ====================  ==============================================================
 """
 
@@ -35,8 +35,17 @@ from telegram.ext import (
     filters,
 )
 
-from chat import standings
-from chat.handlers import admission, buttons, chats, errors, lobby, match, moves, welcome
+from chat.handlers import (
+    admission,
+    buttons,
+    chats,
+    errors,
+    lobby,
+    match,
+    moves,
+    standings,
+    welcome,
+)
 from chat.handlers.context import Services, services
 
 __all__ = ["Services", "register", "services"]

@@ -20,8 +20,8 @@ from chat.describe import person_name
 from chat.flow import Actor, Flow
 from chat.i18n import Tr
 from chat.notices import Outcome, Send
+from chat.standings import Standings
 from chat.throttle import Throttle
-from render.stats import LeaderRow
 from storage import Store
 
 log = logging.getLogger(__name__)
@@ -30,8 +30,6 @@ Handler = Callable[[Update, ContextTypes.DEFAULT_TYPE], Awaitable[None]]
 
 #: How long an answer of getChatMember (admin or not) is trusted.
 ADMIN_SECONDS = 60.0
-#: How long a leaderboard page is shown as it was read.
-LEADERS_SECONDS = 60.0
 #: Exported records kept (a long match's record is some 100 KiB).
 EXPORT_BYTES = 4 * 1024 * 1024
 
@@ -51,15 +49,18 @@ class Services:
     ticking: asyncio.Lock = field(default_factory=asyncio.Lock)
     #: Answers asked for again and again, kept briefly (:mod:`chat.caches`): admin checks by
     #: (chat, user) — a refused /cancel /kick /settings asks Telegram once a minute at most;
-    #: exported records by (match, finished tours); leaderboard pages by scope.
+    #: exported records by (match, finished tours).
     admins: TtlCache[tuple[int, int], bool] = field(
         default_factory=lambda: TtlCache(ADMIN_SECONDS, 4096))
     exports: ByteLru[tuple[int, int]] = field(
         default_factory=lambda: ByteLru(EXPORT_BYTES, 32))
-    leaders: TtlCache[int | None, tuple[tuple[LeaderRow, ...], int]] = field(
-        default_factory=lambda: TtlCache(LEADERS_SECONDS, 256))
     #: Per-user and per-chat limits (:mod:`chat.throttle`), checked by :func:`admission`.
     throttle: Throttle = field(default_factory=Throttle)
+    #: /history, /stats, /top (leaderboard pages kept a minute per scope).
+    standings: Standings = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.standings = Standings(self.store, self.flow)
 
 
 def services(context: ContextTypes.DEFAULT_TYPE) -> Services:
