@@ -323,6 +323,15 @@ class Delivery:
         while (left := end - self.clock()) > 0:
             await asyncio.sleep(min(left, 0.2))
 
+    def knows_panel(self, match_id: int, user_id: int) -> bool:
+        return (match_id, user_id) in self.panels
+
+    def panel_pressed(self, match_id: int, user_id: int, message_id: int, *,
+                      is_photo: bool) -> None:
+        """A button of ``message_id`` was pressed: it is the player's panel (after a restart
+        the bot learns its panels this way), so the next edit goes there."""
+        self.panels[(match_id, user_id)] = (message_id, is_photo)
+
     def flood_wait(self, chat_id: int | str, seconds: float) -> None:
         """The rate limiter paused ``chat_id`` after a 429 (see :meth:`GroupGate.saturate`)."""
         if isinstance(chat_id, int) and chat_id < 0:

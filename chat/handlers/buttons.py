@@ -56,14 +56,13 @@ async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         assert isinstance(press, MatchPress)
         private = chat is not None and chat.type == ChatType.PRIVATE
         if message is not None and private:
+            # The pressed message is that player's panel now (delivery owns the ids); one
+            # it did not know yet is noted only for a match the presser plays: the match id
+            # comes from (possibly forged) button data.
             key = (press.match_id, actor.user_id)
-            known = svc.delivery.panels.get(key)
-            # A panel the bot did not note yet is noted only for a match the presser plays:
-            # the match id comes from (possibly forged) button data.
-            if (known is None or known[0] != message.message_id) and (
-                    known is not None or await svc.flow.plays_in(*key)):
-                svc.delivery.panels[key] = (message.message_id,
-                                            bool(getattr(message, "photo", None)))
+            if svc.delivery.knows_panel(*key) or await svc.flow.plays_in(*key):
+                svc.delivery.panel_pressed(*key, message.message_id,
+                                           is_photo=bool(getattr(message, "photo", None)))
         # A press in a group (Rematch) says nothing about whether the private chat is open.
         outcome = await svc.flow.panel_press(press.match_id, press.seq, press.op, actor,
                                              update_id=update.update_id, private=private)
