@@ -117,7 +117,7 @@ def build_application(
         raise ValueError("a bot token is required")
     # Updates of one chat in arrival order, different chats at once (chat/updates.py).
     builder = Application.builder().token(config.token).concurrent_updates(
-        ChatOrderedProcessor(256))
+        ChatOrderedProcessor(256)).context_types(h.CONTEXT_TYPES)
     if config.api_base_url:
         base = config.api_base_url.rstrip("/")
         builder = builder.base_url(f"{base}/bot").base_file_url(f"{base}/file/bot")

@@ -46,9 +46,9 @@ from chat.handlers import (
     standings,
     welcome,
 )
-from chat.handlers.context import Services, services
+from chat.handlers.context import CONTEXT_TYPES, BotContext, Services, services
 
-__all__ = ["Services", "register", "services"]
+__all__ = ["CONTEXT_TYPES", "BotContext", "Services", "register", "services"]
 
 
 def register(app: Application) -> None:

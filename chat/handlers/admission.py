@@ -6,14 +6,14 @@ import contextlib
 
 from telegram import Update
 from telegram.error import TelegramError
-from telegram.ext import ApplicationHandlerStop, ContextTypes
+from telegram.ext import ApplicationHandlerStop
 
-from chat.handlers.context import actor_of, command_of, services, thread_of
+from chat.handlers.context import BotContext, actor_of, command_of, services, thread_of
 from chat.notices import Send
 from chat.throttle import INFO_COMMANDS
 
 
-async def admission(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def admission(update: Update, context: BotContext) -> None:
     """Runs before every handler (group -1): per-user and per-chat limits. A refused update
     stops here; its sender is told once to slow down (:mod:`chat.throttle`)."""
     user, chat = update.effective_user, update.effective_chat

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from telegram import Chat, Update
 from telegram.constants import ChatType
-from telegram.ext import ContextTypes
 
 from chat.describe import visible
 from chat.handlers.chats import NEW_MATCH_LOBBY
-from chat.handlers.context import actor_of, is_admin, services
+from chat.handlers.context import BotContext, actor_of, is_admin, services
 from chat.model import (
     InputError,
     LobbyPress,
@@ -18,7 +17,7 @@ from chat.model import (
 from chat.notices import Send
 
 
-async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def button(update: Update, context: BotContext) -> None:
     query = update.callback_query
     if query is None:
         return

@@ -6,9 +6,8 @@ import logging
 
 from telegram import Update
 from telegram.constants import ChatMemberStatus, ChatType
-from telegram.ext import ContextTypes
 
-from chat.handlers.context import Services, services
+from chat.handlers.context import BotContext, Services, services
 from chat.model import (
     Button,
     lobby_data,
@@ -18,13 +17,13 @@ from chat.notices import Send
 log = logging.getLogger(__name__)
 
 
-async def migrated(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def migrated(update: Update, context: BotContext) -> None:
     message = update.effective_message
     if message is not None and message.migrate_to_chat_id:
         await services(context).store.migrate_chat(message.chat.id, message.migrate_to_chat_id)
 
 
-async def membership(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def membership(update: Update, context: BotContext) -> None:
     """The bot was removed from a group: end what it can no longer show."""
     change = update.my_chat_member
     if change is None:

@@ -7,11 +7,12 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 from telegram import Update
 from telegram.constants import ChatMemberStatus, ChatType
 from telegram.error import TelegramError
-from telegram.ext import ContextTypes
+from telegram.ext import CallbackContext, ContextTypes, ExtBot
 
 from chat.caches import ByteLru, TtlCache
 from chat.computer import Pacer, Thinker
@@ -26,7 +27,7 @@ from storage import Store
 
 log = logging.getLogger(__name__)
 
-Handler = Callable[[Update, ContextTypes.DEFAULT_TYPE], Awaitable[None]]
+Handler = Callable[[Update, "BotContext"], Awaitable[None]]
 
 #: How long an answer of getChatMember (admin or not) is trusted.
 ADMIN_SECONDS = 60.0
@@ -63,8 +64,21 @@ class Services:
         self.standings = Standings(self.store, self.flow)
 
 
-def services(context: ContextTypes.DEFAULT_TYPE) -> Services:
-    return context.application.bot_data["services"]
+class BotContext(CallbackContext[ExtBot[None], dict[Any, Any], dict[Any, Any], dict[Any, Any]]):
+    """The context every handler gets (PTB's ``ContextTypes`` with our own class, as its
+    ``contexttypesbot.py`` example does): the services built in ``post_init``."""
+
+    @property
+    def services(self) -> Services:
+        return cast(Services, self.application.bot_data["services"])
+
+
+#: Registered with the application builder (``chat/app.py``).
+CONTEXT_TYPES = ContextTypes(context=BotContext)
+
+
+def services(context: BotContext) -> Services:
+    return context.services
 
 
 def actor_of(update: Update) -> Actor:
@@ -127,7 +141,7 @@ def reply_kind(svc: Services, update: Update, part: str = "") -> str:
     return f"{command}{part}:{user.id if user else 0}"
 
 
-async def is_admin(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
+async def is_admin(update: Update, context: BotContext) -> bool:
     """Whether the user administers the group: asked of Telegram at most once a minute per
     (chat, user), so repeated refused commands cost no Bot API call. (A failed call is not
     remembered: the next command asks again.)"""

@@ -6,14 +6,13 @@ import logging
 
 from telegram import Update
 from telegram.error import NetworkError
-from telegram.ext import ContextTypes
 
-from chat.handlers.context import reply_tr, say, services
+from chat.handlers.context import BotContext, reply_tr, say, services
 
 log = logging.getLogger(__name__)
 
 
-async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def on_error(update: object, context: BotContext) -> None:
     """Log the failure by type only (a message may hold a hand) and apologise."""
     if update is None and isinstance(context.error, NetworkError):
         # Fetching updates failed (PTB tries again by itself): one line, no traceback.

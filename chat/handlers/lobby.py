@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from telegram import Update
-from telegram.ext import ContextTypes
 
 from chat.describe import visible
 from chat.handlers.context import (
+    BotContext,
     Handler,
     actor_of,
     answer,
@@ -22,7 +22,7 @@ from chat.model import (
 )
 
 
-async def new(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def new(update: Update, context: BotContext) -> None:
     svc = services(context)
     chat = update.effective_chat
     if chat is None:
@@ -39,7 +39,7 @@ async def new(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 def lobby_command(op: str) -> Handler:
-    async def handler(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    async def handler(update: Update, context: BotContext) -> None:
         svc = services(context)
         chat = update.effective_chat
         if chat is None:
@@ -60,7 +60,7 @@ def lobby_command(op: str) -> Handler:
     return handler
 
 
-async def cancel_any(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def cancel_any(update: Update, context: BotContext) -> None:
     """``/cancel``: the lobby being set up, or else the match being played."""
     svc = services(context)
     chat = update.effective_chat

@@ -7,9 +7,9 @@ from dataclasses import replace
 
 from telegram import Update
 from telegram.constants import ChatType
-from telegram.ext import ContextTypes
 
 from chat.handlers.context import (
+    BotContext,
     Handler,
     Services,
     actor_of,
@@ -32,7 +32,7 @@ from storage import NotFound, StoredMatch
 
 
 def match_command(kind: str) -> Handler:
-    async def handler(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    async def handler(update: Update, context: BotContext) -> None:
         svc = services(context)
         tr = await reply_tr(svc, update)
         chat = update.effective_chat
@@ -108,7 +108,7 @@ async def leave_match(svc: Services, update: Update) -> None:
         name=actor.name)))
 
 
-async def kick(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def kick(update: Update, context: BotContext) -> None:
     """``/kick NAME|SEAT`` (or in reply to the player): the creator or an admin hands an
     absent player's seat to the computer."""
     svc = services(context)
@@ -149,7 +149,7 @@ async def kick(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         "returns).", name=names[target])))
 
 
-async def settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def settings(update: Update, context: BotContext) -> None:
     """``/settings [tidy=on|off]``: the group's own settings (admins change them)."""
     svc = services(context)
     tr = await reply_tr(svc, update)
@@ -181,7 +181,7 @@ async def settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     ]))
 
 
-async def back(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def back(update: Update, context: BotContext) -> None:
     """``/back``: take the seat back from the computer that played for you."""
     svc = services(context)
     tr = await reply_tr(svc, update)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from telegram import Update
 from telegram.constants import ChatType
-from telegram.ext import ContextTypes
 
 from chat.flow import placements_to_steps
 from chat.handlers.context import (
+    BotContext,
     Services,
     actor_of,
     answer,
@@ -62,11 +62,11 @@ async def target_match(svc: Services, update: Update, tr: Tr) -> StoredMatch | N
     return None
 
 
-async def play(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def play(update: Update, context: BotContext) -> None:
     await _play_words(update, context, context.args or [])
 
 
-async def _play_words(update: Update, context: ContextTypes.DEFAULT_TYPE,
+async def _play_words(update: Update, context: BotContext,
                       words: list[str]) -> None:
     svc = services(context)
     tr = await reply_tr(svc, update)
@@ -99,11 +99,11 @@ async def _play_words(update: Update, context: ContextTypes.DEFAULT_TYPE,
     await answer(svc, update, outcome)
 
 
-async def pass_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def pass_command(update: Update, context: BotContext) -> None:
     await _play_words(update, context, ["pass"])
 
 
-async def exchange(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def exchange(update: Update, context: BotContext) -> None:
     svc = services(context)
     tr = await reply_tr(svc, update)
     args = context.args or []
@@ -117,7 +117,7 @@ async def exchange(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await answer(svc, update, outcome)
 
 
-async def discard(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def discard(update: Update, context: BotContext) -> None:
     svc = services(context)
     if not is_private(update):
         # Typed in a group, the command shows everyone the card given away: the exchange is
@@ -147,7 +147,7 @@ async def discard(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await answer(svc, update, outcome)
 
 
-async def text_move(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def text_move(update: Update, context: BotContext) -> None:
     """Plain text in a private chat: ``QC M12``, ``pass``; anything else gets a hint."""
     message = update.effective_message
     if message is None or not message.text:

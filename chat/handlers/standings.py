@@ -5,14 +5,21 @@ from __future__ import annotations
 
 from telegram import Update
 from telegram.constants import ChatType
-from telegram.ext import ContextTypes
 
-from chat.handlers.context import actor_of, reply_kind, reply_tr, say, services, thread_of
+from chat.handlers.context import (
+    BotContext,
+    actor_of,
+    reply_kind,
+    reply_tr,
+    say,
+    services,
+    thread_of,
+)
 from chat.notices import Send
 from chat.standings import EVERYWHERE, Card
 
 
-async def history(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def history(update: Update, context: BotContext) -> None:
     """``/history``: the chat's recent matches with their results."""
     svc = services(context)
     tr = await reply_tr(svc, update)
@@ -21,7 +28,7 @@ async def history(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await say(svc, update, await svc.standings.history(chat.id, thread_of(update), tr))
 
 
-async def stats(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def stats(update: Update, context: BotContext) -> None:
     """``/stats [name]``: a card with a player's figures and rating plot (yours by default;
     in a group the figures of that group, in private over all chats)."""
     svc = services(context)
@@ -44,7 +51,7 @@ async def stats(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     await send_card(update, context, found)
 
 
-async def top(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def top(update: Update, context: BotContext) -> None:
     """``/top``: the chat's leaderboard; ``/top global``: over all chats."""
     svc = services(context)
     tr = await reply_tr(svc, update)
@@ -58,7 +65,7 @@ async def top(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     await send_card(update, context, card)
 
 
-async def send_card(update: Update, context: ContextTypes.DEFAULT_TYPE,
+async def send_card(update: Update, context: BotContext,
                     card: Card | str) -> None:
     svc = services(context)
     chat = update.effective_chat

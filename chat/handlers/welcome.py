@@ -7,9 +7,9 @@ import functools
 
 from telegram import Update
 from telegram.constants import ChatType
-from telegram.ext import ContextTypes
 
 from chat.handlers.context import (
+    BotContext,
     actor_of,
     answer,
     is_admin,
@@ -27,7 +27,7 @@ from chat.model import (
 from chat.notices import Send
 
 
-async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def start(update: Update, context: BotContext) -> None:
     svc = services(context)
     actor = actor_of(update)
     private = is_private(update)
@@ -62,7 +62,7 @@ def welcome_text(tr: Tr) -> str:
     ])
 
 
-async def help_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def help_command(update: Update, context: BotContext) -> None:
     svc = services(context)
     tr = await reply_tr(svc, update)
     await say(svc, update, help_text(tr))
@@ -98,7 +98,7 @@ def help_text(tr: Tr) -> str:
     ])
 
 
-async def rules(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def rules(update: Update, context: BotContext) -> None:
     svc = services(context)
     tr = await reply_tr(svc, update)
     chat = update.effective_chat
@@ -162,7 +162,7 @@ def rules_text(tr: Tr) -> str:
     ])
 
 
-async def lang(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def lang(update: Update, context: BotContext) -> None:
     svc = services(context)
     chat = update.effective_chat
     if chat is None:
