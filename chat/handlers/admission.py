@@ -8,7 +8,7 @@ from telegram import Update
 from telegram.error import TelegramError
 from telegram.ext import ApplicationHandlerStop
 
-from chat.handlers.context import BotContext, actor_of, command_of, services, thread_of
+from chat.handlers.context import BotContext, actor_of, command_of, resolve, services, thread_of
 from chat.notices import Send
 from chat.throttle import INFO_COMMANDS
 
@@ -24,6 +24,7 @@ async def admission(update: Update, context: BotContext) -> None:
     chat_id = chat.id if chat is not None else user.id
     admitted, warn = await svc.throttle.admit(user.id, chat_id, info=info)
     if admitted:
+        await resolve(svc, update)  # the user and the reply language, once for all handlers
         return
     if warn:
         tr = await (svc.flow.user_tr(user.id) if chat_id > 0 else svc.flow.chat_tr(chat_id))

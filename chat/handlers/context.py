@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -100,14 +101,56 @@ def is_private(update: Update) -> bool:
     return chat is not None and chat.type == ChatType.PRIVATE
 
 
-async def reply_tr(svc: Services, update: Update) -> Tr:
-    """The language to answer in: the user's in a private chat, the group's in a group."""
+@dataclass(frozen=True, slots=True)
+class Request:
+    """Who sent an update and the language to answer in, resolved once per update by the
+    preamble (:func:`resolve`, run by ``chat/handlers/admission.py`` before any handler)."""
+
+    update_id: int
+    actor: Actor
+    #: The reply language: the user's in a private chat, the group's in a group.
+    tr: Tr
+    #: A private update from someone we could not write to until now (blocked the bot, or
+    #: never started it): ``/start`` then sends their hands and panels by itself.
+    reopened: bool = False
+
+
+#: The update being handled in this task (PTB runs each update in a task of its own, and
+#: every handler group of one update in that task).
+CURRENT: ContextVar[Request | None] = ContextVar("krendzu_request", default=None)
+
+
+async def resolve(svc: Services, update: Update) -> Request | None:
+    """The preamble: remember the user (one read of their row) and pick the reply language;
+    every handler of this update then reads it from :data:`CURRENT`."""
+    if update.effective_user is None:
+        return None
     actor = actor_of(update)
-    tr = await svc.flow.see_user(actor, private=is_private(update))
+    private = is_private(update)
+    # Read before see_user marks the private chat open again.
+    reopened = private and await svc.flow.was_unreachable(actor.user_id)
+    tr = await svc.flow.see_user(actor, private=private)
     chat = update.effective_chat
     if chat is not None and chat.type != ChatType.PRIVATE:
-        return await svc.flow.chat_tr(chat.id, tr.language)
-    return tr
+        tr = await svc.flow.chat_tr(chat.id, tr.language)
+    request = Request(update.update_id, actor, tr, reopened)
+    CURRENT.set(request)
+    return request
+
+
+async def request_of(svc: Services, update: Update) -> Request:
+    """This update's :class:`Request` (resolved now if the preamble did not run)."""
+    known = CURRENT.get()
+    if known is not None and known.update_id == update.update_id:
+        return known
+    request = await resolve(svc, update)
+    assert request is not None, "an update without a user has no request"
+    return request
+
+
+async def reply_tr(svc: Services, update: Update) -> Tr:
+    """The language to answer in: the user's in a private chat, the group's in a group."""
+    return (await request_of(svc, update)).tr
 
 
 async def answer(svc: Services, update: Update, outcome: Outcome, tr: Tr | None = None) -> None:

@@ -16,6 +16,7 @@ from chat.handlers.context import (
     is_private,
     reply_kind,
     reply_tr,
+    request_of,
     say,
     services,
     thread_of,
@@ -29,11 +30,10 @@ from chat.notices import Send
 
 async def start(update: Update, context: BotContext) -> None:
     svc = services(context)
-    actor = actor_of(update)
+    request = await request_of(svc, update)
+    actor, tr = request.actor, request.tr
     private = is_private(update)
-    # Read before see_user marks the private chat open again.
-    returning = private and await svc.flow.was_unreachable(actor.user_id)
-    tr = await svc.flow.see_user(actor, private=private)
+    returning = request.reopened
     args = context.args or []
     if private and args and args[0].startswith("j"):
         await answer(svc, update, await svc.flow.join_by_link(actor, args[0][:64]))
