@@ -21,8 +21,13 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
+# Style (ruff), the rooms' import rules (import-linter, [tool.importlinter] in pyproject.toml),
+# then types: the engine strictly, pictures and storage with mypy's defaults.
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
+	$(BIN)/mypy --strict krendzu
+	$(BIN)/mypy render storage
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/engine.py

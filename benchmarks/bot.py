@@ -68,7 +68,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from chat.describe import tour_frame
-from chat.flow import _without_needless_end, placements_to_steps
+from chat.flow import placements_to_steps, without_needless_end
 from chat.notices import BoardPicture
 from chat.painter import draw_board
 from krendzu import EndTurn, Match, Pass, Place
@@ -222,7 +222,7 @@ class Bench:
             defender = (state.tour.phase == PLAY and seat not in state.tour.roles.attackers
                         and bool(state.tour.placed) and state.tour.step_in_turn == 0)
             # The steps the bot makes of it (as chat.handlers does), to foresee the end.
-            steps = _without_needless_end(state, placements_to_steps([step], defender))
+            steps = without_needless_end(state, placements_to_steps([step], defender))
         elif isinstance(step, Pass):
             text, steps = f"/pass@{BOT}", [step]
         else:

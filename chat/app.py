@@ -206,7 +206,7 @@ def build_application(
 
 
 async def turn_timers(context: Any) -> None:
-    """The job queue's tick: reminders and timeouts that are due (see chat/turns.py)."""
+    """The job queue's tick: reminders and timeouts that are due (see chat/flow/ticker.py)."""
     svc: h.Services | None = context.application.bot_data.get("services")
     if svc is None or svc.ticking.locked():
         return  # the previous tick is still at work

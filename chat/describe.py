@@ -238,8 +238,18 @@ def result_text(tr: Tr, outcome: Outcome, names: Sequence[str]) -> str:
     return tr._("{name} wins!", name=names[winners[0]])
 
 
-def table_label(tr: Tr, table: Table) -> str:
-    """A short name of the table, for lists."""
+def table_label(tr: Tr, table: Table, *, long: bool = False) -> str:
+    """The table's name: short for lists (``/history``), or (``long``) the lobby's line that
+    says how the seats play."""
+    if long:
+        return {
+            Table.DUEL: tr._("Table: 2 players, one against one"),
+            Table.TRIO_LONE_ATTACKER: tr._("Table: 3 players — a lone attacker against two "
+                                           "defenders"),
+            Table.TRIO_LONE_DEFENDER: tr._("Table: 3 players — two attackers against a lone "
+                                           "defender"),
+            Table.TEAMS: tr._("Table: 4 players in two teams (seats 1 & 3 against 2 & 4)"),
+        }[table]
     return {
         Table.DUEL: tr._("duel"),
         Table.TRIO_LONE_ATTACKER: tr._("trio, lone attacker"),

@@ -1,4 +1,5 @@
-"""Plain data of the chat layer: lobby state, keyboards, button data, command arguments.
+"""Plain data of the chat layer: lobby state, keyboards, command arguments. (Button data
+is written and read by :mod:`chat.flow.views.codec`.)
 
 Nothing here imports ``telegram``: buttons are :class:`Button` rows that delivery turns into
 inline keyboards, and every parser raises :class:`InputError` (a ``ValueError``) whose
@@ -53,53 +54,6 @@ Keyboard = list[list[Button]]
 def rows_of(buttons: list[Button], width: int) -> Keyboard:
     width = max(1, min(width, MAX_ROW))
     return [buttons[i : i + width] for i in range(0, len(buttons), width)]
-
-
-# Button data ----------------------------------------------------------------------------
-#
-# ``v1:l:<lobby>:<op>`` for a lobby, ``v1:m:<match>:<seq>:<op>`` for a match step where seq is
-# the number the next move gets: a press from an older panel no longer matches and is refused.
-
-_LOBBY_DATA = re.compile(r"^v1:l:([0-9]{1,12}):([a-z0-9:=/_-]{1,40})$")
-_MATCH_DATA = re.compile(r"^v1:m:([0-9]{1,12}):([0-9]{1,6}):([A-Za-z0-9@,:=/_-]{1,40})$")
-
-
-@dataclass(frozen=True, slots=True)
-class LobbyPress:
-    lobby_id: int
-    op: str
-
-
-@dataclass(frozen=True, slots=True)
-class MatchPress:
-    match_id: int
-    seq: int
-    op: str
-
-
-def lobby_data(lobby_id: int, op: str) -> str:
-    return _checked(f"v1:l:{lobby_id}:{op}")
-
-
-def match_data(match_id: int, seq: int, op: str) -> str:
-    return _checked(f"v1:m:{match_id}:{seq}:{op}")
-
-
-def _checked(data: str) -> str:
-    if len(data.encode()) > MAX_CALLBACK_BYTES:
-        raise ValueError(f"button data over {MAX_CALLBACK_BYTES} bytes: {data!r}")
-    return data
-
-
-def parse_press(data: str | None) -> LobbyPress | MatchPress:
-    """Untrusted button data → a press; :class:`InputError` for anything malformed."""
-    if not data or len(data) > MAX_CALLBACK_BYTES:
-        raise InputError("This button is not valid any more.")
-    if m := _LOBBY_DATA.match(data):
-        return LobbyPress(int(m.group(1)), m.group(2))
-    if m := _MATCH_DATA.match(data):
-        return MatchPress(int(m.group(1)), int(m.group(2)), m.group(3))
-    raise InputError("This button is not valid any more.")
 
 
 # Lobby state ----------------------------------------------------------------------------
@@ -208,20 +162,9 @@ class LobbyState:
 
 
 INVITE_KEY = re.compile(r"[A-Za-z0-9_-]{16,43}")
-#: ``j<lobby id>_<invite key>``: at most 64 characters of ``A-Za-z0-9_-`` (Telegram's rule
-#: for a ``start`` payload).
-JOIN_PAYLOAD = re.compile(r"j([0-9]{1,15})_([A-Za-z0-9_-]{16,43})")
-
-
 def new_invite_key() -> str:
     """128 random bits, URL-safe (22 characters)."""
     return secrets.token_urlsafe(16)
-
-
-def parse_join_payload(payload: str) -> tuple[int, str] | None:
-    """``j<lobby>_<key>`` → (lobby id, key); ``None`` for anything else."""
-    found = JOIN_PAYLOAD.fullmatch(payload)
-    return (int(found.group(1)), found.group(2)) if found else None
 
 
 def _timer_from(data: dict[str, Any]) -> int | None:

@@ -12,6 +12,7 @@ for twenty times is drawn once, and twenty requests arriving together share that
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import multiprocessing
 from collections.abc import Callable, Hashable, Sequence
@@ -125,3 +126,18 @@ class Painter:
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+async def rules_picture(kind: str, language: str) -> bytes:
+    """A picture for ``/rules``, drawn off the event loop once per kind and language."""
+    return await asyncio.to_thread(_rules_picture, kind, language)
+
+
+@functools.lru_cache(maxsize=8)
+def _rules_picture(kind: str, language: str) -> bytes:
+    from render import illustrations
+
+    draw = {"rules": illustrations.rules_picture,
+            "board": illustrations.rules_board_example,
+            "coordinates": illustrations.rules_coordinates_example}[kind]
+    return draw(language)

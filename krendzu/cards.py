@@ -133,8 +133,10 @@ Card._all = tuple(Card._make(i) for i in range(DECK_SIZE))
 DECK: tuple[Card, ...] = Card._all
 
 
-def parse_card(text: str) -> Card:
-    """Parse one card in any accepted spelling; raise :class:`CardError` saying what is wrong."""
+def parse_card(text: str | Card) -> Card:
+    """Parse one card in any accepted spelling; raise :class:`CardError` saying what is wrong.
+
+    A :class:`Card` is returned as it is (``is_combination`` takes cards or strings)."""
     if isinstance(text, Card):
         return text
     if not isinstance(text, str):
@@ -164,6 +166,7 @@ def parse_card(text: str) -> Card:
             f"unknown rank {raw[:-1]!r} in {text!r}: use 6 7 8 9 10 (or T) J Q K A, "
             "or В Д К Т in Russian"
         )
+    suit: int | None
     if suit_text in _SYMBOL_SUITS:
         suit = _SYMBOL_SUITS[suit_text]
     elif suit_alpha == "cyrillic":

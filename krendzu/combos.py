@@ -31,8 +31,8 @@ def _rank_tuple_is_progression(ranks: tuple[int, int, int, int]) -> bool:
 
 PROGRESSION_RANKS: frozenset[tuple[int, int, int, int]] = frozenset(
     ranks
-    for ranks in itertools.product(range(9), repeat=4)
-    if _rank_tuple_is_progression(ranks)  # type: ignore[arg-type]
+    for ranks in itertools.product(range(9), range(9), range(9), range(9))
+    if _rank_tuple_is_progression(ranks)
 )
 
 

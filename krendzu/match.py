@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from krendzu.actions import Action, Redeal, parse_action
 from krendzu.errors import SettingsError
+from krendzu.export import export_record
 from krendzu.illegal import GameOver, NotAnAction, NotYourTurn, WrongPhase
 from krendzu.outcome import Outcome, match_outcome
 from krendzu.tables import Settings, Table, TourRoles, dealer_of_tour, tour_roles
@@ -198,8 +199,6 @@ class Match:
         )
 
     def to_record(self) -> dict[str, object]:
-        from krendzu.record import export_record
-
         return export_record(self)
 
     def __repr__(self) -> str:

@@ -1,4 +1,5 @@
-"""``krendzu-record/1``: export, import and the referee's replay (RULES.md §8).
+"""``krendzu-record/1``: import and the referee's replay (RULES.md §8). The export is
+:mod:`krendzu.export`'s (``export_record`` is re-exported here, where it always was).
 
 Two kinds of failure are kept apart:
 
@@ -23,14 +24,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from krendzu.actions import Announce, Discard, EndTurn, Pass, Place, Redeal
-from krendzu.board import cell_xy
 from krendzu.cards import DECK_SIZE, Card, parse_card
 from krendzu.errors import CardError, IllegalMove, KrendzuError, RecordError, SettingsError
+from krendzu.export import FORMAT
+from krendzu.export import export_record as export_record  # re-exported: the API's home
 from krendzu.match import Match
 from krendzu.tables import Settings, Table, TourRoles, dealer_of_tour, tour_roles
 from krendzu.tour import OVER, PLAY, REDEAL, Tour
-
-FORMAT = "krendzu-record/1"
 
 
 class RuleViolation(KrendzuError):
@@ -53,67 +53,6 @@ def read_json(path: str) -> Any:
         return json.load(sys.stdin)
     with open(path, encoding="utf-8") as handle:
         return json.load(handle)
-
-
-# Export ---------------------------------------------------------------------------------
-
-
-def export_record(match: Match) -> dict[str, Any]:
-    """The match as a ``krendzu-record/1`` object (JSON-ready)."""
-    names = match.players
-    tours = []
-    for tour in match.tours:
-        tours.append(_export_tour(tour, names))
-    return {
-        "format": FORMAT,
-        "players": list(names),
-        "table": match.table.value,
-        "settings": match.settings.to_json(),
-        "tours": tours,
-    }
-
-
-def _export_tour(tour: Tour, names: tuple[str, ...]) -> dict[str, Any]:
-    hands: dict[str, list[str]] = {}
-    for seat, name in enumerate(names):
-        cards = list(tour.initial_hands[seat])
-        for card in tour.discards.get(seat, ()):
-            cards.remove(card)
-        cards.extend(tour.draws(seat))
-        hands[name] = [Card(c).code() for c in sorted(cards)]
-    out: dict[str, Any] = {
-        "attackers": [names[s] for s in tour.roles.attackers],
-        "defenders": [names[s] for s in tour.roles.defenders],
-        "dealer": names[tour.roles.dealer],
-        "hands": hands,
-    }
-    if tour.announcements:
-        # Written as far as it has gone: a record may stop in the middle of an exchange.
-        out["exchange"] = {
-            names[seat]: {
-                "count": count,
-                "discards": [Card(c).code() for c in tour.discards.get(seat, ())],
-                "draws": [Card(c).code() for c in tour.draws(seat)],
-            }
-            for seat, count in tour.announcements
-        }
-    moves: list[dict[str, Any]] = []
-    for seat, cards in tour.turns_raw:
-        moves.append({"player": names[seat], "cards": _cards_json(cards)})
-    if tour._pending:
-        moves.append(
-            {
-                "player": names[tour.current_player],
-                "cards": _cards_json(tour._pending),
-                "pending": True,
-            }
-        )
-    out["moves"] = moves
-    return out
-
-
-def _cards_json(cards: tuple[tuple[int, int], ...] | list[tuple[int, int]]) -> list[list[Any]]:
-    return [[Card(c).code(), *cell_xy(cell)] for c, cell in cards]
 
 
 # Import ---------------------------------------------------------------------------------
@@ -229,7 +168,8 @@ def _build_tour(
 ) -> Tour:
     table = settings.table
     hands_raw = raw.get("hands")
-    _need(isinstance(hands_raw, Mapping), f"tours[{t}].hands must be an object")
+    if not isinstance(hands_raw, Mapping):
+        raise RecordError(f"tours[{t}].hands must be an object")
     _need(set(hands_raw) == set(names), f"tours[{t}].hands must list every player once")
     hands: list[list[int]] = []
     for name in names:

@@ -16,7 +16,7 @@ play (``random_step``, ``play_random``) is one loop over the core drawing exactl
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from krendzu.actions import Action, Announce, Discard, EndTurn, Pass, Place, Redeal
@@ -655,7 +655,8 @@ class Tour:
         # A step draws rng.randrange(n) (n >= 1: the seat holds a card, the frontier is
         # never empty), i.e. rng._randbelow(n); for a plain Random that is inlined below:
         # n.bit_length() random bits, drawn again while too big. The same numbers.
-        randbelow = rng._randbelow
+        # (_randbelow is CPython's private method, so typeshed does not declare it.)
+        randbelow: Callable[[int], int] = rng._randbelow  # type: ignore[attr-defined]
         getrandbits = rng.getrandbits if type(rng) is random.Random else None
         while steps and self.phase != OVER:
             steps -= 1
@@ -772,17 +773,18 @@ class TourView:
     @classmethod
     def of(cls, tour: Tour, seat: int | None) -> TourView:
         n = tour.players
-        own = seat is not None and 0 <= seat < n
+        # The seat whose hand this view shows; None for the public (or a seat not at table).
+        viewer = seat if seat is not None and 0 <= seat < n else None
         legal: tuple[Action, ...] = ()
-        if own and tour.current_player == seat:
+        if viewer is not None and tour.current_player == viewer:
             legal = tuple(tour.legal_actions())
         return cls(
-            viewer=seat if own else None,
+            viewer=viewer,
             table=tour.table,
             roles=tour.roles,
             phase=tour.phase,
             current_player=tour.current_player,
-            hand=tuple(tour.hand(seat)) if own else (),  # type: ignore[arg-type]
+            hand=tuple(tour.hand(viewer)) if viewer is not None else (),
             hand_sizes=tour.hand_sizes(),
             placements=tuple((Card(c), *cell_xy(cell)) for c, cell in tour.placed),
             turns=tuple(tour.turns),
@@ -793,8 +795,10 @@ class TourView:
             exchange_limit=tour.exchange_limit,
             announcements=tuple(tour.announcements),
             discards_done=tuple(len(tour.discards.get(s, ())) for s in range(n)),
-            own_discards=tuple(Card(c) for c in tour.discards.get(seat, ())) if own else (),  # type: ignore[arg-type]
-            own_draws=tuple(Card(c) for c in tour.draws(seat)) if own else (),  # type: ignore[arg-type]
+            own_discards=(
+                tuple(Card(c) for c in tour.discards.get(viewer, ())) if viewer is not None else ()
+            ),
+            own_draws=tuple(Card(c) for c in tour.draws(viewer)) if viewer is not None else (),
             legal=legal,
         )
 

@@ -217,7 +217,7 @@ class BoardLayout:
 
     def labels(self) -> list[tuple[str, Box]]:
         """Every coordinate label drawn, with its box (each column and row twice)."""
-        out = []
+        out: list[tuple[str, Box]] = []
         for x in self.columns:
             text = self.frame.column_label(x)
             out.extend((text, box) for box in self.column_label_boxes(x))

@@ -162,7 +162,7 @@ def rules_image(lang: str = "en", *, texts: Mapping[str, str] | None = None,
               fill=theme.header_text, anchor="lm")
 
     # Values: one card of each rank with its values under it.
-    y = title_h + 16
+    y: float = title_h + 16
     draw.text((PAD, y + 28), words["values_heading"], font=heading_face, fill=theme.accent,
               anchor="ls")
     y = _paragraph(draw, (PAD, y + 38), words["values_note"], note_face, inner,
@@ -193,8 +193,8 @@ def rules_image(lang: str = "en", *, texts: Mapping[str, str] | None = None,
                    theme.header_dim) + 12
     y = title_h + values_h + combos_head_h
     for i, example in enumerate(EXAMPLES):
-        r, c = divmod(i, cols)
-        px = PAD + c * (panel_w + panel_gap)
+        r, col = divmod(i, cols)
+        px = PAD + col * (panel_w + panel_gap)
         py = y + r * (panel_h + panel_gap)
         _draw_example(img, draw, example, (px, py, px + panel_w, py + panel_h), card, words,
                       theme)
@@ -312,7 +312,7 @@ def _caption(board: Image.Image, items: Sequence[tuple[str, str]], theme: Theme,
     out.paste(board, (0, 0))
     draw = ImageDraw.Draw(out)
     draw.rectangle([0, board.height, width, board.height + 3], fill=theme.accent)
-    y = board.height + pad
+    y: float = board.height + pad
     if title:
         draw.text((pad, y + title_face.size), title, font=title_face, fill=theme.accent,
                   anchor="ls")

@@ -107,8 +107,8 @@ def tour_steps(source: Any, *, tour: int | None = None) -> list[MatchView]:
     moves = record["tours"][t].get("moves", [])
     steps: list[tuple[int, int | None]] = []
     for m, move in enumerate(moves):
-        for k in range(1, len(move.get("cards", [])) + 1):
-            steps.append((m, k))
+        for placed in range(1, len(move.get("cards", [])) + 1):
+            steps.append((m, placed))
     views = [_view(import_record(truncate(record, t, 0)), t)]
     for i, (m, k) in enumerate(steps):
         cut = m + 1

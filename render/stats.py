@@ -545,6 +545,7 @@ def _leader_row(img: Image.Image, draw: ImageDraw.ImageDraw, row: LeaderRow, top
                 words: Mapping[str, str], theme: Theme) -> None:
     rank_centre, name, rating, matches, wdl = columns
     medal = 1 <= row.rank <= 3
+    fill: tuple[int, int, int] | None
     if medal:
         fill = _mix(theme.felt, theme.accent, 0.09 if index % 2 else 0.12)
     else:

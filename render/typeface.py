@@ -36,7 +36,8 @@ def text_width(face: ImageFont.FreeTypeFont, text: str) -> float:
 
 @lru_cache(maxsize=4096)
 def _stamp(face: ImageFont.FreeTypeFont, text: str, anchor: str) -> tuple[Image.Image, int, int]:
-    left, top, right, bottom = face.getbbox(text, anchor=anchor)
+    # Pillow types the box as floats; FreeType's pixel box is whole numbers.
+    left, top, right, bottom = (int(v) for v in face.getbbox(text, anchor=anchor))
     mask = Image.new("L", (max(1, right - left), max(1, bottom - top)), 0)
     ImageDraw.Draw(mask).text((-left, -top), text, font=face, fill=255, anchor=anchor)
     return mask, left, top

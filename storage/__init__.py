@@ -34,7 +34,6 @@ from storage.base import (
     RatingRow,
     SchemaTooNew,
     SeatKind,
-    SeatOutcome,
     SeatRow,
     SeatSpec,
     SequenceConflict,
@@ -45,7 +44,6 @@ from storage.base import (
     StoredMatch,
     TimerRow,
     UserRow,
-    match_outcome,
     rebuild_game,
 )
 
@@ -111,7 +109,6 @@ __all__ = [
     "RatingRow",
     "SchemaTooNew",
     "SeatKind",
-    "SeatOutcome",
     "SeatRow",
     "SeatSpec",
     "SequenceConflict",
@@ -123,7 +120,6 @@ __all__ = [
     "TimerRow",
     "UserRow",
     "default_target",
-    "match_outcome",
     "open_store",
     "rebuild_game",
     "sqlite_path",

@@ -64,8 +64,8 @@ def cmd_info(db: str) -> dict[str, Any]:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         version = 0
         if "schema_version" in tables:
-            version = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_version")
-            version = version.fetchone()[0]
+            cur = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_version")
+            version = cur.fetchone()[0]
         counts = {
             name: conn.execute(f'SELECT COUNT(*) FROM "{name}"').fetchone()[0]
             for name in sorted(tables)

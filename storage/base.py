@@ -9,7 +9,7 @@ its settings, seat labels, seed and move log: :func:`rebuild_game` turns them ba
 from __future__ import annotations
 
 import abc
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -18,7 +18,6 @@ from typing import Any, Self
 
 from krendzu import IllegalMove, KrendzuError, Match, PlayerAction, Redeal, Settings, Table
 from krendzu import parse_action as _parse_action
-from krendzu.outcome import match_outcome as engine_outcome
 
 
 def name_key(name: str) -> str:
@@ -294,23 +293,6 @@ class StoredMatch:
         return len(self.game.history) + 1
 
 
-@dataclass(frozen=True, slots=True)
-class SeatOutcome:
-    """What one seat's statistics gain from a finished match."""
-
-    seat: int
-    win: bool
-    draw: bool
-    points_scored: int
-    points_conceded: int
-    tours_attacked: int = 0
-    tours_defended: int = 0
-    best_tour: int = 0  # most points in one tour it attacked
-    suit_combos: int = 0  # combinations of one suit scored while it attacked
-    progression_combos: int = 0  # the other combinations scored while it attacked
-    own_goals_conceded: int = 0  # combinations it completed itself while defending
-
-
 # Engine glue shared by every backend ----------------------------------------------------
 
 
@@ -334,48 +316,6 @@ def rebuild_game(row: MatchRow, actions: Sequence[str]) -> Match:
         except KrendzuError as exc:
             raise CorruptMatch(f"match {row.match_id}, move {seq} {text!r}: {exc}") from exc
     return game
-
-
-def match_outcome(game: Match, resigned: Collection[int] = ()) -> list[SeatOutcome]:
-    """Per-seat statistics of a finished match (wins, draws, points scored and conceded).
-
-    Who won is the engine's :func:`krendzu.outcome.match_outcome` (``resigned`` seats, a
-    trio player who resigned while the computer played on, rank last), the same answer the
-    closing summary and the ratings give."""
-    if not game.is_over:
-        raise ValueError("the match is not over")
-    result = engine_outcome(game, resigned)
-    out = []
-    for seat in range(len(game.players)):
-        conceded = sum(t.points for t in game.tours if not t.is_attacker[seat])
-        attacked = [t for t in game.tours if t.is_attacker[seat]]
-        suited = progression = own_goals = 0
-        for tour in game.tours:
-            board = tour.board()
-            for combo in tour.combos:
-                if tour.is_attacker[seat]:
-                    if len({board[cell].suit for cell in combo.cells}) == 1:
-                        suited += 1
-                    else:
-                        progression += 1
-                elif combo.own_goal and combo.player == seat:
-                    own_goals += 1
-        out.append(
-            SeatOutcome(
-                seat=seat,
-                win=result.won(seat),
-                draw=result.drew(seat),
-                points_scored=result.points[seat],
-                points_conceded=conceded,
-                tours_attacked=len(attacked),
-                tours_defended=len(game.tours) - len(attacked),
-                best_tour=max((t.points for t in attacked), default=0),
-                suit_combos=suited,
-                progression_combos=progression,
-                own_goals_conceded=own_goals,
-            )
-        )
-    return out
 
 
 # The interface --------------------------------------------------------------------------
@@ -404,14 +344,6 @@ class Store(abc.ABC):
         tb: TracebackType | None,
     ) -> None:
         await self.close()
-
-    @abc.abstractmethod
-    async def schema_version(self) -> int:
-        """The schema version the database is at."""
-
-    @abc.abstractmethod
-    async def backup(self, dest: str) -> None:
-        """Write a consistent copy of the whole database to ``dest``, safe while running."""
 
     # Chats and users --------------------------------------------------------------------
 
@@ -493,13 +425,6 @@ class Store(abc.ABC):
         """
 
     @abc.abstractmethod
-    async def finish_match(self, match_id: int, game: Match | None = None) -> bool:
-        """Close a match that is over and record statistics (recovery path of ``final``).
-
-        ``game`` defaults to the rebuilt state. Returns False if it was closed already.
-        """
-
-    @abc.abstractmethod
     async def abandon_match(self, match_id: int) -> bool:
         """Close an unfinished match without statistics. False if it was closed already."""
 
@@ -530,11 +455,6 @@ class Store(abc.ABC):
     @abc.abstractmethod
     async def rating_history(self, user_id: int, limit: int = 100) -> list[tuple[float, float]]:
         """(mu, sigma) after each of the user's last ``limit`` rated matches, oldest first."""
-
-    @abc.abstractmethod
-    async def rated_players(self, chat_id: int | None = None, limit: int = 20
-                            ) -> list[tuple[StatsRow, RatingRow | None]]:
-        """Everyone with statistics in the chat (all chats: None) and their rating."""
 
     @abc.abstractmethod
     async def top_players(self, chat_id: int | None = None, limit: int = 20, *,
@@ -674,20 +594,6 @@ class Store(abc.ABC):
         """Finished matches whose last moves were stored but not all announced (the bot
         stopped before the final post went out), oldest first."""
 
-    # Updates ----------------------------------------------------------------------------
-
-    @abc.abstractmethod
-    async def mark_update(self, update_id: int) -> bool:
-        """Remember an update id; False if it was remembered already (a redelivery)."""
-
-    @abc.abstractmethod
-    async def seen_update(self, update_id: int) -> bool:
-        """Whether the update id was processed (read only)."""
-
-    @abc.abstractmethod
-    async def prune_updates(self, older_than_seconds: float) -> int:
-        """Forget update ids processed longer ago than that; returns how many."""
-
     # Statistics -------------------------------------------------------------------------
 
     @abc.abstractmethod
@@ -700,6 +606,27 @@ class Store(abc.ABC):
         indexed look-up, not a scan of every player) in one chat or over all chats; of
         several players of that name, the one with the most wins."""
 
+    # Administration and inspection ------------------------------------------------------
+    # Nothing in the bot calls these: ``python -m storage``, operators and tests do. The
+    # bot's own update ids are remembered by ``append_move(update_id=...)`` and pruned
+    # automatically; the ledger methods below inspect and maintain it by hand.
+
     @abc.abstractmethod
-    async def leaderboard(self, chat_id: int | None = None, limit: int = 10) -> list[StatsRow]:
-        """Best players of a chat (or of all chats): wins, then draws, then points."""
+    async def schema_version(self) -> int:
+        """The schema version the database is at."""
+
+    @abc.abstractmethod
+    async def backup(self, dest: str) -> None:
+        """Write a consistent copy of the whole database to ``dest``, safe while running."""
+
+    @abc.abstractmethod
+    async def mark_update(self, update_id: int) -> bool:
+        """Remember an update id; False if it was remembered already (a redelivery)."""
+
+    @abc.abstractmethod
+    async def seen_update(self, update_id: int) -> bool:
+        """Whether the update id was processed (read only)."""
+
+    @abc.abstractmethod
+    async def prune_updates(self, older_than_seconds: float) -> int:
+        """Forget update ids processed longer ago than that; returns how many."""

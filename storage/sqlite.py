@@ -8,25 +8,32 @@ stores (or processes) on one file are serialised by SQLite itself: writes start 
 
 Each public call runs in a shielded task: if the caller is cancelled, the transaction still
 finishes (commit or rollback) and the connection is never left inside a transaction.
+
+Every call reaches the connection through one of two wrappers: :meth:`SqliteStore._read`
+(one read transaction; ``_select`` runs one query through it) and
+:meth:`SqliteStore._write` (group commit; ``_change`` runs one statement through it). Rows
+come back as ``sqlite3.Row`` and each row type is built from named columns.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import os
 import secrets
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import aiosqlite
 
-from krendzu import DEAL_PRESETS, Match, Outcome, PlayerAction, Settings
+from krendzu import DEAL_PRESETS, Match, Outcome, PlayerAction, Settings, match_outcome
+from krendzu.stats import SeatStatistics, seat_statistics
 from storage.base import (
     ActiveMatchExists,
     ChatRow,
@@ -52,7 +59,6 @@ from storage.base import (
     StoredMatch,
     TimerRow,
     UserRow,
-    match_outcome,
     name_key,
     normalize_action,
     rebuild_game,
@@ -62,8 +68,11 @@ from storage.migrations import LATEST, MIGRATIONS, VERSION_TABLE, Migration
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+R = TypeVar("R")
 #: One write: runs inside a transaction the writer opened, must not commit or roll back.
 WriteOp = Callable[[aiosqlite.Connection], Awaitable[T]]
+#: One read: runs inside a read transaction the reader opened.
+ReadOp = Callable[[aiosqlite.Connection], Awaitable[T]]
 
 MEMORY = ":memory:"
 BUSY_TIMEOUT_MS = 5000
@@ -306,30 +315,39 @@ def _chat_settings_load(text: str | None) -> Settings | None:
     return _settings_from(data.pop("table"), data)
 
 
+# Rows: every dataclass is built from named columns (the connection's row factory is
+# ``sqlite3.Row``), so a column added to a SELECT cannot shift another field.
+
+
+def _at(ts: float) -> datetime:
+    return datetime.fromtimestamp(ts, UTC)
+
+
 _MATCH_COLUMNS = """
     m.match_id, m.chat_id, m.thread_id, m.table_kind, m.settings, m.seed, m.status,
     m.board_message_id, m.created_at, m.finished_at, m.totals,
-    (SELECT COALESCE(MAX(v.seq), 0) FROM moves v WHERE v.match_id = m.match_id),
+    (SELECT COALESCE(MAX(v.seq), 0) FROM moves v WHERE v.match_id = m.match_id)
+        AS move_count,
     m.announced_seq, m.conceded_by
 """
 
 
-def _match_row(r: Sequence[Any], seats: tuple[SeatRow, ...]) -> MatchRow:
+def _match_row(r: sqlite3.Row, seats: tuple[SeatRow, ...]) -> MatchRow:
     return MatchRow(
-        match_id=r[0],
-        chat_id=r[1],
-        thread_id=r[2] or None,
-        settings=_settings_from(r[3], json.loads(r[4])),
-        seed=r[5],
-        status=MatchStatus(r[6]),
+        match_id=r["match_id"],
+        chat_id=r["chat_id"],
+        thread_id=r["thread_id"] or None,
+        settings=_settings_from(r["table_kind"], json.loads(r["settings"])),
+        seed=r["seed"],
+        status=MatchStatus(r["status"]),
         seats=seats,
-        move_count=r[11],
-        board_message_id=r[7],
-        created_at=datetime.fromtimestamp(r[8], UTC),
-        finished_at=_dt(r[9]),
-        totals=None if r[10] is None else tuple(json.loads(r[10])),
-        announced_seq=r[12],
-        conceded_by=r[13],
+        move_count=r["move_count"],
+        board_message_id=r["board_message_id"],
+        created_at=_at(r["created_at"]),
+        finished_at=_dt(r["finished_at"]),
+        totals=None if r["totals"] is None else tuple(json.loads(r["totals"])),
+        announced_seq=r["announced_seq"],
+        conceded_by=r["conceded_by"],
     )
 
 
@@ -337,11 +355,56 @@ def _flag(value: bool | None) -> int | None:
     return None if value is None else int(value)
 
 
+_SEAT_COLUMNS = "match_id, seat, kind, user_id, level, label"
+
+
+def _seat_row(r: sqlite3.Row) -> SeatRow:
+    return SeatRow(seat=r["seat"], kind=SeatKind(r["kind"]), user_id=r["user_id"],
+                   level=r["level"], label=r["label"])
+
+
+_MOVE_COLUMNS = "match_id, seq, action, update_id, created_at"
+
+
+def _move_row(r: sqlite3.Row) -> MoveRow:
+    return MoveRow(match_id=r["match_id"], seq=r["seq"], action=r["action"],
+                   update_id=r["update_id"], created_at=_at(r["created_at"]))
+
+
+_CHAT_COLUMNS = "chat_id, language, default_settings, created_at, updated_at, tidy"
+
+
+def _chat_row(r: sqlite3.Row) -> ChatRow:
+    return ChatRow(
+        chat_id=r["chat_id"],
+        language=r["language"],
+        default_settings=_chat_settings_load(r["default_settings"]),
+        created_at=_at(r["created_at"]),
+        updated_at=_at(r["updated_at"]),
+        tidy=bool(r["tidy"]),
+    )
+
+
+_USER_COLUMNS = "user_id, display_name, language, can_write_privately, created_at, updated_at"
+
+
+def _user_row(r: sqlite3.Row) -> UserRow:
+    return UserRow(
+        user_id=r["user_id"],
+        display_name=r["display_name"],
+        language=r["language"],
+        can_write_privately=bool(r["can_write_privately"]),
+        created_at=_at(r["created_at"]),
+        updated_at=_at(r["updated_at"]),
+    )
+
+
 _TIMER_COLUMNS = "t.match_id, t.seconds, t.seq, t.deadline, t.reminded"
 
 
-def _timer_row(r: Sequence[Any]) -> TimerRow:
-    return TimerRow(match_id=r[0], seconds=r[1], seq=r[2], deadline=r[3], reminded=bool(r[4]))
+def _timer_row(r: sqlite3.Row) -> TimerRow:
+    return TimerRow(match_id=r["match_id"], seconds=r["seconds"], seq=r["seq"],
+                    deadline=r["deadline"], reminded=bool(r["reminded"]))
 
 
 _LOBBY_COLUMNS = (
@@ -350,23 +413,71 @@ _LOBBY_COLUMNS = (
 )
 
 
-def _lobby_row(r: Sequence[Any]) -> LobbyRow:
+def _lobby_row(r: sqlite3.Row) -> LobbyRow:
     return LobbyRow(
-        lobby_id=r[0],
-        chat_id=r[1],
-        thread_id=r[2] or None,
-        creator_id=r[3],
-        state=json.loads(r[4]),
-        message_id=r[5],
-        status=LobbyStatus(r[6]),
-        match_id=r[7],
-        created_at=datetime.fromtimestamp(r[8], UTC),
-        updated_at=datetime.fromtimestamp(r[9], UTC),
+        lobby_id=r["lobby_id"],
+        chat_id=r["chat_id"],
+        thread_id=r["thread_id"] or None,
+        creator_id=r["creator_id"],
+        state=json.loads(r["state"]),
+        message_id=r["message_id"],
+        status=LobbyStatus(r["status"]),
+        match_id=r["match_id"],
+        created_at=_at(r["created_at"]),
+        updated_at=_at(r["updated_at"]),
     )
 
 
-def _seat_row(r: Sequence[Any]) -> SeatRow:
-    return SeatRow(seat=r[0], kind=SeatKind(r[1]), user_id=r[2], level=r[3], label=r[4])
+def _stand_in(r: sqlite3.Row) -> StandIn:
+    return StandIn(seat=r["seat"], timeouts=r["timeouts"], computer=bool(r["computer"]),
+                   resigned=bool(r["resigned"]))
+
+
+_RATING_COLUMNS = "user_id, mu, sigma, rated_matches"
+
+
+def _rating_row(r: sqlite3.Row) -> RatingRow:
+    return RatingRow(user_id=r["user_id"], mu=r["mu"], sigma=r["sigma"],
+                     rated_matches=r["rated_matches"])
+
+
+#: A player's statistics summed over the chats of ``user_stats s`` (joined to ``users u``),
+#: one column per :class:`StatsRow` field; ``GROUP BY s.user_id`` goes with it.
+_STATS_COLUMNS = """
+    s.user_id, u.display_name, SUM(s.matches) AS matches, SUM(s.wins) AS wins,
+    SUM(s.draws) AS draws, SUM(s.points_scored) AS points_scored,
+    SUM(s.points_conceded) AS points_conceded, SUM(s.tours_attacked) AS tours_attacked,
+    SUM(s.tours_defended) AS tours_defended, MAX(s.best_tour) AS best_tour,
+    SUM(s.suit_combos) AS suit_combos, SUM(s.progression_combos) AS progression_combos,
+    SUM(s.own_goals_conceded) AS own_goals_conceded
+"""
+_STATS_FIELDS = tuple(f.name for f in dataclasses.fields(StatsRow))
+
+
+def _stats_row(r: sqlite3.Row) -> StatsRow:
+    return StatsRow(**{name: r[name] for name in _STATS_FIELDS})
+
+
+#: The columns of ``user_stats`` a finished match adds to (``matches`` is counted apart).
+_STATS_SUMS = ("wins", "draws", "points_scored", "points_conceded", "tours_attacked",
+               "tours_defended", "suit_combos", "progression_combos", "own_goals_conceded")
+
+#: Adds one finished match to a player's row (named parameters: see _stats_params).
+_ADD_STATS = f"""
+    INSERT INTO user_stats (user_id, chat_id, matches, best_tour, {", ".join(_STATS_SUMS)})
+    VALUES (:user_id, :chat_id, 1, :best_tour, {", ".join(":" + c for c in _STATS_SUMS)})
+    ON CONFLICT (user_id, chat_id) DO UPDATE SET
+        matches = matches + 1,
+        best_tour = MAX(best_tour, excluded.best_tour),
+        {", ".join(f"{c} = {c} + excluded.{c}" for c in _STATS_SUMS)}
+"""
+
+
+def _stats_params(user_id: int, chat_id: int, gained: SeatStatistics) -> dict[str, Any]:
+    """What a seat's statistics gain (the engine's figures, stored as they are), as the
+    named parameters of ``_ADD_STATS``."""
+    return {**dataclasses.asdict(gained), "user_id": user_id, "chat_id": chat_id,
+            "wins": int(gained.win), "draws": int(gained.draw)}
 
 
 _STATS_ORDER = "wins DESC, draws DESC, points_scored DESC, matches ASC, s.user_id ASC"
@@ -387,6 +498,7 @@ class SqliteStore(Store):
         update_ttl: float = UPDATE_TTL_SECONDS,
     ) -> None:
         self._conn = conn
+        conn.row_factory = sqlite3.Row  # rows are read by column name
         self.path = path
         self._clock = clock
         self._update_ttl = update_ttl
@@ -432,7 +544,7 @@ class SqliteStore(Store):
             raise
         return cls(conn, path, clock=clock, update_ttl=update_ttl)
 
-    # Plumbing ---------------------------------------------------------------------------
+    # Plumbing: one read wrapper, one write wrapper ----------------------------------------
 
     async def _guard(self, work: Callable[[], Awaitable[T]]) -> T:
         """Run ``work`` to completion even if the caller is cancelled; wrap SQLite errors."""
@@ -444,6 +556,36 @@ class SqliteStore(Store):
             return await asyncio.shield(task)
         except sqlite3.Error as exc:
             raise StorageError(f"{type(exc).__name__}: {exc}") from exc
+
+    async def _read(self, op: ReadOp[T]) -> T:
+        """Run one read: ``op`` inside a read transaction of its own (a consistent snapshot,
+        so the queries of one call agree), finished even if the caller is cancelled.
+
+        Every read goes through here; :meth:`_select` is the one-query shorthand."""
+
+        async def work() -> T:
+            async with self._tx("DEFERRED") as conn:
+                return await op(conn)
+
+        return await self._guard(work)
+
+    async def _select(self, sql: str, params: Sequence[Any],
+                      map_row: Callable[[sqlite3.Row], R]) -> list[R]:
+        """One query as one read, each row mapped by ``map_row`` (by column name)."""
+
+        async def op(conn: aiosqlite.Connection) -> list[R]:
+            return [map_row(r) for r in await conn.execute_fetchall(sql, params)]
+
+        return await self._read(op)
+
+    async def _change(self, sql: str, params: Sequence[Any]) -> int:
+        """One statement as one write (see :meth:`_write`); how many rows it changed."""
+
+        async def op(conn: aiosqlite.Connection) -> int:
+            cur = await conn.execute(sql, params)
+            return cur.rowcount
+
+        return await self._write(op)
 
     async def _write(self, op: WriteOp[T]) -> T:
         """Run one write atomically and return once it is durably committed.
@@ -558,14 +700,9 @@ class SqliteStore(Store):
                         await conn.execute("ROLLBACK")
                 raise
 
-    async def _fetchall(
-        self, conn: aiosqlite.Connection, sql: str, params: Sequence[Any] = ()
-    ) -> Iterable[sqlite3.Row]:
-        return await conn.execute_fetchall(sql, params)
-
-    async def _fetchone(
-        self, conn: aiosqlite.Connection, sql: str, params: Sequence[Any] = ()
-    ) -> Any:
+    async def _fetchone(self, conn: aiosqlite.Connection, sql: str,
+                        params: Sequence[Any] = ()) -> sqlite3.Row | None:
+        """The first row of a query inside a write (reads use :meth:`_read`)."""
         async with conn.execute(sql, params) as cur:
             return await cur.fetchone()
 
@@ -581,55 +718,6 @@ class SqliteStore(Store):
             with contextlib.suppress(sqlite3.Error):
                 await self._conn.execute("PRAGMA optimize")
             await self._conn.close()
-
-    async def schema_version(self) -> int:
-        async def work() -> int:
-            async with self._tx("DEFERRED") as conn:
-                return await current_version(conn)
-
-        return await self._guard(work)
-
-    async def pragmas(self) -> dict[str, Any]:
-        """The connection settings that durability depends on (for ``info`` and tests)."""
-
-        async def work() -> dict[str, Any]:
-            async with self._lock:
-                return {
-                    name: await _scalar(self._conn, f"PRAGMA {name}")
-                    for name in ("journal_mode", "synchronous", "foreign_keys", "busy_timeout")
-                }
-
-        return await self._guard(work)
-
-    async def integrity_check(self) -> list[str]:
-        """``PRAGMA integrity_check`` and ``foreign_key_check``; empty when all is well."""
-
-        async def work() -> list[str]:
-            async with self._lock:
-                rows = await self._conn.execute_fetchall("PRAGMA integrity_check")
-                problems = [str(r[0]) for r in rows if r[0] != "ok"]
-                fk = await self._conn.execute_fetchall("PRAGMA foreign_key_check")
-                problems += [f"foreign key: {tuple(r)}" for r in fk]
-                return problems
-
-        return await self._guard(work)
-
-    async def backup(self, dest: str) -> None:
-        dest = os.fspath(dest)
-        if self.path != MEMORY:
-            # A separate connection in a worker thread: the store keeps serving meanwhile.
-            await asyncio.to_thread(backup_file, self.path, dest)
-            return
-
-        async def work() -> None:
-            async with self._lock:
-                target = await aiosqlite.connect(dest, isolation_level=None)
-                try:
-                    await self._conn.backup(target)
-                finally:
-                    await target.close()
-
-        await self._guard(work)
 
     # Chats and users --------------------------------------------------------------------
 
@@ -659,36 +747,17 @@ class SqliteStore(Store):
                 """,
                 (chat_id, language, dumped, now, now, _flag(tidy), _flag(tidy)),
             )
-            row = await self._get_chat(conn, chat_id)
+            row = await self._fetchone(
+                conn, f"SELECT {_CHAT_COLUMNS} FROM chats WHERE chat_id = ?", (chat_id,))
             assert row is not None
-            return row
+            return _chat_row(row)
 
         return await self._write(work)
 
     async def get_chat(self, chat_id: int) -> ChatRow | None:
-        async def work() -> ChatRow | None:
-            async with self._tx("DEFERRED") as conn:
-                return await self._get_chat(conn, chat_id)
-
-        return await self._guard(work)
-
-    async def _get_chat(self, conn: aiosqlite.Connection, chat_id: int) -> ChatRow | None:
-        r = await self._fetchone(
-            conn,
-            "SELECT chat_id, language, default_settings, created_at, updated_at, tidy "
-            "FROM chats WHERE chat_id = ?",
-            (chat_id,),
-        )
-        if r is None:
-            return None
-        return ChatRow(
-            chat_id=r[0],
-            language=r[1],
-            default_settings=_chat_settings_load(r[2]),
-            created_at=datetime.fromtimestamp(r[3], UTC),
-            updated_at=datetime.fromtimestamp(r[4], UTC),
-            tidy=bool(r[5]),
-        )
+        rows = await self._select(
+            f"SELECT {_CHAT_COLUMNS} FROM chats WHERE chat_id = ?", (chat_id,), _chat_row)
+        return rows[0] if rows else None
 
     async def upsert_user(
         self,
@@ -717,36 +786,17 @@ class SqliteStore(Store):
                 (user_id, display_name, language, can, now, now, name_key(display_name),
                  language, can),
             )
-            row = await self._get_user(conn, user_id)
+            row = await self._fetchone(
+                conn, f"SELECT {_USER_COLUMNS} FROM users WHERE user_id = ?", (user_id,))
             assert row is not None
-            return row
+            return _user_row(row)
 
         return await self._write(work)
 
     async def get_user(self, user_id: int) -> UserRow | None:
-        async def work() -> UserRow | None:
-            async with self._tx("DEFERRED") as conn:
-                return await self._get_user(conn, user_id)
-
-        return await self._guard(work)
-
-    async def _get_user(self, conn: aiosqlite.Connection, user_id: int) -> UserRow | None:
-        r = await self._fetchone(
-            conn,
-            "SELECT user_id, display_name, language, can_write_privately, created_at, "
-            "updated_at FROM users WHERE user_id = ?",
-            (user_id,),
-        )
-        if r is None:
-            return None
-        return UserRow(
-            user_id=r[0],
-            display_name=r[1],
-            language=r[2],
-            can_write_privately=bool(r[3]),
-            created_at=datetime.fromtimestamp(r[4], UTC),
-            updated_at=datetime.fromtimestamp(r[5], UTC),
-        )
+        rows = await self._select(
+            f"SELECT {_USER_COLUMNS} FROM users WHERE user_id = ?", (user_id,), _user_row)
+        return rows[0] if rows else None
 
     # Matches ----------------------------------------------------------------------------
 
@@ -786,9 +836,9 @@ class SqliteStore(Store):
             if humans:
                 marks = ",".join("?" * len(humans))
                 found = {
-                    r[0]
-                    for r in await self._fetchall(
-                        conn, f"SELECT user_id FROM users WHERE user_id IN ({marks})", humans
+                    r["user_id"]
+                    for r in await conn.execute_fetchall(
+                        f"SELECT user_id FROM users WHERE user_id IN ({marks})", humans
                     )
                 }
                 missing = [u for u in humans if u not in found]
@@ -802,7 +852,7 @@ class SqliteStore(Store):
             )
             if busy is not None:
                 raise ActiveMatchExists(
-                    f"chat {chat_id} topic {thread_id} already plays match {busy[0]}"
+                    f"chat {chat_id} topic {thread_id} already plays match {busy['match_id']}"
                 )
             cur = await conn.execute(
                 """
@@ -864,23 +914,27 @@ class SqliteStore(Store):
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
             marks = ",".join("?" * len(chunk))
-            for r in await self._fetchall(
-                conn,
-                "SELECT match_id, seat, kind, user_id, level, label FROM seats "
-                f"WHERE match_id IN ({marks}) ORDER BY match_id, seat",
+            for r in await conn.execute_fetchall(
+                f"SELECT {_SEAT_COLUMNS} FROM seats WHERE match_id IN ({marks}) "
+                "ORDER BY match_id, seat",
                 chunk,
             ):
-                out[r[0]].append(_seat_row(r[1:]))
+                out[r["match_id"]].append(_seat_row(r))
         return {m: tuple(s) for m, s in out.items()}
 
     async def _match_rows(
         self, conn: aiosqlite.Connection, where: str, params: Sequence[Any]
     ) -> list[MatchRow]:
+        """Matches and their seats (two queries in the caller's transaction)."""
         rows = list(
-            await self._fetchall(conn, f"SELECT {_MATCH_COLUMNS} FROM matches m {where}", params)
+            await conn.execute_fetchall(f"SELECT {_MATCH_COLUMNS} FROM matches m {where}", params)
         )
-        seats = await self._seats(conn, [r[0] for r in rows])
-        return [_match_row(r, seats[r[0]]) for r in rows]
+        seats = await self._seats(conn, [r["match_id"] for r in rows])
+        return [_match_row(r, seats[r["match_id"]]) for r in rows]
+
+    async def _matches(self, where: str, params: Sequence[Any] = ()) -> list[MatchRow]:
+        """The matches ``where`` picks, as one read."""
+        return await self._read(lambda conn: self._match_rows(conn, where, params))
 
     async def _get_match(self, conn: aiosqlite.Connection, match_id: int) -> MatchRow:
         rows = await self._match_rows(conn, "WHERE m.match_id = ?", (match_id,))
@@ -889,32 +943,20 @@ class SqliteStore(Store):
         return rows[0]
 
     async def get_match(self, match_id: int) -> MatchRow:
-        async def work() -> MatchRow:
-            async with self._tx("DEFERRED") as conn:
-                return await self._get_match(conn, match_id)
-
-        return await self._guard(work)
+        return await self._read(lambda conn: self._get_match(conn, match_id))
 
     async def load_match(self, match_id: int) -> StoredMatch:
-        async def work() -> tuple[MatchRow, list[Any]]:
-            async with self._tx("DEFERRED") as conn:
-                row = await self._get_match(conn, match_id)
-                moves = list(
-                    await self._fetchall(
-                        conn,
-                        "SELECT seq, action, update_id, created_at FROM moves "
-                        "WHERE match_id = ? ORDER BY seq",
-                        (match_id,),
-                    )
-                )
-                return row, moves
+        async def op(conn: aiosqlite.Connection) -> tuple[MatchRow, list[MoveRow]]:
+            row = await self._get_match(conn, match_id)
+            moves = await conn.execute_fetchall(
+                f"SELECT {_MOVE_COLUMNS} FROM moves WHERE match_id = ? ORDER BY seq",
+                (match_id,),
+            )
+            return row, [_move_row(r) for r in moves]
 
-        row, raw = await self._guard(work)
-        moves = tuple(
-            MoveRow(match_id, r[0], r[1], r[2], datetime.fromtimestamp(r[3], UTC)) for r in raw
-        )
+        row, moves = await self._read(op)
         game = rebuild_game(row, [m.action for m in moves])
-        return StoredMatch(row, moves, game)
+        return StoredMatch(row, tuple(moves), game)
 
     async def append_move(
         self,
@@ -939,15 +981,15 @@ class SqliteStore(Store):
             r = await self._fetchone(
                 conn,
                 "SELECT status, (SELECT COALESCE(MAX(seq), 0) FROM moves "
-                "WHERE match_id = ?) FROM matches WHERE match_id = ?",
+                "WHERE match_id = ?) AS last_seq FROM matches WHERE match_id = ?",
                 (match_id, match_id),
             )
             if r is None:
                 raise NotFound(f"no match {match_id}")
-            if r[0] != MatchStatus.ACTIVE:
-                raise MatchClosed(f"match {match_id} is {r[0]}")
-            if r[1] + 1 != expected_seq:
-                raise SequenceConflict(match_id, expected_seq, r[1] + 1)
+            if r["status"] != MatchStatus.ACTIVE:
+                raise MatchClosed(f"match {match_id} is {r['status']}")
+            if r["last_seq"] + 1 != expected_seq:
+                raise SequenceConflict(match_id, expected_seq, r["last_seq"] + 1)
             await conn.execute(
                 "INSERT INTO moves (match_id, seq, action, update_id, created_at) "
                 "VALUES (?, ?, ?, ?, ?)",
@@ -955,95 +997,32 @@ class SqliteStore(Store):
             )
             if final is not None:
                 await self._close_finished(conn, match_id, final, now)
-            created = datetime.fromtimestamp(now, UTC)
-            return MoveRow(match_id, expected_seq, text, update_id, created)
+            return MoveRow(match_id, expected_seq, text, update_id, _at(now))
 
         return await self._write(work)
 
     async def _close_finished(
         self, conn: aiosqlite.Connection, match_id: int, game: Match, now: float
     ) -> None:
-        """Final status, totals and per-user statistics: inside the caller's transaction."""
+        """Final status, totals and per-user statistics: inside the caller's transaction.
+
+        The statistics are the engine's (:func:`krendzu.stats.seat_statistics` of the
+        outcome with the seats that resigned): this only adds them up."""
         row = await self._get_match(conn, match_id)
         if tuple(row.labels) != game.players:
             raise ValueError(f"that game is not match {match_id} (players differ)")
-        resigned = {r[0] for r in await self._fetchall(
-            conn, "SELECT seat FROM stand_ins WHERE match_id = ? AND resigned = 1", (match_id,))}
-        outcomes = match_outcome(game, resigned)
-        totals = json.dumps(list(game.totals()))
+        resigned = {r["seat"] for r in await conn.execute_fetchall(
+            "SELECT seat FROM stand_ins WHERE match_id = ? AND resigned = 1", (match_id,))}
+        gained = seat_statistics(game, match_outcome(game, resigned))
         await conn.execute(
             "UPDATE matches SET status = 'finished', finished_at = ?, totals = ? "
             "WHERE match_id = ? AND status = 'active'",
-            (now, totals, match_id),
+            (now, json.dumps(list(game.totals())), match_id),
         )
-        params = []
-        for seat in row.seats:
-            if seat.user_id is None:
-                continue
-            o = outcomes[seat.seat]
-            params.append(
-                (
-                    seat.user_id,
-                    row.chat_id,
-                    int(o.win),
-                    int(o.draw),
-                    o.points_scored,
-                    o.points_conceded,
-                    o.tours_attacked,
-                    o.tours_defended,
-                    o.best_tour,
-                    o.suit_combos,
-                    o.progression_combos,
-                    o.own_goals_conceded,
-                )
-            )
-        await conn.executemany(
-            """
-            INSERT INTO user_stats (user_id, chat_id, matches, wins, draws, points_scored,
-                                    points_conceded, tours_attacked, tours_defended, best_tour,
-                                    suit_combos, progression_combos, own_goals_conceded)
-            VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (user_id, chat_id) DO UPDATE SET
-                matches = matches + 1,
-                wins = wins + excluded.wins,
-                draws = draws + excluded.draws,
-                points_scored = points_scored + excluded.points_scored,
-                points_conceded = points_conceded + excluded.points_conceded,
-                tours_attacked = tours_attacked + excluded.tours_attacked,
-                tours_defended = tours_defended + excluded.tours_defended,
-                best_tour = MAX(best_tour, excluded.best_tour),
-                suit_combos = suit_combos + excluded.suit_combos,
-                progression_combos = progression_combos + excluded.progression_combos,
-                own_goals_conceded = own_goals_conceded + excluded.own_goals_conceded
-            """,
-            params,
-        )
-
-    async def finish_match(self, match_id: int, game: Match | None = None) -> bool:
-        if game is None:
-            game = (await self.load_match(match_id)).game
-        if not game.is_over:
-            raise ValueError(f"match {match_id} is not over")
-        now = self._clock()
-        done = game
-
-        async def work(conn: aiosqlite.Connection) -> bool:
-            r = await self._fetchone(
-                conn,
-                "SELECT status, (SELECT COALESCE(MAX(seq), 0) FROM moves "
-                "WHERE match_id = ?) FROM matches WHERE match_id = ?",
-                (match_id, match_id),
-            )
-            if r is None:
-                raise NotFound(f"no match {match_id}")
-            if r[0] != MatchStatus.ACTIVE:
-                return False
-            if r[1] != len(done.history):
-                raise SequenceConflict(match_id, len(done.history) + 1, r[1] + 1)
-            await self._close_finished(conn, match_id, done, now)
-            return True
-
-        return await self._write(work)
+        await conn.executemany(_ADD_STATS, [
+            _stats_params(seat.user_id, row.chat_id, gained[seat.seat])
+            for seat in row.seats if seat.user_id is not None
+        ])
 
     async def abandon_match(self, match_id: int) -> bool:
         now = self._clock()
@@ -1088,49 +1067,31 @@ class SqliteStore(Store):
         return await self._write(work)
 
     async def set_board_message(self, match_id: int, message_id: int | None) -> None:
-        async def work(conn: aiosqlite.Connection) -> None:
-            cur = await conn.execute(
-                "UPDATE matches SET board_message_id = ? WHERE match_id = ?",
-                (message_id, match_id),
-            )
-            if not cur.rowcount:
-                raise NotFound(f"no match {match_id}")
-
-        await self._write(work)
+        if not await self._change(
+            "UPDATE matches SET board_message_id = ? WHERE match_id = ?", (message_id, match_id)
+        ):
+            raise NotFound(f"no match {match_id}")
 
     async def set_announced(self, match_id: int, seq: int) -> None:
-        async def work(conn: aiosqlite.Connection) -> None:
-            await conn.execute(
-                "UPDATE matches SET announced_seq = MAX(announced_seq, ?) WHERE match_id = ?",
-                (seq, match_id),
-            )
-
-        await self._write(work)
+        await self._change(
+            "UPDATE matches SET announced_seq = MAX(announced_seq, ?) WHERE match_id = ?",
+            (seq, match_id),
+        )
 
     # Ratings and history ----------------------------------------------------------------
 
     async def ratings_of(self, user_ids: Sequence[int]) -> dict[int, RatingRow]:
-        async def work() -> dict[int, RatingRow]:
-            ids = list(user_ids)
-            if not ids:
-                return {}
-            marks = ",".join("?" * len(ids))
-            async with self._tx("DEFERRED") as conn:
-                rows = await self._fetchall(
-                    conn, f"SELECT user_id, mu, sigma, rated_matches FROM ratings "
-                    f"WHERE user_id IN ({marks})", ids)
-            return {r[0]: RatingRow(r[0], r[1], r[2], r[3]) for r in rows}
-
-        return await self._guard(work)
+        ids = list(user_ids)
+        marks = ",".join("?" * len(ids))  # SQLite reads "IN ()" as an empty set
+        rows = await self._select(
+            f"SELECT {_RATING_COLUMNS} FROM ratings WHERE user_id IN ({marks})", ids,
+            _rating_row)
+        return {r.user_id: r for r in rows}
 
     async def unrated_matches(self) -> list[MatchRow]:
-        async def work() -> list[MatchRow]:
-            async with self._tx("DEFERRED") as conn:
-                return await self._match_rows(
-                    conn, "WHERE m.rated = 0 AND (m.status = 'finished' OR (m.status = "
-                    "'abandoned' AND m.conceded_by IS NOT NULL)) ORDER BY m.match_id", ())
-
-        return await self._guard(work)
+        return await self._matches(
+            "WHERE m.rated = 0 AND (m.status = 'finished' OR (m.status = "
+            "'abandoned' AND m.conceded_by IS NOT NULL)) ORDER BY m.match_id")
 
     async def apply_ratings(self, match_id: int, ratings: Mapping[int, tuple[float, float]]
                             ) -> bool:
@@ -1157,21 +1118,11 @@ class SqliteStore(Store):
         return await self._write(work)
 
     async def rating_history(self, user_id: int, limit: int = 100) -> list[tuple[float, float]]:
-        async def work() -> list[tuple[float, float]]:
-            async with self._tx("DEFERRED") as conn:
-                rows = await self._fetchall(
-                    conn, "SELECT mu, sigma FROM (SELECT mu, sigma, rated_at, match_id FROM "
-                    "rating_history WHERE user_id = ? ORDER BY rated_at DESC, match_id DESC "
-                    "LIMIT ?) ORDER BY rated_at, match_id", (user_id, limit))
-            return [(r[0], r[1]) for r in rows]
-
-        return await self._guard(work)
-
-    async def rated_players(self, chat_id: int | None = None, limit: int = 20
-                            ) -> list[tuple[StatsRow, RatingRow | None]]:
-        rows = await self._stats("", (), chat_id, limit)
-        ratings = await self.ratings_of([r.user_id for r in rows])
-        return [(r, ratings.get(r.user_id)) for r in rows]
+        return await self._select(
+            "SELECT mu, sigma FROM (SELECT mu, sigma, rated_at, match_id FROM "
+            "rating_history WHERE user_id = ? ORDER BY rated_at DESC, match_id DESC "
+            "LIMIT ?) ORDER BY rated_at, match_id", (user_id, limit),
+            lambda r: (r["mu"], r["sigma"]))
 
     async def top_players(self, chat_id: int | None = None, limit: int = 20, *,
                           rated_after: int = 3
@@ -1179,12 +1130,7 @@ class SqliteStore(Store):
         where, params = ("WHERE s.chat_id = ?", (chat_id,)) if chat_id is not None else ("", ())
         # The window's count is taken over every group before LIMIT keeps the page.
         sql = f"""
-            SELECT s.user_id, u.display_name, SUM(s.matches) AS matches, SUM(s.wins) AS wins,
-                   SUM(s.draws) AS draws, SUM(s.points_scored) AS points_scored,
-                   SUM(s.points_conceded) AS points_conceded,
-                   SUM(s.tours_attacked), SUM(s.tours_defended), MAX(s.best_tour),
-                   SUM(s.suit_combos), SUM(s.progression_combos), SUM(s.own_goals_conceded),
-                   r.mu, r.sigma, r.rated_matches, COUNT(*) OVER () AS players
+            SELECT {_STATS_COLUMNS}, r.mu, r.sigma, r.rated_matches, COUNT(*) OVER () AS players
             FROM user_stats s JOIN users u ON u.user_id = s.user_id
                  LEFT JOIN ratings r ON r.user_id = s.user_id
             {where}
@@ -1196,133 +1142,90 @@ class SqliteStore(Store):
             LIMIT ?
         """
 
-        async def work() -> list[Any]:
-            async with self._tx("DEFERRED") as conn:
-                return list(await self._fetchall(
-                    conn, sql, (*params, rated_after, rated_after, max(0, limit))))
+        def player(r: sqlite3.Row) -> tuple[StatsRow, RatingRow | None, int]:
+            rating = None if r["mu"] is None else _rating_row(r)
+            return _stats_row(r), rating, r["players"]
 
-        rows = await self._guard(work)
+        rows = await self._select(sql, (*params, rated_after, rated_after, max(0, limit)),
+                                  player)
         if not rows:
             return [], await self._count_players(chat_id)
-        page = [(StatsRow(*r[:13]),
-                 RatingRow(r[0], r[13], r[14], r[15]) if r[13] is not None else None)
-                for r in rows]
-        return page, int(rows[0][16])
+        return [(stats, rating) for stats, rating, _ in rows], rows[0][2]
 
     async def _count_players(self, chat_id: int | None) -> int:
         """Players with statistics (a page past the end still says how many there are)."""
-        sql = ("SELECT COUNT(DISTINCT user_id) FROM user_stats"
+        sql = ("SELECT COUNT(DISTINCT user_id) AS n FROM user_stats"
                + (" WHERE chat_id = ?" if chat_id is not None else ""))
-
-        async def work() -> int:
-            async with self._tx("DEFERRED") as conn:
-                row = await self._fetchone(conn, sql, () if chat_id is None else (chat_id,))
-            return int(row[0]) if row else 0
-
-        return await self._guard(work)
+        rows = await self._select(sql, () if chat_id is None else (chat_id,),
+                                  lambda r: int(r["n"]))
+        return rows[0] if rows else 0
 
     async def recent_matches(self, chat_id: int, thread_id: int | None = None,
                              limit: int = 10) -> list[MatchRow]:
-        async def work() -> list[MatchRow]:
-            async with self._tx("DEFERRED") as conn:
-                return await self._match_rows(
-                    conn, "WHERE m.chat_id = ? AND COALESCE(m.thread_id, 0) = ? "
-                    "ORDER BY m.match_id DESC LIMIT ?", (chat_id, thread_id or 0, limit))
-
-        return await self._guard(work)
+        return await self._matches(
+            "WHERE m.chat_id = ? AND COALESCE(m.thread_id, 0) = ? "
+            "ORDER BY m.match_id DESC LIMIT ?", (chat_id, thread_id or 0, limit))
 
     # Turn timers and absent players ------------------------------------------------------
 
     async def set_timer(self, match_id: int, seconds: int | None) -> None:
-        async def work(conn: aiosqlite.Connection) -> None:
-            if seconds is None:
-                await conn.execute("DELETE FROM turn_timers WHERE match_id = ?", (match_id,))
-                return
-            await conn.execute(
-                "INSERT INTO turn_timers (match_id, seconds) VALUES (?, ?) "
-                "ON CONFLICT (match_id) DO UPDATE SET seconds = excluded.seconds",
-                (match_id, int(seconds)),
-            )
-
-        await self._write(work)
+        if seconds is None:
+            await self._change("DELETE FROM turn_timers WHERE match_id = ?", (match_id,))
+            return
+        await self._change(
+            "INSERT INTO turn_timers (match_id, seconds) VALUES (?, ?) "
+            "ON CONFLICT (match_id) DO UPDATE SET seconds = excluded.seconds",
+            (match_id, int(seconds)),
+        )
 
     async def timer_of(self, match_id: int) -> TimerRow | None:
-        async def work() -> TimerRow | None:
-            async with self._tx("DEFERRED") as conn:
-                rows = await self._fetchall(
-                    conn, f"SELECT {_TIMER_COLUMNS} FROM turn_timers t WHERE match_id = ?",
-                    (match_id,))
-            return _timer_row(rows[0]) if rows else None
-
-        return await self._guard(work)
+        rows = await self._select(
+            f"SELECT {_TIMER_COLUMNS} FROM turn_timers t WHERE match_id = ?", (match_id,),
+            _timer_row)
+        return rows[0] if rows else None
 
     async def arm_timer(self, match_id: int, seq: int | None, deadline: float | None) -> None:
-        async def work(conn: aiosqlite.Connection) -> None:
-            await conn.execute(
-                "UPDATE turn_timers SET seq = ?, deadline = ?, reminded = 0 WHERE match_id = ?",
-                (seq, deadline, match_id),
-            )
-
-        await self._write(work)
+        await self._change(
+            "UPDATE turn_timers SET seq = ?, deadline = ?, reminded = 0 WHERE match_id = ?",
+            (seq, deadline, match_id),
+        )
 
     async def set_reminded(self, match_id: int, seq: int) -> None:
-        async def work(conn: aiosqlite.Connection) -> None:
-            await conn.execute(
-                "UPDATE turn_timers SET reminded = 1 WHERE match_id = ? AND seq = ?",
-                (match_id, seq),
-            )
-
-        await self._write(work)
+        await self._change(
+            "UPDATE turn_timers SET reminded = 1 WHERE match_id = ? AND seq = ?",
+            (match_id, seq),
+        )
 
     async def due_timers(self, now: float) -> list[TimerRow]:
-        async def work() -> list[TimerRow]:
-            async with self._tx("DEFERRED") as conn:
-                rows = await self._fetchall(
-                    conn,
-                    f"SELECT {_TIMER_COLUMNS} FROM turn_timers t JOIN matches m "
-                    "ON m.match_id = t.match_id WHERE m.status = 'active' "
-                    "AND t.deadline IS NOT NULL AND (t.deadline <= ? OR "
-                    "(t.reminded = 0 AND t.deadline - t.seconds / 3.0 <= ?)) "
-                    "ORDER BY t.deadline",
-                    (now, now),
-                )
-            return [_timer_row(r) for r in rows]
-
-        return await self._guard(work)
+        return await self._select(
+            f"SELECT {_TIMER_COLUMNS} FROM turn_timers t JOIN matches m "
+            "ON m.match_id = t.match_id WHERE m.status = 'active' "
+            "AND t.deadline IS NOT NULL AND (t.deadline <= ? OR "
+            "(t.reminded = 0 AND t.deadline - t.seconds / 3.0 <= ?)) "
+            "ORDER BY t.deadline",
+            (now, now), _timer_row)
 
     async def stretch_deadlines(self, earliest: float) -> int:
-        async def work(conn: aiosqlite.Connection) -> int:
-            cur = await conn.execute(
-                "UPDATE turn_timers SET deadline = ? WHERE deadline IS NOT NULL "
-                "AND deadline < ?",
-                (earliest, earliest),
-            )
-            return cur.rowcount
-
-        return await self._write(work)
+        return await self._change(
+            "UPDATE turn_timers SET deadline = ? WHERE deadline IS NOT NULL AND deadline < ?",
+            (earliest, earliest),
+        )
 
     async def stand_ins(self, match_id: int) -> dict[int, StandIn]:
-        async def work() -> dict[int, StandIn]:
-            async with self._tx("DEFERRED") as conn:
-                rows = await self._fetchall(
-                    conn, "SELECT seat, timeouts, computer, resigned FROM stand_ins "
-                    "WHERE match_id = ?", (match_id,))
-            return {r[0]: StandIn(r[0], r[1], bool(r[2]), bool(r[3])) for r in rows}
-
-        return await self._guard(work)
+        rows = await self._select(
+            "SELECT seat, timeouts, computer, resigned FROM stand_ins WHERE match_id = ?",
+            (match_id,), _stand_in)
+        return {r.seat: r for r in rows}
 
     async def set_stand_in(self, match_id: int, seat: int, *, timeouts: int,
                            computer: bool, resigned: bool = False) -> None:
-        async def work(conn: aiosqlite.Connection) -> None:
-            await conn.execute(
-                "INSERT INTO stand_ins (match_id, seat, timeouts, computer, resigned) "
-                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (match_id, seat) DO UPDATE SET "
-                "timeouts = excluded.timeouts, computer = excluded.computer, "
-                "resigned = MAX(stand_ins.resigned, excluded.resigned)",
-                (match_id, seat, max(0, timeouts), int(computer), int(resigned)),
-            )
-
-        await self._write(work)
+        await self._change(
+            "INSERT INTO stand_ins (match_id, seat, timeouts, computer, resigned) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (match_id, seat) DO UPDATE SET "
+            "timeouts = excluded.timeouts, computer = excluded.computer, "
+            "resigned = MAX(stand_ins.resigned, excluded.resigned)",
+            (match_id, seat, max(0, timeouts), int(computer), int(resigned)),
+        )
 
     async def migrate_chat(self, old_chat_id: int, new_chat_id: int) -> None:
         now = self._clock()
@@ -1338,9 +1241,7 @@ class SqliteStore(Store):
                 await conn.execute(
                     f"UPDATE {table} SET chat_id = ? WHERE chat_id = ?", (new_chat_id, old_chat_id)
                 )
-            columns = ("matches, wins, draws, points_scored, points_conceded, tours_attacked, "
-                       "tours_defended, best_tour, suit_combos, progression_combos, "
-                       "own_goals_conceded")
+            columns = ", ".join(("matches", "best_tour", *_STATS_SUMS))
             await conn.execute(
                 f"INSERT INTO user_stats (user_id, chat_id, {columns}) SELECT user_id, ?, "
                 f"{columns} FROM user_stats WHERE chat_id = ? ON CONFLICT DO NOTHING",
@@ -1376,7 +1277,8 @@ class SqliteStore(Store):
                 (chat_id, thread_id or 0),
             )
             if busy is not None:
-                raise LobbyExists(f"chat {chat_id} topic {thread_id} has lobby {busy[0]}")
+                raise LobbyExists(f"chat {chat_id} topic {thread_id} has lobby "
+                                  f"{busy['lobby_id']}")
             cur = await conn.execute(
                 "INSERT INTO lobbies (chat_id, thread_id, creator_id, state, created_at, "
                 "updated_at) VALUES (?, ?, ?, ?, ?, ?)",
@@ -1385,19 +1287,14 @@ class SqliteStore(Store):
             row = await self._fetchone(
                 conn, f"SELECT {_LOBBY_COLUMNS} FROM lobbies WHERE lobby_id = ?", (cur.lastrowid,)
             )
+            assert row is not None
             return _lobby_row(row)
 
         return await self._write(work)
 
     async def _lobbies(self, where: str, params: Sequence[Any]) -> list[LobbyRow]:
-        async def work() -> list[LobbyRow]:
-            async with self._tx("DEFERRED") as conn:
-                rows = await self._fetchall(
-                    conn, f"SELECT {_LOBBY_COLUMNS} FROM lobbies {where}", params
-                )
-            return [_lobby_row(r) for r in rows]
-
-        return await self._guard(work)
+        return await self._select(f"SELECT {_LOBBY_COLUMNS} FROM lobbies {where}", params,
+                                  _lobby_row)
 
     async def get_lobby(self, lobby_id: int) -> LobbyRow:
         rows = await self._lobbies("WHERE lobby_id = ?", (lobby_id,))
@@ -1431,7 +1328,8 @@ class SqliteStore(Store):
         status: LobbyStatus | None = None,
     ) -> LobbyRow:
         now = self._clock()
-        sets, params = ["updated_at = ?"], [now]
+        sets: list[str] = ["updated_at = ?"]
+        params: list[Any] = [now]
         if state is not None:
             sets.append("state = ?")
             params.append(json.dumps(state))
@@ -1452,21 +1350,17 @@ class SqliteStore(Store):
             row = await self._fetchone(
                 conn, f"SELECT {_LOBBY_COLUMNS} FROM lobbies WHERE lobby_id = ?", (lobby_id,)
             )
+            assert row is not None
             return _lobby_row(row)
 
         return await self._write(work)
 
     async def active_match(self, chat_id: int, thread_id: int | None = None) -> MatchRow | None:
-        async def work() -> MatchRow | None:
-            async with self._tx("DEFERRED") as conn:
-                rows = await self._match_rows(
-                    conn,
-                    "WHERE m.chat_id = ? AND m.thread_id = ? AND m.status = 'active'",
-                    (chat_id, thread_id or 0),
-                )
-                return rows[0] if rows else None
-
-        return await self._guard(work)
+        rows = await self._matches(
+            "WHERE m.chat_id = ? AND m.thread_id = ? AND m.status = 'active'",
+            (chat_id, thread_id or 0),
+        )
+        return rows[0] if rows else None
 
     async def matches_of_user(
         self, user_id: int, *, status: MatchStatus | None = MatchStatus.ACTIVE,
@@ -1484,69 +1378,69 @@ class SqliteStore(Store):
         if limit is not None:
             where += " LIMIT ?"
             params += (max(0, limit),)
-
-        async def work() -> list[MatchRow]:
-            async with self._tx("DEFERRED") as conn:
-                return await self._match_rows(conn, where, params)
-
-        return await self._guard(work)
+        return await self._matches(where, params)
 
     async def active_matches(self) -> list[MatchRow]:
-        async def work() -> list[MatchRow]:
-            async with self._tx("DEFERRED") as conn:
-                return await self._match_rows(
-                    conn, "WHERE m.status = 'active' ORDER BY m.match_id", ()
-                )
-
-        return await self._guard(work)
+        return await self._matches("WHERE m.status = 'active' ORDER BY m.match_id")
 
     async def active_matches_of_chat(self, chat_id: int) -> list[MatchRow]:
-        async def work() -> list[MatchRow]:
-            async with self._tx("DEFERRED") as conn:
-                return await self._match_rows(
-                    conn, "WHERE m.chat_id = ? AND m.status = 'active' ORDER BY m.match_id",
-                    (chat_id,),
-                )
-
-        return await self._guard(work)
+        return await self._matches(
+            "WHERE m.chat_id = ? AND m.status = 'active' ORDER BY m.match_id", (chat_id,))
 
     async def count_active_matches(self, *, chat_id: int | None = None,
                                    user_id: int | None = None) -> int:
         if (chat_id is None) == (user_id is None):
             raise ValueError("count the matches of a chat or of a user")
         if chat_id is not None:
-            sql = "SELECT COUNT(*) FROM matches WHERE chat_id = ? AND status = 'active'"
+            sql = "SELECT COUNT(*) AS n FROM matches WHERE chat_id = ? AND status = 'active'"
             params: tuple[Any, ...] = (chat_id,)
         else:
-            sql = ("SELECT COUNT(DISTINCT m.match_id) FROM seats s JOIN matches m"
+            sql = ("SELECT COUNT(DISTINCT m.match_id) AS n FROM seats s JOIN matches m"
                    " ON m.match_id = s.match_id WHERE s.user_id = ? AND m.status = 'active'")
             params = (user_id,)
-
-        async def work() -> int:
-            async with self._tx("DEFERRED") as conn:
-                row = await self._fetchone(conn, sql, params)
-                return int(row[0])
-
-        return await self._guard(work)
+        return (await self._select(sql, params, lambda r: int(r["n"])))[0]
 
     async def unannounced_matches(self) -> list[MatchRow]:
-        async def work() -> list[MatchRow]:
-            async with self._tx("DEFERRED") as conn:
-                return await self._match_rows(
-                    conn,
-                    "WHERE m.status = 'finished' AND m.announced_seq < (SELECT "
-                    "COALESCE(MAX(v.seq), 0) FROM moves v WHERE v.match_id = m.match_id) "
-                    "ORDER BY m.match_id",
-                    (),
-                )
+        return await self._matches(
+            "WHERE m.status = 'finished' AND m.announced_seq < (SELECT "
+            "COALESCE(MAX(v.seq), 0) FROM moves v WHERE v.match_id = m.match_id) "
+            "ORDER BY m.match_id")
 
-        return await self._guard(work)
+    # Statistics -------------------------------------------------------------------------
 
-    # Updates ----------------------------------------------------------------------------
+    async def user_stats(self, user_id: int, chat_id: int | None = None) -> StatsRow | None:
+        rows = await self._stats("WHERE s.user_id = ?", (user_id,), chat_id, 1)
+        return rows[0] if rows else None
+
+    async def stats_by_name(self, name: str, chat_id: int | None = None) -> StatsRow | None:
+        # The players of that name first (users_by_name), then their rows by primary key.
+        rows = await self._stats("WHERE s.user_id IN (SELECT user_id FROM users WHERE "
+                                 "name_key = ?)", (name_key(name),), chat_id, 1)
+        return rows[0] if rows else None
+
+    async def _stats(
+        self, where: str, params: tuple[Any, ...], chat_id: int | None, limit: int
+    ) -> list[StatsRow]:
+        if chat_id is not None:
+            where = (where + " AND" if where else "WHERE") + " s.chat_id = ?"
+            params = (*params, chat_id)
+        sql = f"""
+            SELECT {_STATS_COLUMNS}
+            FROM user_stats s JOIN users u ON u.user_id = s.user_id
+            {where}
+            GROUP BY s.user_id
+            ORDER BY {_STATS_ORDER}
+            LIMIT ?
+        """
+        return await self._select(sql, (*params, limit), _stats_row)
+
+    # The update ledger ------------------------------------------------------------------
 
     async def _remember_update(
         self, conn: aiosqlite.Connection, update_id: int, now: float
     ) -> None:
+        """Add an update id inside the caller's write (``append_move``): DuplicateUpdate if
+        it is there already; every PRUNE_EVERY insertions, forget ids past the TTL."""
         cur = await conn.execute(
             "INSERT INTO processed_updates (update_id, processed_at) VALUES (?, ?) "
             "ON CONFLICT (update_id) DO NOTHING",
@@ -1562,6 +1456,53 @@ class SqliteStore(Store):
                 (now - self._update_ttl,),
             )
 
+    # Administration and inspection ------------------------------------------------------
+    # Nothing in the bot calls these: ``python -m storage``, the benchmarks, operators and
+    # tests do.
+
+    async def schema_version(self) -> int:
+        return await self._read(current_version)
+
+    async def pragmas(self) -> dict[str, Any]:
+        """The connection settings that durability depends on (for ``info`` and tests)."""
+
+        async def op(conn: aiosqlite.Connection) -> dict[str, Any]:
+            return {
+                name: await _scalar(conn, f"PRAGMA {name}")
+                for name in ("journal_mode", "synchronous", "foreign_keys", "busy_timeout")
+            }
+
+        return await self._read(op)
+
+    async def integrity_check(self) -> list[str]:
+        """``PRAGMA integrity_check`` and ``foreign_key_check``; empty when all is well."""
+
+        async def op(conn: aiosqlite.Connection) -> list[str]:
+            rows = await conn.execute_fetchall("PRAGMA integrity_check")
+            problems = [str(r[0]) for r in rows if r[0] != "ok"]
+            fk = await conn.execute_fetchall("PRAGMA foreign_key_check")
+            problems += [f"foreign key: {tuple(r)}" for r in fk]
+            return problems
+
+        return await self._read(op)
+
+    async def backup(self, dest: str) -> None:
+        dest = os.fspath(dest)
+        if self.path != MEMORY:
+            # A separate connection in a worker thread: the store keeps serving meanwhile.
+            await asyncio.to_thread(backup_file, self.path, dest)
+            return
+
+        async def work() -> None:
+            async with self._lock:  # not in a transaction: the backup API takes its own
+                target = await aiosqlite.connect(dest, isolation_level=None)
+                try:
+                    await self._conn.backup(target)
+                finally:
+                    await target.close()
+
+        await self._guard(work)
+
     async def mark_update(self, update_id: int) -> bool:
         now = self._clock()
 
@@ -1575,69 +1516,12 @@ class SqliteStore(Store):
             return False
 
     async def seen_update(self, update_id: int) -> bool:
-        async def work() -> bool:
-            async with self._tx("DEFERRED") as conn:
-                return bool(
-                    await self._fetchone(
-                        conn,
-                        "SELECT 1 FROM processed_updates WHERE update_id = ?",
-                        (update_id,),
-                    )
-                )
-
-        return await self._guard(work)
+        return bool(await self._select(
+            "SELECT 1 FROM processed_updates WHERE update_id = ?", (update_id,), lambda r: r))
 
     async def prune_updates(self, older_than_seconds: float) -> int:
-        cutoff = self._clock() - older_than_seconds
-
-        async def work(conn: aiosqlite.Connection) -> int:
-            cur = await conn.execute(
-                "DELETE FROM processed_updates WHERE processed_at < ?", (cutoff,)
-            )
-            return cur.rowcount
-
-        return await self._write(work)
-
-    # Statistics -------------------------------------------------------------------------
-
-    async def user_stats(self, user_id: int, chat_id: int | None = None) -> StatsRow | None:
-        rows = await self._stats("WHERE s.user_id = ?", (user_id,), chat_id, 1)
-        return rows[0] if rows else None
-
-    async def stats_by_name(self, name: str, chat_id: int | None = None) -> StatsRow | None:
-        # The players of that name first (users_by_name), then their rows by primary key.
-        rows = await self._stats("WHERE s.user_id IN (SELECT user_id FROM users WHERE "
-                                 "name_key = ?)", (name_key(name),), chat_id, 1)
-        return rows[0] if rows else None
-
-    async def leaderboard(self, chat_id: int | None = None, limit: int = 10) -> list[StatsRow]:
-        return await self._stats("", (), chat_id, limit)
-
-    async def _stats(
-        self, where: str, params: tuple[Any, ...], chat_id: int | None, limit: int
-    ) -> list[StatsRow]:
-        if chat_id is not None:
-            where = (where + " AND" if where else "WHERE") + " s.chat_id = ?"
-            params = (*params, chat_id)
-        sql = f"""
-            SELECT s.user_id, u.display_name, SUM(s.matches) AS matches, SUM(s.wins) AS wins,
-                   SUM(s.draws) AS draws, SUM(s.points_scored) AS points_scored,
-                   SUM(s.points_conceded) AS points_conceded,
-                   SUM(s.tours_attacked), SUM(s.tours_defended), MAX(s.best_tour),
-                   SUM(s.suit_combos), SUM(s.progression_combos), SUM(s.own_goals_conceded)
-            FROM user_stats s JOIN users u ON u.user_id = s.user_id
-            {where}
-            GROUP BY s.user_id
-            ORDER BY {_STATS_ORDER}
-            LIMIT ?
-        """
-
-        async def work() -> list[StatsRow]:
-            async with self._tx("DEFERRED") as conn:
-                rows = await self._fetchall(conn, sql, (*params, limit))
-            return [StatsRow(*r) for r in rows]
-
-        return await self._guard(work)
+        return await self._change("DELETE FROM processed_updates WHERE processed_at < ?",
+                                  (self._clock() - older_than_seconds,))
 
 
 class _Undo(Exception):

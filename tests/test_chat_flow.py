@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from chat.computer import Thinker
-from chat.flow import Actor, Flow
+from chat.flow import Actor, Flow, lobby_text
 from chat.i18n import Catalogs
 from chat.model import InputError, LobbyState
 from chat.notices import BoardPost, ComputerTurn, Send, ShowLobby
@@ -239,7 +239,8 @@ async def test_group_rematch_needs_one_press_per_player(flow: Flow) -> None:
     lobby = await flow.store.open_lobby(-14)
     assert lobby is not None and lobby.state["waiting"] == [ANN.user_id]
     assert [s["user_id"] for s in lobby.state["seats"]] == [2, 1]  # rotated
-    assert "⏳" in flow._lobby_text(LobbyState.from_json(lobby.state), await flow.user_tr(1))
+    assert "⏳" in lobby_text(LobbyState.from_json(lobby.state), await flow.user_tr(1),
+                             flow.people.seen_name)
     again = await flow.panel_press(stored.match_id, 0, "rematch", BOB)  # twice: no change
     assert again.reply and again.reply == first.reply
     assert await flow.store.active_match(-14) is None

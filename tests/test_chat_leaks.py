@@ -62,7 +62,7 @@ async def public_output(flow: Flow, record: dict, cut: int) -> list[object]:
     before = import_record(before_record)
     actions = game.history[len(before.history):]
     stored = StoredMatch(row_for(game), (), game)
-    notices = await flow._announce(stored, before, actions)
+    notices = await flow.broadcast.change(stored, before, actions)
     out: list[object] = []
     for notice in notices:
         if isinstance(notice, BoardPost):

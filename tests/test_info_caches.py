@@ -215,7 +215,7 @@ async def test_a_leaderboard_of_ten_thousand_reads_a_page_and_a_count(tmp_path: 
             page, total = await store.top_players(scope, MAX_LEADERS, rated_after=SHOW_AFTER)
             assert len(page) == MAX_LEADERS and total == players
             # The same order as ranking everyone in Python (what /top did before).
-            everyone = await store.rated_players(scope, 20_000)
+            everyone, _ = await store.top_players(scope, 20_000)
             assert len(everyone) == players
             assert leaderboard(page) == leaderboard(everyone)[:MAX_LEADERS]
             assert page[0][1] is not None and page[0][1].rated_matches >= SHOW_AFTER

@@ -11,8 +11,8 @@ from openskill.models import PlackettLuce
 
 from chat.ratings import new_ratings
 from krendzu import Match, Outcome, Settings, Table, match_outcome
+from krendzu.stats import seat_statistics
 from storage import MatchRow, MatchStatus, SeatKind, SeatRow
-from storage import match_outcome as seat_statistics
 
 DUEL, LONE_ATT, LONE_DEF, TEAMS = (Table.DUEL, Table.TRIO_LONE_ATTACKER,
                                    Table.TRIO_LONE_DEFENDER, Table.TEAMS)
@@ -167,7 +167,7 @@ def test_statistics_count_the_outcomes_winners(table: Table) -> None:
         match = played_out(table, seed)
         for resigned in ((), (0,), (0, 1)):
             outcome = match_outcome(match, resigned)
-            stats = seat_statistics(match, resigned)
+            stats = seat_statistics(match, outcome)
             assert [s.win for s in stats] == [outcome.won(s) for s in range(table.players)]
             assert [s.draw for s in stats] == [outcome.drew(s) for s in range(table.players)]
 

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from krendzu import Match, Settings, Table, export_record
+from krendzu import Match, Settings, Table, export_record, match_outcome
+from krendzu.stats import seat_statistics
 from storage import (
     ActiveMatchExists,
     CorruptMatch,
@@ -27,7 +28,6 @@ from storage import (
     SequenceConflict,
     StorageError,
     Store,
-    match_outcome,
     open_store,
     sqlite_path,
 )
@@ -410,7 +410,7 @@ async def test_finishing_records_statistics_once(store: Store) -> None:
     row = await store.get_match(stored.match_id)
     assert row.status is MatchStatus.FINISHED and row.finished_at is not None
     assert row.totals == game.totals()
-    outcomes = match_outcome(game)
+    outcomes = seat_statistics(game, match_outcome(game))
     for uid, seat in ((1, 0), (2, 1)):
         stats = await store.user_stats(uid, 50)
         assert stats is not None
@@ -420,29 +420,42 @@ async def test_finishing_records_statistics_once(store: Store) -> None:
         conceded = sum(t.points for t in game.tours if not t.is_attacker[seat])
         assert stats.points_conceded == conceded
     assert await store.user_stats(3) is None
-    assert not await store.finish_match(stored.match_id)  # already closed: no double count
     assert (await store.user_stats(1)).matches == 1  # type: ignore[union-attr]
     with pytest.raises(MatchClosed):
         await store.append_move(stored.match_id, row.next_seq, "pass")
 
 
-async def test_finish_recovers_a_match_whose_close_was_lost(store: Store) -> None:
-    """The last move committed but the process died before closing: finish on restart."""
-    await add_users(store, 1, 2)
-    stored = await store.create_match(1, Settings(), seats_for(Table.DUEL, [1, 2]))
+async def test_the_store_adds_up_the_engines_statistics(store: Store) -> None:
+    """Every figure a finished match adds is the engine's (krendzu.stats of the outcome with
+    the resigned seats): the trio's top scorer resigned, so it is stored as a loss."""
+    table = Table.TRIO_LONE_ATTACKER
+    await add_users(store, 1, 2, 3)
+    specs = seats_for(table, [1, 2, 3])
+    rehearsal = Match([s.label(i) for i, s in enumerate(specs)], Settings(table=table), seed=9)
+    rng = random.Random(31)
+    while not rehearsal.is_over:
+        rehearsal.apply(rng.choice(rehearsal.legal_actions()))
+    top = max(range(3), key=lambda seat: rehearsal.totals()[seat])
+    assert match_outcome(rehearsal).won(top)  # without the resignation it would have won
+    stored = await store.create_match(60, Settings(table=table), specs, seed=9)
+    await store.set_stand_in(stored.match_id, top, timeouts=0, computer=True, resigned=True)
     game = stored.game
-    rng = random.Random(5)
-    while not game.is_over:
-        a = rng.choice(game.legal_actions())
-        seq = len(game.history) + 1
-        game.apply(a)
-        await store.append_move(stored.match_id, seq, a)  # no final=
-    assert (await store.get_match(stored.match_id)).status is MatchStatus.ACTIVE
-    with pytest.raises(ValueError):
-        await store.finish_match(stored.match_id, Match(["u1", "u2"], Settings(), seed=1))
-    assert await store.finish_match(stored.match_id)
-    assert (await store.get_match(stored.match_id)).status is MatchStatus.FINISHED
-    assert (await store.user_stats(1, 1)).matches == 1  # type: ignore[union-attr]
+    for action in rehearsal.history:
+        game.apply(action)
+        await store.append_move(stored.match_id, len(game.history), action,
+                                final=game if game.is_over else None)
+    gained = seat_statistics(game, match_outcome(game, [top]))
+    for seat, uid in enumerate((1, 2, 3)):
+        row = await store.user_stats(uid, 60)
+        assert row is not None
+        g = gained[seat]
+        assert (row.matches, row.wins, row.draws) == (1, int(g.win), int(g.draw))
+        assert (row.points_scored, row.points_conceded, row.tours_attacked, row.tours_defended,
+                row.best_tour, row.suit_combos, row.progression_combos,
+                row.own_goals_conceded) == (
+            g.points_scored, g.points_conceded, g.tours_attacked, g.tours_defended,
+            g.best_tour, g.suit_combos, g.progression_combos, g.own_goals_conceded)
+    assert (await store.user_stats(top + 1, 60)).wins == 0  # type: ignore[union-attr]
 
 
 async def test_final_must_match_the_move(store: Store) -> None:
@@ -452,21 +465,19 @@ async def test_final_must_match_the_move(store: Store) -> None:
         await store.append_move(stored.match_id, 1, "pass", final=stored.game)
 
 
-async def test_leaderboards(store: Store) -> None:
+async def test_statistics_per_chat_and_over_all_chats(store: Store) -> None:
     await add_users(store, 1, 2, 3)
     rng = random.Random(77)
     for chat, humans in ((10, [1, 2]), (10, [2, 3]), (20, [1, 3]), (20, [3, 1])):
         stored = await store.create_match(chat, Settings(), seats_for(Table.DUEL, humans))
         await play_and_store(store, stored, rng)
-    per_chat = await store.leaderboard(10)
-    assert {r.user_id for r in per_chat} == {1, 2, 3}
-    assert {r.user_id: r.matches for r in per_chat} == {1: 1, 2: 2, 3: 1}
-    everywhere = await store.leaderboard()
-    assert {r.user_id: r.matches for r in everywhere} == {1: 3, 2: 2, 3: 3}
+    per_chat = [await store.user_stats(u, 10) for u in (1, 2, 3)]
+    assert {r.user_id: r.matches for r in per_chat if r} == {1: 1, 2: 2, 3: 1}
+    everywhere = [await store.user_stats(u) for u in (1, 2, 3)]
+    assert {r.user_id: r.matches for r in everywhere if r} == {1: 3, 2: 2, 3: 3}
     for rows in (per_chat, everywhere):
-        keys = [(-r.wins, -r.draws, -r.points_scored, r.matches, r.user_id) for r in rows]
-        assert keys == sorted(keys)
         for r in rows:
+            assert r is not None
             assert r.wins + r.draws + r.losses == r.matches and r.losses >= 0
             assert r.display_name == f"player {r.user_id}"
     total = await store.user_stats(1)
@@ -474,8 +485,7 @@ async def test_leaderboards(store: Store) -> None:
     assert total is not None and all(p is not None for p in parts)
     assert total.matches == sum(p.matches for p in parts)  # type: ignore[union-attr]
     assert total.points_scored == sum(p.points_scored for p in parts)  # type: ignore[union-attr]
-    assert len(await store.leaderboard(limit=2)) == 2
-    assert await store.leaderboard(99) == []
+    assert await store.user_stats(1, 99) is None
 
 
 # Robustness -----------------------------------------------------------------------------

@@ -6,14 +6,10 @@ from telegram import Chat, Update
 from telegram.constants import ChatType
 
 from chat.describe import visible
+from chat.flow import LobbyPress, MatchPress, parse_press
 from chat.handlers.chats import NEW_MATCH_LOBBY
 from chat.handlers.context import BotContext, actor_of, is_admin, services
-from chat.model import (
-    InputError,
-    LobbyPress,
-    MatchPress,
-    parse_press,
-)
+from chat.model import InputError
 from chat.notices import Send
 
 

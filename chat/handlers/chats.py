@@ -7,11 +7,9 @@ import logging
 from telegram import Update
 from telegram.constants import ChatMemberStatus, ChatType
 
+from chat.flow import lobby_data
 from chat.handlers.context import BotContext, Services, services
-from chat.model import (
-    Button,
-    lobby_data,
-)
+from chat.model import Button
 from chat.notices import Send
 
 log = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from telegram import Update
 from telegram.constants import ChatMemberStatus, ChatType
@@ -24,7 +24,9 @@ from chat.i18n import Tr
 from chat.notices import Outcome, Send
 from chat.standings import Standings
 from chat.throttle import Throttle
-from storage import Store
+
+if TYPE_CHECKING:  # handlers reach the store only through the flow
+    from storage import Store
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +127,7 @@ async def resolve(svc: Services, update: Update) -> Request | None:
     every handler of this update then reads it from :data:`CURRENT`."""
     if update.effective_user is None:
         return None
+    svc.flow.begin_request()
     actor = actor_of(update)
     private = is_private(update)
     # Read before see_user marks the private chat open again.

@@ -48,7 +48,7 @@ def lobby_command(op: str) -> Handler:
         if op == "add":
             level = (context.args or ["normal"])[0].lower()[:10]
             chosen = f"add:{level}"
-        if op == "leave" and await svc.store.open_lobby(chat.id, thread_of(update)) is None:
+        if op == "leave" and not await svc.flow.is_set_up(chat.id, thread_of(update)):
             await leave_match(svc, update)
             return
         outcome = await svc.flow.lobby_action(chat.id, thread_of(update), actor_of(update),
@@ -66,7 +66,7 @@ async def cancel_any(update: Update, context: BotContext) -> None:
     chat = update.effective_chat
     if chat is None:
         return
-    if await svc.store.open_lobby(chat.id, thread_of(update)) is not None:
+    if await svc.flow.is_set_up(chat.id, thread_of(update)):
         await lobby_command("cancel")(update, context)
     else:
         await match_command("cancel")(update, context)

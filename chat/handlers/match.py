@@ -8,6 +8,7 @@ from dataclasses import replace
 from telegram import Update
 from telegram.constants import ChatType
 
+from chat.flow import StoredMatch
 from chat.handlers.context import (
     BotContext,
     Handler,
@@ -28,7 +29,6 @@ from chat.model import (
 )
 from chat.notices import Drawing, Send
 from chat.painter import draw_replay
-from storage import NotFound, StoredMatch
 
 
 def match_command(kind: str) -> Handler:
@@ -123,8 +123,7 @@ async def kick(update: Update, context: BotContext) -> None:
     if stored is None:
         await say(svc, update, tr._("No match is being played here. /new sets one up."))
         return
-    lobby = await svc.store.lobby_of_match(stored.match_id)
-    if not ((lobby is not None and lobby.creator_id == actor.user_id)
+    if not (await svc.flow.created(stored.match_id, actor.user_id)
             or await is_admin(update, context)):
         await say(svc, update, tr._("Only the creator or a chat admin can do that."))
         return
@@ -170,7 +169,7 @@ async def settings(update: Update, context: BotContext) -> None:
             await say(svc, update, tr._("I did not understand that. Try /settings tidy=on or "
                                         "/settings tidy=off."))
             return
-        await svc.store.upsert_chat(chat.id, tidy=choice)
+        await svc.flow.set_tidy(chat.id, choice)
         svc.delivery.set_tidy(chat.id, choice)
     tidy = await svc.delivery.is_tidy(chat.id)
     await say(svc, update, "\n".join([
@@ -207,10 +206,7 @@ async def match_by_number(svc: Services, update: Update, tr: Tr, word: str
     number = word.lstrip("#")
     stored = None
     if ascii_number(number) and len(number) < 12:
-        try:
-            stored = await svc.flow.load(int(number))
-        except NotFound:
-            stored = None
+        stored = await svc.flow.by_number(int(number))
     if stored is not None and chat.type != ChatType.PRIVATE:
         if stored.row.chat_id != chat.id:
             stored = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from telegram import Update
 from telegram.constants import ChatType
 
-from chat.flow import placements_to_steps
+from chat.flow import StoredMatch, words_to_steps
 from chat.handlers.context import (
     BotContext,
     Services,
@@ -19,18 +19,14 @@ from chat.handlers.context import (
 )
 from chat.i18n import Tr
 from chat.model import (
-    END_WORDS,
     MAX_INPUT,
     PASS_WORDS,
     InputError,
     ascii_number,
     looks_like_move,
-    parse_placements,
 )
 from chat.notices import Outcome, Send
-from krendzu import Announce, Discard, EndTurn, Pass, PlayerAction, parse_card
-from krendzu.tour import PLAY
-from storage import StoredMatch
+from krendzu import Announce, Discard, parse_card
 
 
 async def target_match(svc: Services, update: Update, tr: Tr) -> StoredMatch | None:
@@ -74,24 +70,8 @@ async def _play_words(update: Update, context: BotContext,
     if stored is None:
         return
     actor = actor_of(update)
-    game = stored.game
-    seat = stored.row.seat_of(actor.user_id)
-    steps: list[PlayerAction]
-    lowered = [w.lower() for w in words]
     try:
-        if lowered in (["pass"], ["пас"]):
-            steps = [Pass()]
-        elif lowered and lowered[0] in END_WORDS and len(lowered) == 1:
-            steps = [EndTurn()]
-        else:
-            from chat.describe import tour_frame
-
-            placements = parse_placements(words, tour_frame(game))
-            defender = (seat is not None and game.current_player == seat
-                        and game.tour.phase == PLAY
-                        and seat not in game.tour.roles.attackers
-                        and bool(game.tour.placed) and game.tour.step_in_turn == 0)
-            steps = placements_to_steps(placements, defender)  # type: ignore[assignment]
+        steps = words_to_steps(stored.game, stored.row.seat_of(actor.user_id), words)
     except InputError as exc:
         await answer(svc, update, Outcome(tr._(exc.key, **exc.values), private_reply=True))
         return

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import functools
-
 from telegram import Update
 from telegram.constants import ChatType
 
@@ -26,6 +23,7 @@ from chat.model import (
     InputError,
 )
 from chat.notices import Send
+from chat.painter import rules_picture
 
 
 async def start(update: Update, context: BotContext) -> None:
@@ -116,21 +114,6 @@ async def rules(update: Update, context: BotContext) -> None:
         notices.append(Send(chat.id, caption, thread_id=thread_of(update), photo=picture,
                             group=group, info=reply_kind(svc, update, f"/{kind}")))
     svc.delivery.run(notices)
-
-
-async def rules_picture(kind: str, language: str) -> bytes:
-    """A picture for ``/rules``, drawn off the event loop once per kind and language."""
-    return await asyncio.to_thread(_rules_picture, kind, language)
-
-
-@functools.lru_cache(maxsize=8)
-def _rules_picture(kind: str, language: str) -> bytes:
-    from render import illustrations
-
-    draw = {"rules": illustrations.rules_picture,
-            "board": illustrations.rules_board_example,
-            "coordinates": illustrations.rules_coordinates_example}[kind]
-    return draw(language)
 
 
 def language_name(code: str) -> str:

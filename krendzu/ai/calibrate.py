@@ -60,9 +60,9 @@ def _scores(
         hits = [0] * len(threats)
         for _ in range(draws):
             hidden = belief.sample(rng)
-            held = mask_of([c for s in attackers for c in hidden[s]])
+            sampled = mask_of([c for s in attackers for c in hidden[s]])
             for i, (_, m) in enumerate(threats):
-                hits[i] += bool(m & held)
+                hits[i] += bool(m & sampled)
         errors = [(h / draws - bool(m & truth)) ** 2 for h, (_, m) in zip(hits, threats,
                                                                            strict=True)]
         brier = statistics.fmean(errors)

@@ -159,7 +159,8 @@ class Heuristic:
                          cells[start + 3 * step]]
                     n = 4 - w.count(0)
                     if n == 3:
-                        full.append(gap_mask(*[x for x in w if x], k))
+                        f = [x for x in w if x]
+                        full.append(gap_mask(f[0], f[1], f[2], k))
                     elif n == 2:
                         j = next(i for i in range(4) if i != k and not w[i])
                         twos.append((w, k, j, start + j * step))
@@ -215,7 +216,7 @@ class Heuristic:
                 for w, k in ones:
                     w2 = list(w)
                     w2[k] = code
-                    pp += pair_potential(tuple(w2))  # type: ignore[arg-type]
+                    pp += pair_potential(tuple(w2))
                 score += pp / 90.0
                 if not pts:
                     for g, m in own_live.items():
@@ -303,7 +304,7 @@ class Heuristic:
                         created[g] = created.get(g, 0) | m
                 elif n == 1:
                     w[i] = code
-                    pp += pair_potential(tuple(w))  # type: ignore[arg-type]
+                    pp += pair_potential(tuple(w))
         fpos = tour.fpos
         newp: dict[int, float] = {}
         for g, m in created.items():

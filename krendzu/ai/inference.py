@@ -351,7 +351,7 @@ def _pair_row(w: tuple[int, ...], k: int) -> tuple[float, ...]:
     for y in range(36):
         filled = list(w)
         filled[k] = y + 1
-        values.append(pair_potential(tuple(filled)) / 90.0)  # type: ignore[arg-type]
+        values.append(pair_potential(tuple(filled)) / 90.0)
     return tuple(values)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 
 from krendzu.actions import Action, Announce, Discard, EndTurn, Pass, Place
 from krendzu.ai.greedy import greedy_turn
@@ -67,8 +68,12 @@ class Player(ABC):
         return f"<{type(self).__name__} {self.level}>"
 
 
+#: An exchange policy: (hand, attacking?, how many at most, rng) -> the cards to swap.
+ExchangeChooser = Callable[[list[int], bool, int, random.Random], list[int]]
+
+
 def _exchange_step(
-    view: TourView, rng: random.Random, choose: object
+    view: TourView, rng: random.Random, choose: ExchangeChooser
 ) -> list[Action] | None:
     """The exchange steps (announce, discard) shared by the levels; ``None`` in play."""
     seat = view.viewer
@@ -76,14 +81,14 @@ def _exchange_step(
     hand = sorted(c.index for c in view.hand)
     attacker = seat in view.roles.attackers
     if view.phase == ANNOUNCE:
-        chosen = choose(hand, attacker, min(view.exchange_limit, len(hand)), rng)  # type: ignore[operator]
+        chosen = choose(hand, attacker, min(view.exchange_limit, len(hand)), rng)
         return [Announce(len(chosen))]
     if view.phase == DISCARD:
         announced = dict(view.announcements)[seat]
         left = announced - view.discards_done[seat]
         # The announced count was taken from the hand before discarding: rebuild it.
         before = sorted([*hand, *(c.index for c in view.own_discards)])
-        chosen = choose(before, attacker, announced, rng)  # type: ignore[operator]
+        chosen = choose(before, attacker, announced, rng)
         todo = [c for c in chosen if c in hand]
         if len(todo) < left:
             todo += [c for c in hand if c not in todo]

@@ -13,6 +13,7 @@ Everything here is a pure function of the board codes and is cached where it pay
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 from math import comb
 
@@ -71,7 +72,7 @@ def window_mask(codes: tuple[int, int, int, int] | list[int]) -> int:
     return gap_mask(filled[0], filled[1], filled[2], pos)
 
 
-def pair_potential(codes: tuple[int, int, int, int]) -> int:
+def pair_potential(codes: Sequence[int]) -> int:
     """How many ordered card pairs (from the rest of the deck) complete a window holding
     exactly two cards: a static measure of a pair's promise in that window."""
     key = ((codes[0] * _C + codes[1]) * _C + codes[2]) * _C + codes[3]

@@ -1,0 +1,40 @@
+"""Lobbies and matches as plain async code over ``storage`` and ``krendzu``: a package of
+small modules, each importing only the ones below it (``docs/architecture.md`` maps them).
+
+Every entry point checks its input, takes the chat's lock, changes what is stored and
+returns an :class:`~chat.notices.Outcome`: a short answer for the actor and the notices for
+everyone else. A move is appended to the store before anything about it is announced; the
+``announced`` marker in the store says how far announcements got, so a restart can finish
+them (:mod:`chat.flow.restart`). No ``telegram`` here: tests call the flow directly.
+
+This module is the facade: callers import :class:`Flow` and the few helpers below from
+``chat.flow``.
+"""
+
+from chat.describe import cards_text
+from chat.flow.base import Actor, Decide, HintRequest
+from chat.flow.facade import Flow
+from chat.flow.steps import placements_to_steps, without_needless_end, words_to_steps
+from chat.flow.views.codec import LobbyPress, MatchPress, lobby_data, match_data, parse_press
+from chat.flow.views.lobby_view import lobby_text
+from chat.flow.views.texts import hand_title
+from storage import StoredMatch  # the type the flow hands to its callers
+
+__all__ = [
+    "Actor",
+    "Decide",
+    "Flow",
+    "HintRequest",
+    "LobbyPress",
+    "MatchPress",
+    "StoredMatch",
+    "cards_text",
+    "hand_title",
+    "lobby_data",
+    "lobby_text",
+    "match_data",
+    "parse_press",
+    "placements_to_steps",
+    "without_needless_end",
+    "words_to_steps",
+]

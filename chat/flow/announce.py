@@ -1,0 +1,157 @@
+"""From a stored change to the notices that tell everyone about it: a pure function.
+
+:func:`announce` gets the change (the match before it, the actions applied, who made them)
+and everything the words need (each reader's language and seat names, the group's title,
+the result, whether a computer moves next), and returns the notices plus the move lines each
+new panel shows. It starts no timer and writes no cache: :mod:`chat.flow.broadcast` gathers
+its input and records its output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from chat.describe import (
+    describe_moves,
+    hand_text,
+    next_text,
+    roles_line,
+    score_text,
+    tour_text,
+)
+from chat.flow.views import panel as panels
+from chat.flow.views.messages import Reader, deal_message, summary
+from chat.notices import (
+    Announced,
+    BoardPicture,
+    BoardPost,
+    ComputerTurn,
+    DropPanel,
+    EditPanel,
+    Notice,
+    Send,
+)
+from krendzu import Action, Match
+from krendzu import Outcome as MatchOutcome
+from storage import SeatKind, StoredMatch
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """``actions`` applied to ``before`` (``None``: the match just began) and stored: ``stored``
+    is the match after them. ``mover``: the person who made them (``None``: a computer, a
+    timeout, a restart); ``from_panel``: they pressed their panel's buttons (else typed)."""
+
+    stored: StoredMatch
+    before: Match | None
+    actions: Sequence[Action]
+    mover: int | None = None
+    from_panel: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Audience:
+    """Who reads about the change, and what the words need, read beforehand."""
+
+    group: Reader  # the match's chat
+    players: Mapping[int, Reader]  # every seated person, by user id
+    title: str | None  # the group's title, for private messages
+    result: MatchOutcome | None  # a finished match's outcome
+    mover_shown: Sequence[str] = ()  # the move lines the mover's panel showed
+    computer_next: bool = False  # a computer makes the next move
+
+
+@dataclass(slots=True)
+class Announcement:
+    notices: list[Notice]
+    #: (user id, the move lines their new panel shows), for the panels among ``notices``.
+    panels: list[tuple[int, list[str]]] = field(default_factory=list)
+
+
+def announce(change: Change, audience: Audience) -> Announcement:
+    """Notices telling everyone about the change and what comes next."""
+    stored, before, actions, mover = change.stored, change.before, change.actions, change.mover
+    row, game = stored.row, stored.game
+    group_tr, names = audience.group.tr, audience.group.names
+    result = audience.result
+    out = Announcement([])
+    notices = out.notices
+    private_match = row.chat_id > 0
+    lines: list[str] = []
+    if before is not None:
+        lines, _ = describe_moves(group_tr, before, actions, names)
+    new_tour = before is None or before.tour_index != game.tour_index
+    view = game.observation(None)
+    if not private_match:
+        footer = "\n".join(x for x in (
+            score_text(group_tr, view, names),
+            tour_text(group_tr, view) + " · " + next_text(group_tr, view, names)
+            if not view.match_over else next_text(group_tr, view, names),
+        ) if x)
+        head = lines + ([roles_line(group_tr, view, names)]
+                        if new_tour and not view.match_over else [])
+        notices.append(BoardPost(row.match_id, row.chat_id, row.thread_id, tuple(head),
+                                 footer, BoardPicture(view, names, group_tr.language,
+                                                      outcome=result),
+                                 provisional=bool(lines) and bool(game.tour.pending)))
+
+    def panel(seat: int, user_id: int, reader: Reader, shown: Sequence[str], *,
+              edit: bool = False) -> None:
+        notices.append(panels.panel(stored, seat, user_id, reader.tr, reader.names, shown,
+                                    audience.title, edit=edit))
+        out.panels.append((user_id, panels.shown(shown)))
+
+    humans = [s for s in row.seats if s.kind is SeatKind.HUMAN and s.user_id is not None]
+    current = game.current_player
+    for seat in humans:
+        user_id = seat.user_id
+        assert user_id is not None
+        reader = audience.players[user_id]
+        tr, own_names = reader.tr, reader.names
+        own_lines = lines
+        if tr.language != group_tr.language and before is not None:
+            own_lines, _ = describe_moves(tr, before, actions, own_names)
+        seat_view = game.observation(seat.seat) if not game.is_over else None
+        to_move = seat.seat == current and not game.is_over
+        if user_id == mover:
+            # The mover's panel turns into the record of the move (what it showed
+            # before, then the move), with the hand.
+            shown = list(audience.mover_shown)
+            if shown and before is not None and before.tour.pending:
+                shown = shown[:-1]  # "first card (may place a second)": now a whole turn
+            record = [*shown, *own_lines][-panels.PANEL_LINES:]
+            text = "\n".join([*record,
+                              hand_text(tr, seat_view.tour.hand) if seat_view else ""])
+            if to_move and not new_tour:
+                panel(seat.seat, user_id, reader, record, edit=change.from_panel)
+                continue
+            if change.from_panel:
+                notices.append(EditPanel(row.match_id, user_id, text.strip(), None))
+            else:
+                # Typed: the answer belongs below what was typed, not in an old panel.
+                notices.append(DropPanel(row.match_id, user_id))
+                notices.append(Send(user_id, text.strip(), match_id=row.match_id))
+        elif not to_move:
+            notices.append(DropPanel(row.match_id, user_id))
+        if new_tour and seat_view is not None:
+            notices.append(deal_message(stored, seat.seat, user_id, reader, audience.title))
+        if to_move:
+            panel(seat.seat, user_id, reader,
+                  own_lines if private_match or user_id != mover else [])
+        elif private_match and mover is None and own_lines:
+            # Alone with computers and not to move: follow their moves like a group.
+            footer = score_text(tr, view, own_names) + "\n" + (
+                next_text(tr, view, own_names) if view.match_over else
+                tour_text(tr, view) + " · " + next_text(tr, view, own_names))
+            notices.append(BoardPost(row.match_id, user_id, None, tuple(own_lines), footer,
+                                     BoardPicture(view, own_names, tr.language,
+                                                  outcome=result)))
+    if game.is_over:
+        assert result is not None, "a summary comes after the last move"
+        notices.extend(summary(stored, result, audience.group, audience.players,
+                               audience.title))
+    elif audience.computer_next:
+        notices.append(ComputerTurn(row.match_id, stored.next_seq))
+    notices.append(Announced(row.match_id, len(game.history)))
+    return out

@@ -1,0 +1,75 @@
+"""Telling about a stored change: read what the words need, let :func:`announce` write them,
+then remember what each new panel shows and time the next person's turn.
+
+Also the one way a private panel is drawn outside an announcement (/back, /board, a
+button that only navigates), so the panel's shown lines are always recorded the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from chat.flow.announce import Audience, Change, announce
+from chat.flow.deadlines import Deadlines
+from chat.flow.games import Games
+from chat.flow.people import People
+from chat.flow.views import panel as panels
+from chat.flow.views.messages import Reader
+from chat.i18n import Tr
+from chat.notices import Notice
+from krendzu import Action, Card, Match
+from storage import MatchRow, SeatKind, StoredMatch
+
+
+class Broadcast:
+    def __init__(self, people: People, games: Games, deadlines: Deadlines) -> None:
+        self.people = people
+        self.games = games
+        self.deadlines = deadlines
+
+    async def reader(self, row: MatchRow, tr: Tr) -> Reader:
+        return Reader(tr, await self.people.seat_names(row, tr))
+
+    async def change(self, stored: StoredMatch, before: Match | None,
+                     actions: Sequence[Action], *, mover: int | None = None,
+                     from_panel: bool = False) -> list[Notice]:
+        """Notices telling everyone about ``actions`` (applied to ``before``) and what next."""
+        row, game = stored.row, stored.game
+        group = await self.reader(row, await self.people.chat_tr(row.chat_id))
+        players: dict[int, Reader] = {}
+        for seat in row.seats:
+            if seat.user_id is not None and seat.user_id not in players:
+                players[seat.user_id] = await self.reader(
+                    row, await self.people.user_tr(seat.user_id))
+        result = await self.games.result(stored)
+        current = game.current_player
+        computer_next = not game.is_over and (
+            row.seats[current].kind is SeatKind.COMPUTER
+            or await self.deadlines.computer_keeps(row.match_id, current))
+        mover_shown: list[str] = []
+        if mover is not None and any(s.kind is SeatKind.HUMAN and s.user_id == mover
+                                     for s in row.seats):
+            mover_shown = self.games.take_shown(row.match_id, mover)
+        out = announce(Change(stored, before, actions, mover, from_panel),
+                       Audience(group, players, self.people.title_of(row.chat_id), result,
+                                mover_shown, computer_next))
+        for user_id, lines in out.panels:
+            self.games.show(row.match_id, user_id, lines)
+        await self.deadlines.after_moves(stored)
+        return out.notices
+
+    def panel(self, stored: StoredMatch, seat: int, user_id: int, tr: Tr,
+              names: Sequence[str], lines: Sequence[str], *, edit: bool = False,
+              stage: str = "", card: Card | None = None, column: int | None = None) -> Notice:
+        """The private panel of the player to move, its shown lines remembered."""
+        notice = panels.panel(stored, seat, user_id, tr, names, lines,
+                              self.people.title_of(stored.row.chat_id), edit=edit,
+                              stage=stage, card=card, column=column)
+        self.games.show(stored.match_id, user_id, panels.shown(lines))
+        return notice
+
+    async def panel_for(self, stored: StoredMatch, seat: int, user_id: int) -> list[Notice]:
+        """A fresh panel for the player to move (after /back)."""
+        tr = await self.people.user_tr(user_id)
+        names = await self.people.seat_names(stored.row, tr)
+        return [self.panel(stored, seat, user_id, tr, names, [])]

@@ -1,0 +1,138 @@
+"""Turn deadlines and absent players: the state only (what is due when, who plays for whom).
+
+A match may have a turn timer (``/new … timer=90``). When a person is to move, a deadline is
+stored for that move; the ticker (:mod:`chat.flow.ticker`) asks the store what is due and
+acts. A third of the time before the deadline the player is reminded privately; at the
+deadline the normal computer player makes the turn for the seat. After two timeouts in a
+row the computer keeps the seat (a *stand-in*), moving at once on its turns, until the
+player comes back (``/back``). Deadlines and stand-ins live in the store, so they survive a
+restart; this module keeps a read-through copy of each match's. At start-up every running
+deadline gets at least a grace period, so an outage does not time out every match at once.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from storage import MatchStatus, SeatKind, StandIn, Store, StoredMatch, TimerRow
+
+log = logging.getLogger(__name__)
+
+#: Consecutive timeouts after which the computer keeps the seat.
+HANDOVER_AFTER = 2
+#: The level that plays for an absent player.
+STAND_IN_LEVEL = "normal"
+
+
+class Deadlines:
+    def __init__(self, store: Store, clock: Callable[[], float], grace: float = 60.0) -> None:
+        self.store = store
+        self.clock = clock
+        self.grace = grace
+        self._timers: dict[int, TimerRow | None] = {}
+        self._stand_ins: dict[int, dict[int, StandIn]] = {}
+
+    async def timer(self, match_id: int) -> TimerRow | None:
+        if match_id not in self._timers:
+            self._timers[match_id] = await self.store.timer_of(match_id)
+        return self._timers[match_id]
+
+    async def stand_ins(self, match_id: int) -> dict[int, StandIn]:
+        if match_id not in self._stand_ins:
+            self._stand_ins[match_id] = await self.store.stand_ins(match_id)
+        return self._stand_ins[match_id]
+
+    async def computer_keeps(self, match_id: int, seat: int) -> bool:
+        """The seat's player is absent and the computer plays for them."""
+        stand_in = (await self.stand_ins(match_id)).get(seat)
+        return stand_in is not None and stand_in.computer
+
+    async def someone_present(self, stored: StoredMatch) -> bool:
+        """Some seat is a person's who still plays it (not handed to the computer): they
+        wait for the computers' moves, so those are urgent."""
+        for seat in stored.row.seats:
+            if (seat.kind is SeatKind.HUMAN and seat.user_id is not None
+                    and not await self.computer_keeps(stored.match_id, seat.seat)):
+                return True
+        return False
+
+    async def timeouts(self, match_id: int, seat: int) -> int:
+        """The seat's timeouts in a row so far."""
+        stand_in = (await self.stand_ins(match_id)).get(seat)
+        return stand_in.timeouts if stand_in else 0
+
+    async def last_to_go(self, stored: StoredMatch, seat: int) -> bool:
+        """A timeout of ``seat`` now would hand it over and leave nobody playing."""
+        if await self.timeouts(stored.match_id, seat) + 1 < HANDOVER_AFTER:
+            return False
+        for other in stored.row.seats:
+            if (other.kind is SeatKind.HUMAN and other.user_id is not None
+                    and other.seat != seat
+                    and not await self.computer_keeps(stored.match_id, other.seat)):
+                return False
+        return True
+
+    async def set_stand_in(self, match_id: int, seat: int, timeouts: int,
+                           computer: bool, *, resigned: bool = False) -> None:
+        known = (await self.stand_ins(match_id)).get(seat)
+        resigned = resigned or bool(known and known.resigned)
+        await self.store.set_stand_in(match_id, seat, timeouts=timeouts, computer=computer,
+                                      resigned=resigned)
+        (await self.stand_ins(match_id))[seat] = StandIn(seat, timeouts, computer, resigned)
+
+    async def _arm(self, match_id: int, seq: int | None, deadline: float | None) -> None:
+        timer = await self.timer(match_id)
+        if timer is None or (timer.seq, timer.deadline) == (seq, deadline):
+            return
+        await self.store.arm_timer(match_id, seq, deadline)
+        self._timers[match_id] = TimerRow(match_id, timer.seconds, seq, deadline, False)
+
+    async def reminded(self, match_id: int, seq: int, timer: TimerRow | None) -> None:
+        """The reminder of move ``seq`` is done (sent, or ``timer`` ``None``: not needed
+        any more), so the ticker does not ask again."""
+        await self.store.set_reminded(match_id, seq)
+        if timer is not None:
+            self._timers[match_id] = TimerRow(match_id, timer.seconds, timer.seq,
+                                              timer.deadline, True)
+
+    async def start(self, match_id: int, seconds: int | None) -> None:
+        """A match begins, with a turn timer of ``seconds`` (``None``: no timer)."""
+        if seconds:
+            await self.store.set_timer(match_id, seconds)
+        self._timers.pop(match_id, None)
+
+    async def after_moves(self, stored: StoredMatch) -> None:
+        """A move was made (or the match began): start the next person's deadline."""
+        timer = await self.timer(stored.match_id)
+        if timer is None:
+            return
+        game = stored.game
+        if stored.row.status is not MatchStatus.ACTIVE or game.is_over:
+            await self._arm(stored.match_id, None, None)
+            return
+        seat = game.current_player
+        if (stored.row.seats[seat].kind is not SeatKind.HUMAN
+                or await self.computer_keeps(stored.match_id, seat)):
+            await self._arm(stored.match_id, None, None)
+            return
+        seq = stored.next_seq
+        if timer.seq == seq:
+            return
+        # A defender's second card belongs to the same turn: the same deadline.
+        same_turn = bool(game.tour.pending) and timer.deadline is not None
+        deadline = timer.deadline if same_turn else self.clock() + timer.seconds
+        await self._arm(stored.match_id, seq, deadline)
+
+    async def moved_by(self, match_id: int, seat: int) -> None:
+        """The player moved: their timeouts no longer count as consecutive."""
+        stand_in = (await self.stand_ins(match_id)).get(seat)
+        if stand_in is not None and (stand_in.timeouts or stand_in.computer):
+            await self.set_stand_in(match_id, seat, 0, False)
+
+    async def resume(self) -> None:
+        """After a restart: every running deadline gets at least the grace period."""
+        moved = await self.store.stretch_deadlines(self.clock() + self.grace)
+        if moved:
+            log.info("turn timers: %d deadline(s) moved on by the restart's grace", moved)
+        self._timers.clear()

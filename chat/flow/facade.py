@@ -1,0 +1,231 @@
+"""The flow's one door: :class:`Flow` composes the modules of :mod:`chat.flow` and keeps the
+methods the handlers, the application and the tests call. Each method only delegates; the
+logic lives in the module named in its docstring."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+
+from chat.flow.base import Actor, Decide, HintRequest
+from chat.flow.broadcast import Broadcast
+from chat.flow.caps import Caps
+from chat.flow.deadlines import Deadlines
+from chat.flow.endings import Endings
+from chat.flow.games import Games
+from chat.flow.invites import Invites
+from chat.flow.lobbies import Lobbies
+from chat.flow.locks import Locks, MatchLocks
+from chat.flow.matches import Matches
+from chat.flow.people import People
+from chat.flow.presses import Presses
+from chat.flow.reports import Reports
+from chat.flow.restart import resume
+from chat.flow.ticker import Ticker
+from chat.i18n import Catalogs, Tr
+from chat.model import LobbyState
+from chat.notices import Notice, Outcome, Send
+from krendzu import Action
+from storage import MatchRow, Store, StoredMatch
+
+
+class Flow:
+    """Lobbies and matches as plain async code over ``storage`` and ``krendzu``.
+
+    Every entry point checks its input, takes the chat's lock, changes what is stored and
+    returns an :class:`~chat.notices.Outcome`: a short answer for the actor and the notices
+    for everyone else. No ``telegram`` here: tests call the flow directly."""
+
+    def __init__(self, store: Store, catalogs: Catalogs, decide: Decide, *,
+                 bot_username: str, clock: Callable[[], float] = time.time,
+                 timer_grace: float = 60.0, max_matches_per_user: int = 3,
+                 max_matches_per_chat: int = 5, locks: Locks | None = None) -> None:
+        self.store = store
+        self.catalogs = catalogs
+        self.decide = decide
+        self.bot_username = bot_username
+        self.locks: Locks = locks or MatchLocks()
+        self.people = People(store, catalogs)
+        self.deadlines = Deadlines(store, clock, timer_grace)
+        self.games = Games(store, self.people)
+        self.broadcast = Broadcast(self.people, self.games, self.deadlines)
+        self.caps = Caps(store, self.people, per_user=max_matches_per_user,
+                         per_chat=max_matches_per_chat)
+        self.endings = Endings(store, self.locks, self.people, self.games, self.deadlines)
+        self.matches = Matches(store, self.locks, self.people, self.games, self.deadlines,
+                               self.broadcast, decide)
+        self.reports = Reports(self.people, self.games, self.deadlines, self.broadcast)
+        self.lobbies = Lobbies(store, self.locks, self.people, self.games, self.deadlines,
+                               self.broadcast, self.caps, bot_username=bot_username,
+                               clock=clock)
+        self.invites = Invites(store, self.people, self.lobbies)
+        self.presses = Presses(store, self.locks, self.people, self.games, self.broadcast,
+                               self.matches, self.lobbies)
+        #: Turn timers, /back, a seat handed over, idle set-ups (the job queue ticks it).
+        self.timers = Ticker(store, self.locks, self.people, self.games, self.deadlines,
+                             self.broadcast, self.matches, self.endings, self.lobbies)
+
+    def lock(self, chat_id: int, thread_id: int | None) -> AbstractAsyncContextManager[None]:
+        """The chat's (or forum topic's) lock: :mod:`chat.flow.locks`."""
+        return self.locks.hold(chat_id, thread_id)
+
+    # People: chat.flow.people -------------------------------------------------------------
+
+    def begin_request(self) -> None:
+        """Called once per update, in its task, before any handler (chat.flow.people)."""
+        self.people.begin_request()
+
+    async def see_user(self, actor: Actor, *, private: bool = False) -> Tr:
+        return await self.people.see_user(actor, private=private)
+
+    async def set_language(self, chat_id: int, actor: Actor, language: str) -> Tr:
+        return await self.people.set_language(chat_id, actor, language)
+
+    async def user_tr(self, user_id: int) -> Tr:
+        return await self.people.user_tr(user_id)
+
+    async def chat_tr(self, chat_id: int, fallback: str | None = None) -> Tr:
+        return await self.people.chat_tr(chat_id, fallback)
+
+    async def name_of(self, user_id: int) -> str:
+        return await self.people.name_of(user_id)
+
+    async def seat_names(self, row: MatchRow, tr: Tr) -> tuple[str, ...]:
+        return await self.people.seat_names(row, tr)
+
+    def remember_title(self, chat_id: int, title: str | None) -> None:
+        self.people.remember_title(chat_id, title)
+
+    async def was_unreachable(self, user_id: int) -> bool:
+        return await self.people.was_unreachable(user_id)
+
+    async def mark_unreachable(self, user_id: int) -> None:
+        await self.people.mark_unreachable(user_id)
+
+    # Lobbies: chat.flow.lobbies, chat.flow.invites ----------------------------------------
+
+    async def sets_up(self, chat_id: int, thread_id: int | None, user_id: int) -> bool:
+        return await self.lobbies.sets_up(chat_id, thread_id, user_id)
+
+    async def is_set_up(self, chat_id: int, thread_id: int | None) -> bool:
+        return await self.lobbies.is_set_up(chat_id, thread_id)
+
+    async def created(self, match_id: int, user_id: int) -> bool:
+        return await self.lobbies.created(match_id, user_id)
+
+    async def set_tidy(self, chat_id: int, on: bool) -> None:
+        """``/settings tidy=on|off`` (delivery keeps its own copy of the flag)."""
+        await self.store.upsert_chat(chat_id, tidy=on)
+
+    async def new_lobby(self, chat_id: int, thread_id: int | None, actor: Actor,
+                        args: list[str], *, title: str = "") -> Outcome:
+        return await self.lobbies.new_lobby(chat_id, thread_id, actor, args, title=title)
+
+    async def lobby_action(self, chat_id: int, thread_id: int | None, actor: Actor, op: str,
+                           *, lobby_id: int | None = None, is_admin: bool = False) -> Outcome:
+        return await self.lobbies.lobby_action(chat_id, thread_id, actor, op,
+                                               lobby_id=lobby_id, is_admin=is_admin)
+
+    async def rematch(self, row: MatchRow, actor: Actor) -> Outcome:
+        return await self.lobbies.rematch(row, actor)
+
+    def deep_link(self, lobby_id: int, state: LobbyState) -> str:
+        return self.lobbies.deep_link(lobby_id, state)
+
+    async def join_by_link(self, actor: Actor, payload: str) -> Outcome:
+        return await self.invites.join_by_link(actor, payload)
+
+    async def seat_invited(self, actor: Actor) -> list[Outcome]:
+        return await self.invites.seat_invited(actor)
+
+    # Matches: chat.flow.games, chat.flow.matches, chat.flow.presses -----------------------
+
+    async def load(self, match_id: int) -> StoredMatch:
+        return await self.games.load(match_id)
+
+    async def by_number(self, match_id: int) -> StoredMatch | None:
+        return await self.games.by_number(match_id)
+
+    async def find_match(self, chat_id: int, thread_id: int | None,
+                         user_id: int) -> StoredMatch | None:
+        return await self.games.find_match(chat_id, thread_id, user_id)
+
+    async def latest_match(self, chat_id: int, thread_id: int | None,
+                           user_id: int) -> StoredMatch | None:
+        return await self.games.latest_match(chat_id, thread_id, user_id)
+
+    async def my_matches(self, user_id: int) -> list[StoredMatch]:
+        return await self.games.my_matches(user_id)
+
+    async def plays_in(self, match_id: int, user_id: int) -> bool:
+        return await self.games.plays_in(match_id, user_id)
+
+    async def play(self, match_id: int, actor: Actor, steps: Sequence[Action], *,
+                   update_id: int | None = None, expected_seq: int | None = None,
+                   from_panel: bool = False) -> Outcome:
+        return await self.matches.play(match_id, actor, steps, update_id=update_id,
+                                       expected_seq=expected_seq, from_panel=from_panel)
+
+    async def panel_press(self, match_id: int, seq: int, op: str, actor: Actor, *,
+                          update_id: int | None = None, private: bool = True) -> Outcome:
+        return await self.presses.panel_press(match_id, seq, op, actor, update_id=update_id,
+                                              private=private)
+
+    async def panel_for(self, stored: StoredMatch, seat: int, user_id: int) -> list[Notice]:
+        return await self.broadcast.panel_for(stored, seat, user_id)
+
+    def hint_request(self, stored: StoredMatch, seat: int) -> HintRequest:
+        return self.matches.hint_request(stored, seat)
+
+    async def hint_notice(self, stored: StoredMatch, seat: int, user_id: int, *,
+                          request: HintRequest | None = None) -> Send:
+        return await self.matches.hint_notice(stored, seat, user_id, request=request)
+
+    async def suggest(self, view: object) -> list[Action]:
+        return await self.matches.suggest(view)
+
+    async def think(self, level: str, view: object, seed_text: str, *,
+                    urgent: bool) -> list[Action]:
+        return await self.matches.think(level, view, seed_text, urgent=urgent)
+
+    async def computer_turn(self, match_id: int, seq: int) -> Outcome:
+        return await self.matches.computer_turn(match_id, seq)
+
+    async def play_for_seat(self, stored: StoredMatch, actions: Sequence[Action]) -> Outcome:
+        return await self.matches.play_for_seat(stored, actions)
+
+    # Reports: chat.flow.reports -------------------------------------------------------------
+
+    async def hand(self, stored: StoredMatch, user_id: int) -> Send:
+        return await self.reports.hand(stored, user_id)
+
+    async def board(self, stored: StoredMatch, chat_id: int, thread_id: int | None,
+                    user_id: int) -> list[Notice]:
+        return await self.reports.board(stored, chat_id, thread_id, user_id)
+
+    async def score(self, stored: StoredMatch, tr: Tr) -> str:
+        return await self.reports.score(stored, tr)
+
+    def export(self, stored: StoredMatch) -> tuple[bytes, int]:
+        return self.reports.export(stored)
+
+    async def welcome_back(self, user_id: int) -> list[Notice]:
+        return await self.reports.welcome_back(user_id)
+
+    # Endings: chat.flow.endings -------------------------------------------------------------
+
+    async def resign(self, stored: StoredMatch, actor: Actor) -> Outcome:
+        return await self.endings.resign(stored, actor)
+
+    async def cancel(self, stored: StoredMatch, actor: Actor, is_admin: bool) -> Outcome:
+        return await self.endings.cancel(stored, actor, is_admin)
+
+    async def close_chat(self, chat_id: int) -> int:
+        return await self.endings.close_chat(chat_id)
+
+    # Restart: chat.flow.restart -------------------------------------------------------------
+
+    async def resume(self) -> list[Notice]:
+        return await resume(self.store, self.games, self.deadlines, self.broadcast,
+                            self.endings)

@@ -1,0 +1,115 @@
+"""Running matches as this process knows them: the stored match read through a small cache,
+the finders (/board's match, /history's, a player's), the outcome and the rating of a finished
+one, and the move lines each live private panel shows.
+
+The cache holds only active matches and is dropped for a match whenever a write is refused
+or the match ends, so a read after that goes to the store.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from chat.flow.lobby_state import state_of
+from chat.flow.people import People
+from chat.ratings import rate_match
+from chat.results import resigned_seats
+from krendzu import Match, match_outcome
+from krendzu import Outcome as MatchOutcome
+from storage import MatchRow, MatchStatus, NotFound, Store, StoredMatch
+
+log = logging.getLogger(__name__)
+
+
+class Games:
+    def __init__(self, store: Store, people: People) -> None:
+        self.store = store
+        self.people = people
+        self._games: dict[int, StoredMatch] = {}
+        #: Move lines on each player's live panel, kept when it becomes the move's record.
+        self._shown: dict[tuple[int, int], list[str]] = {}
+
+    async def load(self, match_id: int) -> StoredMatch:
+        stored = self._games.get(match_id)
+        if stored is None or stored.row.status is not MatchStatus.ACTIVE:
+            stored = await self.store.load_match(match_id)
+            if stored.row.status is MatchStatus.ACTIVE:
+                self._games[match_id] = stored
+            if not self.people.knows_title(stored.row.chat_id):
+                lobby = await self.store.lobby_of_match(match_id)
+                if lobby is not None:
+                    self.people.remember_title(lobby.chat_id, state_of(lobby).title)
+        return stored
+
+    async def by_number(self, match_id: int) -> StoredMatch | None:
+        """``/export N``: the match numbered N, or None if there is none."""
+        try:
+            return await self.load(match_id)
+        except NotFound:
+            return None
+
+    def keep(self, stored: StoredMatch) -> None:
+        """A match just created: its first read needs no store."""
+        self._games[stored.match_id] = stored
+
+    def forget(self, match_id: int) -> None:
+        """The cached match is stale (ended, or a write was refused): read it again."""
+        self._games.pop(match_id, None)
+
+    async def find_match(self, chat_id: int, thread_id: int | None,
+                         user_id: int) -> StoredMatch | None:
+        """The chat's match; in a private chat, the user's match where it is their turn."""
+        row = await self.store.active_match(chat_id, thread_id)
+        if row is not None or chat_id < 0:
+            return await self.load(row.match_id) if row else None
+        return None
+
+    async def latest_match(self, chat_id: int, thread_id: int | None,
+                           user_id: int) -> StoredMatch | None:
+        """The chat's active match, else the newest one the user played in this chat."""
+        row = await self.store.active_match(chat_id, thread_id)
+        if row is None:
+            mine = await self.store.matches_of_user(user_id, status=None, chat_id=chat_id,
+                                                    thread_id=thread_id, limit=1)
+            row = mine[0] if mine else None
+        return await self.load(row.match_id) if row else None
+
+    async def my_matches(self, user_id: int) -> list[StoredMatch]:
+        rows = await self.store.matches_of_user(user_id)
+        return [await self.load(r.match_id) for r in rows]
+
+    async def plays_in(self, match_id: int, user_id: int) -> bool:
+        """Whether the user is seated in this running match: asked before anything keyed by
+        a pressed button's match id is remembered (forged ids must allocate nothing)."""
+        try:
+            row = await self.store.get_match(match_id)
+        except NotFound:
+            return False
+        return row.status is MatchStatus.ACTIVE and row.seat_of(user_id) is not None
+
+    async def result(self, stored: StoredMatch) -> MatchOutcome | None:
+        """The engine's outcome of a match played to the end (None before): a trio player
+        who resigned ranks last here as in the statistics and ratings, whatever the points
+        of the seat the computer played on for them."""
+        if not stored.game.is_over:
+            return None
+        return match_outcome(stored.game, await resigned_seats(self.store, stored.match_id))
+
+    async def rate(self, row: MatchRow, game: Match) -> None:
+        try:
+            await rate_match(self.store, row, game)
+        except Exception:  # a rating must never stop the announcement; a restart retries
+            log.exception("match %s: rating failed", row.match_id)
+
+    # The lines each live panel shows --------------------------------------------------------
+
+    def shown(self, match_id: int, user_id: int) -> list[str]:
+        return self._shown.get((match_id, user_id), [])
+
+    def show(self, match_id: int, user_id: int, lines: list[str]) -> None:
+        """The player's newest panel shows ``lines``."""
+        self._shown[(match_id, user_id)] = lines
+
+    def take_shown(self, match_id: int, user_id: int) -> list[str]:
+        """What the player's panel showed; it is about to become the record of their move."""
+        return self._shown.pop((match_id, user_id), [])

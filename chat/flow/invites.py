@@ -1,0 +1,65 @@
+"""Seats taken from the private chat: a person who pressed Join before the bot could write
+to them opens the invitation link (``/start j<lobby>_<key>``) or just presses Start, and is
+seated where they were invited."""
+
+from __future__ import annotations
+
+import hmac
+
+from chat.flow.base import Actor
+from chat.flow.lobbies import Lobbies
+from chat.flow.lobby_state import state_of
+from chat.flow.people import People
+from chat.flow.views import codec
+from chat.i18n import Tr
+from chat.notices import Outcome
+from storage import LobbyRow, LobbyStatus, NotFound, Store
+
+
+class Invites:
+    def __init__(self, store: Store, people: People, lobbies: Lobbies) -> None:
+        self.store = store
+        self.people = people
+        self.lobbies = lobbies
+
+    async def join_by_link(self, actor: Actor, payload: str) -> Outcome:
+        """``/start j<lobby>_<key>`` in the private chat: the player can be written to now;
+        seat them, if they pressed Join in that lobby (or it invited them). Any other payload
+        (guessed, forwarded, stale) gets the same neutral answer, naming no group."""
+        tr = await self.people.see_user(actor, private=True)
+        refused = Outcome(tr._("This invitation link is not valid. Press Join in the group "
+                               "again."))
+        parsed = codec.parse_join_payload(payload)
+        if parsed is None:
+            return refused
+        try:
+            lobby = await self.store.get_lobby(parsed[0])
+        except NotFound:
+            return refused
+        state = state_of(lobby)
+        if (not hmac.compare_digest(state.invite_key, parsed[1])
+                or actor.user_id not in (*state.invited, *state.waiting)):
+            return refused
+        return await self._seat_from_private(actor, lobby, tr)
+
+    async def seat_invited(self, actor: Actor) -> list[Outcome]:
+        """A plain ``/start`` from someone who pressed Join before they could be written to:
+        seat them at every open table that waits for them."""
+        tr = await self.people.see_user(actor, private=True)
+        outcomes = []
+        for lobby in await self.store.open_lobbies():
+            if actor.user_id in state_of(lobby).invited:
+                outcomes.append(await self._seat_from_private(actor, lobby, tr))
+        return outcomes
+
+    async def _seat_from_private(self, actor: Actor, lobby: LobbyRow, tr: Tr) -> Outcome:
+        if lobby.status is not LobbyStatus.OPEN:
+            return Outcome(tr._("This match has already started or was cancelled."))
+        outcome = await self.lobbies.lobby_action(lobby.chat_id, lobby.thread_id, actor, "join",
+                                                  lobby_id=lobby.lobby_id)
+        state = state_of(await self.store.get_lobby(lobby.lobby_id))
+        if state.seat_of(actor.user_id) is not None:
+            outcome.reply = tr._("You are seated in “{title}”. Your cards will come here.",
+                                 title=state.title or "?")
+            outcome.alert = True  # said even though the lobby is updated too
+        return outcome

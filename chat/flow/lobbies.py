@@ -1,0 +1,331 @@
+"""Matches being set up: /new, the lobby's buttons and commands (join, leave, add a
+computer, settings, cancel, start), a rematch of a finished match, and idle set-ups closed.
+
+The lobby's state is stored as JSON (:class:`~chat.model.LobbyState`), changed only under
+the chat's lock; its message is redrawn from it by :mod:`chat.flow.views.lobby_view`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from chat.describe import level_label
+from chat.flow.base import Actor
+from chat.flow.broadcast import Broadcast
+from chat.flow.caps import Caps
+from chat.flow.deadlines import Deadlines
+from chat.flow.games import Games
+from chat.flow.lobby_state import cycle, fill_computers, state_of
+from chat.flow.locks import Locks
+from chat.flow.people import People
+from chat.flow.views import codec
+from chat.flow.views.lobby_view import closed_lobby, show_lobby, started_text
+from chat.i18n import Tr
+from chat.model import (
+    DEFAULT_GROUP_TIMER,
+    LEVEL_CODES,
+    LEVEL_NAMES,
+    LEVELS,
+    LobbySeat,
+    LobbyState,
+    apply_new_args,
+)
+from chat.notices import Notice, Outcome, ShowLobby
+from krendzu import SettingsError
+from storage import (
+    ActiveMatchExists,
+    LobbyExists,
+    LobbyRow,
+    LobbyStatus,
+    MatchRow,
+    MatchStatus,
+    NotFound,
+    SeatSpec,
+    Store,
+)
+
+
+class Lobbies:
+    def __init__(self, store: Store, locks: Locks, people: People, games: Games,
+                 deadlines: Deadlines, broadcast: Broadcast, caps: Caps, *,
+                 bot_username: str, clock: Callable[[], float]) -> None:
+        self.store = store
+        self.locks = locks
+        self.people = people
+        self.games = games
+        self.deadlines = deadlines
+        self.broadcast = broadcast
+        self.caps = caps
+        self.bot_username = bot_username
+        self.clock = clock
+        self._lobbies_checked = 0.0
+
+    def show(self, lobby: LobbyRow, state: LobbyState, tr: Tr, *,
+             repost: bool = False) -> ShowLobby:
+        return show_lobby(lobby, state, tr, self.people.seen_name, self.bot_username,
+                          repost=repost)
+
+    def deep_link(self, lobby_id: int, state: LobbyState) -> str:
+        """The invitation link: the lobby id plus its secret key (never the id alone)."""
+        return codec.join_link(self.bot_username, lobby_id, state.invite_key)
+
+    async def is_set_up(self, chat_id: int, thread_id: int | None) -> bool:
+        """Whether a match is being set up in this chat (or forum topic)."""
+        return await self.store.open_lobby(chat_id, thread_id) is not None
+
+    async def created(self, match_id: int, user_id: int) -> bool:
+        """Whether the user set up this match (the creator may /kick)."""
+        lobby = await self.store.lobby_of_match(match_id)
+        return lobby is not None and lobby.creator_id == user_id
+
+    async def sets_up(self, chat_id: int, thread_id: int | None, user_id: int) -> bool:
+        """Whether the user created the match being set up in this chat (or forum topic)."""
+        lobby = await self.store.open_lobby(chat_id, thread_id)
+        return lobby is not None and lobby.creator_id == user_id
+
+    async def new_lobby(self, chat_id: int, thread_id: int | None, actor: Actor,
+                        args: list[str], *, title: str = "") -> Outcome:
+        private = chat_id > 0
+        tr = await self.people.see_user(actor, private=private)
+        group_tr = await self.people.chat_tr(chat_id, tr.language)
+        async with self.locks.hold(chat_id, thread_id):
+            if await self.store.active_match(chat_id, thread_id):
+                return Outcome(group_tr._("A match is already being played here: /board shows "
+                                          "it, /cancel ends it."))
+            lobby = await self.store.open_lobby(chat_id, thread_id)
+            if lobby is not None:
+                return Outcome(notices=[self.show(lobby, state_of(lobby), group_tr,
+                                                  repost=True)])
+            refusal = await self.caps.refusal(chat_id, [actor.user_id], actor.user_id,
+                                              group_tr)
+            if refusal is not None:
+                return Outcome(refusal)
+            known = None if private else await self.store.get_chat(chat_id)
+            if not private and (known is None or known.language is None):
+                # The group speaks its first creator's language until /lang says otherwise.
+                await self.people.set_chat_language(chat_id, group_tr.language)
+            state = LobbyState(language=group_tr.language, private=private, title=title,
+                               timer=None if private else DEFAULT_GROUP_TIMER)
+            apply_new_args(state, args, private=private)
+            user = await self.people.user_row(actor.user_id)
+            if private or (user is not None and user.can_write_privately):
+                state.seats.append(LobbySeat("human", actor.user_id))
+            else:
+                # Never started the bot: seated like any joiner, through the link that opens
+                # the private chat (the lobby shows it), so the deal never meets a 403.
+                state.invited.append(actor.user_id)
+            if private:
+                fill_computers(state)
+            try:
+                lobby = await self.store.create_lobby(chat_id, actor.user_id, state.to_json(),
+                                                      thread_id=thread_id)
+            except LobbyExists:
+                return Outcome(group_tr._("A new match is being set up here already."))
+            return Outcome(notices=[self.show(lobby, state, group_tr)])
+
+    async def lobby_action(self, chat_id: int, thread_id: int | None, actor: Actor, op: str,
+                           *, lobby_id: int | None = None, is_admin: bool = False) -> Outcome:
+        """join, leave, add:<level>, go, cancel, level:<l>, table, tours, deal, exchange."""
+        tr = await self.people.see_user(actor, private=chat_id > 0)
+        async with self.locks.hold(chat_id, thread_id):
+            try:
+                lobby = await (self.store.get_lobby(lobby_id) if lobby_id is not None
+                               else self.store.open_lobby(chat_id, thread_id))
+            except NotFound:  # a forged (or long forgotten) button: the same answer
+                lobby = None
+            if lobby is None or lobby.chat_id != chat_id:
+                return Outcome(tr._("There is no match being set up here. Start one with /new."))
+            if lobby.status is not LobbyStatus.OPEN:
+                return Outcome(tr._("This match has already started or was cancelled."))
+            state = state_of(lobby)
+            group_tr = await self.people.chat_tr(chat_id, state.language)
+            return await self._op(lobby, state, actor, op, tr, group_tr, is_admin)
+
+    async def _op(self, lobby: LobbyRow, state: LobbyState, actor: Actor, op: str,
+                  tr: Tr, group_tr: Tr, is_admin: bool) -> Outcome:
+        creator = actor.user_id == lobby.creator_id
+        seated = state.seat_of(actor.user_id) is not None
+        reply: str | None = None
+        if op == "join":
+            if seated and actor.user_id in state.waiting:
+                state.waiting.remove(actor.user_id)
+                if not state.waiting and state.full:
+                    return await self.start(lobby, state, actor, tr, group_tr)
+                reply = tr._("Your seat is ready: waiting for the others.")
+                lobby = await self.store.update_lobby(lobby.lobby_id, state=state.to_json())
+                return Outcome(reply, [self.show(lobby, state, group_tr)])
+            if seated:
+                return Outcome(tr._("You are already seated."))
+            if state.full:
+                return Outcome(tr._("All seats are taken."))
+            refusal = await self.caps.refusal(None, [actor.user_id], actor.user_id, tr)
+            if refusal is not None:
+                return Outcome(refusal)
+            user = await self.people.user_row(actor.user_id)
+            if user is None or not user.can_write_privately:
+                if actor.user_id not in state.invited:
+                    state.invited.append(actor.user_id)
+                lobby = await self.store.update_lobby(lobby.lobby_id, state=state.to_json())
+                link = self.deep_link(lobby.lobby_id, state)
+                return Outcome(
+                    tr._("First open my private chat and press Start — your hand will come "
+                         "there: {link}", link=link),
+                    [self.show(lobby, state, group_tr)], alert=True, url=link,
+                )
+            state.seats.append(LobbySeat("human", actor.user_id))
+            state.invited = [u for u in state.invited if u != actor.user_id]
+            reply = tr._("You are seated.")
+        elif op == "leave":
+            index = state.seat_of(actor.user_id)
+            if index is None:
+                return Outcome(tr._("You are not seated."))
+            del state.seats[index]
+            state.invited = [u for u in state.invited if u != actor.user_id]
+            state.waiting = [u for u in state.waiting if u != actor.user_id]
+            reply = tr._("You left the table.")
+            if not any(s.kind == "human" for s in state.seats):
+                await self.store.update_lobby(lobby.lobby_id, state=state.to_json(),
+                                              status=LobbyStatus.CLOSED)
+                return Outcome(reply, [closed_lobby(lobby, group_tr._(
+                    "The table is empty: set-up cancelled. /new starts again."))])
+        elif op.startswith("add:") or op == "add":
+            level = op[4:] or "normal"
+            if level not in LEVELS:
+                return Outcome(tr._("Unknown level “{value}”: use easy, normal or hard.",
+                                    value=level[:20]))
+            if state.full:
+                return Outcome(tr._("All seats are taken."))
+            if not (seated or creator):
+                return Outcome(tr._("Only seated players can add computer players."))
+            state.seats.append(LobbySeat("computer", level=level))
+            reply = tr._("{level} joined.", level=level_label(tr, level))
+        elif op in ("table", "tours", "deal", "exchange", "timer") or op.startswith("level:"):
+            if not creator:
+                return Outcome(tr._("Only the creator can change the settings."))
+            try:
+                cycle(state, op)
+            except SettingsError:
+                return Outcome(tr._("This button is not valid any more."))
+            while len(state.seats) > state.table.players:
+                extra = next((i for i in range(len(state.seats) - 1, -1, -1)
+                              if state.seats[i].kind == "computer"), len(state.seats) - 1)
+                del state.seats[extra]
+            if state.private:
+                fill_computers(state)
+        elif op == "cancel":
+            if not (creator or is_admin):
+                return Outcome(tr._("Only the creator or a chat admin can cancel."))
+            await self.store.update_lobby(lobby.lobby_id, status=LobbyStatus.CLOSED)
+            return Outcome(tr._("Cancelled."), [closed_lobby(
+                lobby, group_tr._("Match set-up cancelled. /new starts again."))])
+        elif op == "go":
+            return await self.start(lobby, state, actor, tr, group_tr)
+        else:
+            return Outcome(tr._("This button is not valid any more."))
+        lobby = await self.store.update_lobby(lobby.lobby_id, state=state.to_json())
+        return Outcome(reply, [self.show(lobby, state, group_tr)])
+
+    async def start(self, lobby: LobbyRow, state: LobbyState, actor: Actor, tr: Tr,
+                    group_tr: Tr) -> Outcome:
+        """Start the match if every seat is taken and claimed; hold the chat's lock."""
+        if not state.full:
+            missing = state.table.players - len(state.seats)
+            return Outcome(tr.n_("{n} seat is still free.", "{n} seats are still free.", missing))
+        if state.seat_of(actor.user_id) is None and actor.user_id != lobby.creator_id:
+            return Outcome(tr._("Only seated players can start the match."))
+        if state.waiting:
+            # Start pressed before everyone pressed Rematch: their seats are freed.
+            state.seats = [s for s in state.seats if s.user_id not in state.waiting]
+            state.waiting = []
+            lobby = await self.store.update_lobby(lobby.lobby_id, state=state.to_json())
+            return Outcome(tr._("Seats nobody claimed are free now: Join, or add a computer."),
+                           [self.show(lobby, state, group_tr)])
+        refusal = await self.caps.refusal(lobby.chat_id, [s.user_id for s in state.seats
+                                                          if s.user_id is not None],
+                                          actor.user_id, tr)
+        if refusal is not None:
+            return Outcome(refusal)
+        specs = [SeatSpec.human(s.user_id) if s.kind == "human" and s.user_id is not None
+                 else SeatSpec.computer(LEVEL_CODES[s.level or "normal"]) for s in state.seats]
+        try:
+            stored = await self.store.create_match(lobby.chat_id, state.settings(), specs,
+                                                   thread_id=lobby.thread_id,
+                                                   lobby_id=lobby.lobby_id)
+        except ActiveMatchExists:
+            return Outcome(tr._("A match is already being played here: /board shows it, "
+                                "/cancel ends it."))
+        self.games.keep(stored)
+        await self.deadlines.start(stored.match_id, state.timer)
+        self.people.remember_title(lobby.chat_id, state.title)
+        notices: list[Notice] = [closed_lobby(
+            lobby, started_text(state, group_tr, self.people.seen_name))]
+        notices += await self.broadcast.change(stored, None, [])
+        return Outcome(tr._("The match has started."), notices)
+
+    async def rematch(self, row: MatchRow, actor: Actor) -> Outcome:
+        """The same table and settings with the seats rotated by one. Every player's seat is
+        kept for them until they press Rematch too; the last press starts the match."""
+        tr = await self.people.user_tr(actor.user_id)
+        if row.status is MatchStatus.ACTIVE:
+            return Outcome(tr._("This match is not over yet."))
+        if row.seat_of(actor.user_id) is None:
+            return Outcome(tr._("You are not playing in this match."))
+        group_tr = await self.people.chat_tr(row.chat_id)
+        async with self.locks.hold(row.chat_id, row.thread_id):
+            if await self.store.active_match(row.chat_id, row.thread_id):
+                return Outcome(tr._("A match is already being played here: /board shows it, "
+                                "/cancel ends it."))
+            lobby = await self.store.open_lobby(row.chat_id, row.thread_id)
+            if lobby is not None:
+                state = state_of(lobby)
+                if state.rematch_of != row.match_id:
+                    return Outcome(tr._("A new match is being set up here already."),
+                                   [self.show(lobby, state, group_tr, repost=True)])
+                if actor.user_id not in state.waiting:
+                    return Outcome(tr._("Your seat is ready: waiting for the others."))
+                state.waiting.remove(actor.user_id)
+            else:
+                old = await self.store.lobby_of_match(row.match_id)
+                state = state_of(old) if old else LobbyState(private=row.chat_id > 0)
+                seats = [LobbySeat("human", s.user_id) if s.user_id is not None
+                         else LobbySeat("computer",
+                                        level=LEVEL_NAMES.get(s.level or 2, "normal"))
+                         for s in row.seats]
+                state.seats = seats[1:] + seats[:1]
+                state.invited = []
+                state.rematch_of = row.match_id
+                state.waiting = [s.user_id for s in row.seats
+                                 if s.user_id is not None and s.user_id != actor.user_id]
+                group_tr = await self.people.chat_tr(row.chat_id, state.language)
+                try:
+                    lobby = await self.store.create_lobby(row.chat_id, actor.user_id,
+                                                          state.to_json(),
+                                                          thread_id=row.thread_id)
+                except LobbyExists:
+                    return Outcome(tr._("A new match is being set up here already."))
+            if not state.waiting:
+                return await self.start(lobby, state, actor, tr, group_tr)
+            lobby = await self.store.update_lobby(lobby.lobby_id, state=state.to_json())
+            return Outcome(tr._("Your seat is ready: waiting for the others."),
+                           [self.show(lobby, state, group_tr,
+                                      repost=lobby.message_id is None)])
+
+    async def expire(self, older_than: float) -> list[Notice]:
+        """Close set-ups nobody touched for ``older_than`` seconds, saying so in the chat."""
+        notices: list[Notice] = []
+        now = self.clock()
+        if now - self._lobbies_checked < min(60.0, older_than / 10):
+            return notices
+        self._lobbies_checked = now
+        for lobby in await self.store.open_lobbies():
+            if lobby.updated_at.timestamp() > now - older_than:
+                continue
+            await self.store.update_lobby(lobby.lobby_id, status=LobbyStatus.CLOSED)
+            tr = await self.people.chat_tr(lobby.chat_id)
+            minutes = max(1, round(older_than / 60))
+            notices.append(closed_lobby(lobby, tr.n_(
+                "Nobody started this match for {n} minute: the set-up is closed. /new "
+                "starts again.",
+                "Nobody started this match for {n} minutes: the set-up is closed. /new "
+                "starts again.", minutes)))
+        return notices

@@ -1,0 +1,199 @@
+"""The ticker that drives the turn deadlines (:mod:`chat.flow.deadlines`): reminders and
+timeouts that are due, a player's return (/back), and idle set-ups closed.
+
+At a deadline the normal computer player makes the turn for the seat and the group is told;
+after two timeouts in a row the computer keeps the seat until the player comes back. When
+no seat is played by a present person any more (everyone left, was kicked or timed out
+twice), the match is cancelled: computers playing for nobody would only take the workers
+every other chat's computers, hints and timeouts need. The application's job queue calls
+:meth:`Ticker.tick` and :meth:`Ticker.expire_lobbies` every few seconds.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from chat.flow.base import Actor
+from chat.flow.broadcast import Broadcast
+from chat.flow.deadlines import HANDOVER_AFTER, STAND_IN_LEVEL, Deadlines
+from chat.flow.endings import Endings
+from chat.flow.games import Games
+from chat.flow.lobbies import Lobbies
+from chat.flow.locks import Locks
+from chat.flow.matches import Matches
+from chat.flow.people import People
+from chat.flow.views.texts import where
+from chat.i18n import Tr
+from chat.notices import Notice, Outcome, Send
+from krendzu import Action, Announce
+from krendzu.tour import ANNOUNCE
+from storage import MatchStatus, Store, StoredMatch
+
+log = logging.getLogger(__name__)
+
+
+class Ticker:
+    def __init__(self, store: Store, locks: Locks, people: People, games: Games,
+                 deadlines: Deadlines, broadcast: Broadcast, matches: Matches,
+                 endings: Endings, lobbies: Lobbies) -> None:
+        self.store = store
+        self.locks = locks
+        self.people = people
+        self.games = games
+        self.deadlines = deadlines
+        self.broadcast = broadcast
+        self.matches = matches
+        self.endings = endings
+        self.lobbies = lobbies
+
+    async def tick(self) -> list[Notice]:
+        """Reminders and timeouts that are due now."""
+        notices: list[Notice] = []
+        now = self.deadlines.clock()
+        for timer in await self.store.due_timers(now):
+            try:
+                if timer.deadline is not None and timer.deadline <= now:
+                    notices += await self.timeout(timer.match_id, timer.seq)
+                elif not timer.reminded:
+                    notices += await self.remind(timer.match_id, timer.seq)
+            except Exception:
+                log.exception("match %s: the turn timer failed", timer.match_id)
+        return notices
+
+    async def expire_lobbies(self, older_than: float) -> list[Notice]:
+        """Close set-ups nobody touched for ``older_than`` seconds, saying so in the chat."""
+        return await self.lobbies.expire(older_than)
+
+    async def _current(self, match_id: int, seq: int | None
+                       ) -> tuple[StoredMatch, int, int] | None:
+        """The match, seat and user whose deadline this is, if it still stands."""
+        stored = await self.games.load(match_id)
+        if stored.row.status is not MatchStatus.ACTIVE or stored.next_seq != seq:
+            return None
+        seat = stored.game.current_player
+        user_id = stored.row.seats[seat].user_id
+        if user_id is None:
+            return None
+        return stored, seat, user_id
+
+    async def remind(self, match_id: int, seq: int | None) -> list[Notice]:
+        row = await self.store.get_match(match_id)
+        async with self.locks.hold(row.chat_id, row.thread_id):
+            current = await self._current(match_id, seq)
+            timer = await self.deadlines.timer(match_id)
+            if current is None or timer is None or seq is None:
+                await self.deadlines.reminded(match_id, seq or 0, None)
+                return []
+            stored, _, user_id = current
+            await self.deadlines.reminded(match_id, seq, timer)
+            tr = await self.people.user_tr(user_id)
+            clock = self.deadlines.clock
+            left = max(1, round((timer.deadline or clock()) - clock()))
+            text = tr.n_("⏰ {n} second left for your move ({where}). Then the computer moves "
+                         "for you.",
+                         "⏰ {n} seconds left for your move ({where}). Then the computer "
+                         "moves for you.", left,
+                         where=where(tr, stored.row.chat_id,
+                                     self.people.title_of(stored.row.chat_id), inline=True))
+            return [Send(user_id, text, match_id=match_id)]
+
+    async def timeout(self, match_id: int, seq: int | None) -> list[Notice]:
+        """The deadline passed: the normal computer player makes the seat's turn.
+
+        The turn is thought out without the chat's lock (urgent: a person is waiting), then
+        made only if the person did not move meanwhile. A second timeout in a row hands the
+        seat to the computer, or cancels the match if nobody else plays it any more."""
+        row = await self.store.get_match(match_id)
+        async with self.locks.hold(row.chat_id, row.thread_id):
+            current = await self._current(match_id, seq)
+            if current is None:
+                stored = await self.games.load(match_id)
+                await self.deadlines.after_moves(stored)
+                return []
+            stored, seat, user_id = current
+            actions: list[Action] | None = None
+            if stored.game.tour.phase == ANNOUNCE:
+                actions = [Announce(0)]  # a timeout in the exchange means no exchange
+            elif await self.deadlines.last_to_go(stored, seat):
+                return await self._time_out(stored, seat, user_id, [])
+            else:
+                view = stored.game.observation(seat)
+        if actions is None:
+            actions = await self.matches.think(STAND_IN_LEVEL, view,
+                                               f"{row.seed}:{seq}:timeout", urgent=True)
+        async with self.locks.hold(row.chat_id, row.thread_id):
+            current = await self._current(match_id, seq)
+            if current is None or current[1] != seat:
+                log.debug("match %s: the player moved before the stand-in's move %s was "
+                          "stored; it is dropped", match_id, seq)
+                stored = await self.games.load(match_id)
+                await self.deadlines.after_moves(stored)
+                return []
+            stored, seat, user_id = current
+            return await self._time_out(stored, seat, user_id, actions)
+
+    async def _time_out(self, stored: StoredMatch, seat: int, user_id: int,
+                        actions: list[Action]) -> list[Notice]:
+        """Count the timeout, then make ``actions`` for the seat, or cancel the match if the
+        seat was the last one a person played. Hold the chat's lock."""
+        match_id = stored.match_id
+        timeouts = await self.deadlines.timeouts(match_id, seat) + 1
+        handover = timeouts >= HANDOVER_AFTER
+        await self.deadlines.set_stand_in(match_id, seat, timeouts, handover)
+        if handover:
+            ended = await self.endings.end_unattended(stored)
+            if ended:
+                return ended
+        if not actions:  # only when the match was to end, and another ended it first
+            return []
+        outcome = await self.matches.play_for_seat(stored, actions)
+        group_tr = await self.people.chat_tr(stored.row.chat_id)
+        return self._told(stored, user_id, handover, group_tr) + outcome.notices
+
+    def _told(self, stored: StoredMatch, user_id: int, handover: bool, group_tr: Tr
+              ) -> list[Notice]:
+        name = self.people.seen_name(user_id)
+        line = group_tr._("⏰ {name} ran out of time: the computer moved for them.", name=name)
+        if handover:
+            line += " " + group_tr._("It keeps the seat until {name} is back (/back).",
+                                     name=name)
+        notices: list[Notice] = []
+        if stored.row.chat_id < 0:
+            notices.append(Send(stored.row.chat_id, line, thread_id=stored.row.thread_id,
+                                silent=True, group=True))
+        return notices
+
+    async def hand_over(self, stored: StoredMatch, seat: int, line: str, *,
+                        resigned: bool = False) -> list[Notice]:
+        """The computer plays the seat from now on (the player left, resigned in a trio or
+        was kicked); ``line`` tells the chat. The player may still come back with /back."""
+        return await self.endings.hand_over(stored, seat, line, resigned=resigned)
+
+    async def back(self, actor: Actor, matches: list[StoredMatch]) -> Outcome:
+        """The player returns: their seats are theirs again, and their turn is timed anew."""
+        tr = await self.people.user_tr(actor.user_id)
+        notices: list[Notice] = []
+        returned = 0
+        for stored in matches:
+            seat = stored.row.seat_of(actor.user_id)
+            if seat is None:
+                continue
+            row = stored.row
+            async with self.locks.hold(row.chat_id, row.thread_id):
+                stand_in = (await self.deadlines.stand_ins(stored.match_id)).get(seat)
+                if stand_in is None or not (stand_in.computer or stand_in.timeouts):
+                    continue
+                await self.deadlines.set_stand_in(stored.match_id, seat, 0, False)
+                returned += 1
+                fresh = await self.games.load(stored.match_id)
+                if fresh.game.current_player == seat and not fresh.game.is_over:
+                    notices += await self.broadcast.panel_for(fresh, seat, actor.user_id)
+                    await self.deadlines.after_moves(fresh)
+                if row.chat_id < 0:
+                    group_tr = await self.people.chat_tr(row.chat_id)
+                    notices.append(Send(row.chat_id, group_tr._(
+                        "{name} is back and plays again.", name=actor.name),
+                        thread_id=row.thread_id, silent=True, group=True))
+        if not returned:
+            return Outcome(tr._("Nobody was playing for you: you are in the game."))
+        return Outcome(tr._("Welcome back: your seat is yours again."), notices, alert=True)
