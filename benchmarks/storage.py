@@ -12,7 +12,7 @@ Runs on a real SQLite file (WAL, synchronous=FULL) in a temporary directory (or 
   still waits for its own durable commit, but concurrent moves share commits.
 * ``disk_fdatasyncs_per_second``: the disk's own limit on sequential durable commits.
 * ``load_30_move_match_ms``: ``load_match`` of random 30-move matches among 200 stored ones
-  (three queries in one read transaction plus the engine replaying the 30 moves).
+  (two queries in one read transaction plus the engine replaying the 30 moves).
 
 Prints one JSON object. Targets: >= 500 moves/s, p95 load <= 5 ms.
 """

@@ -323,16 +323,24 @@ def _at(ts: float) -> datetime:
     return datetime.fromtimestamp(ts, UTC)
 
 
+#: A match row of ``matches m`` with its move count and its seats (a JSON array of objects
+#: named by column: one query, not a second one per read, which would cost a round trip to
+#: the connection's thread).
 _MATCH_COLUMNS = """
     m.match_id, m.chat_id, m.thread_id, m.table_kind, m.settings, m.seed, m.status,
     m.board_message_id, m.created_at, m.finished_at, m.totals,
     (SELECT COALESCE(MAX(v.seq), 0) FROM moves v WHERE v.match_id = m.match_id)
         AS move_count,
-    m.announced_seq, m.conceded_by
+    m.announced_seq, m.conceded_by,
+    (SELECT json_group_array(json_object('seat', st.seat, 'kind', st.kind,
+                                         'user_id', st.user_id, 'level', st.level,
+                                         'label', st.label))
+     FROM seats st WHERE st.match_id = m.match_id) AS seats
 """
 
 
-def _match_row(r: sqlite3.Row, seats: tuple[SeatRow, ...]) -> MatchRow:
+def _match_row(r: sqlite3.Row) -> MatchRow:
+    seats = sorted((_seat_row(seat) for seat in json.loads(r["seats"])), key=_seat_number)
     return MatchRow(
         match_id=r["match_id"],
         chat_id=r["chat_id"],
@@ -340,7 +348,7 @@ def _match_row(r: sqlite3.Row, seats: tuple[SeatRow, ...]) -> MatchRow:
         settings=_settings_from(r["table_kind"], json.loads(r["settings"])),
         seed=r["seed"],
         status=MatchStatus(r["status"]),
-        seats=seats,
+        seats=tuple(seats),
         move_count=r["move_count"],
         board_message_id=r["board_message_id"],
         created_at=_at(r["created_at"]),
@@ -355,20 +363,23 @@ def _flag(value: bool | None) -> int | None:
     return None if value is None else int(value)
 
 
-_SEAT_COLUMNS = "match_id, seat, kind, user_id, level, label"
-
-
-def _seat_row(r: sqlite3.Row) -> SeatRow:
+def _seat_row(r: Mapping[str, Any]) -> SeatRow:
     return SeatRow(seat=r["seat"], kind=SeatKind(r["kind"]), user_id=r["user_id"],
                    level=r["level"], label=r["label"])
+
+
+def _seat_number(seat: SeatRow) -> int:
+    return seat.seat
 
 
 _MOVE_COLUMNS = "match_id, seq, action, update_id, created_at"
 
 
 def _move_row(r: sqlite3.Row) -> MoveRow:
-    return MoveRow(match_id=r["match_id"], seq=r["seq"], action=r["action"],
-                   update_id=r["update_id"], created_at=_at(r["created_at"]))
+    # Positional arguments in field order (read by name all the same): a match's whole log
+    # is mapped on every load, and keywords cost a third more here.
+    return MoveRow(r["match_id"], r["seq"], r["action"], r["update_id"],
+                   datetime.fromtimestamp(r["created_at"], UTC))
 
 
 _CHAT_COLUMNS = "chat_id, language, default_settings, created_at, updated_at, tidy"
@@ -906,31 +917,13 @@ class SqliteStore(Store):
 
         return await self._write(work)
 
-    async def _seats(
-        self, conn: aiosqlite.Connection, match_ids: Sequence[int]
-    ) -> dict[int, tuple[SeatRow, ...]]:
-        out: dict[int, list[SeatRow]] = {m: [] for m in match_ids}
-        ids = list(match_ids)
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            for r in await conn.execute_fetchall(
-                f"SELECT {_SEAT_COLUMNS} FROM seats WHERE match_id IN ({marks}) "
-                "ORDER BY match_id, seat",
-                chunk,
-            ):
-                out[r["match_id"]].append(_seat_row(r))
-        return {m: tuple(s) for m, s in out.items()}
-
     async def _match_rows(
         self, conn: aiosqlite.Connection, where: str, params: Sequence[Any]
     ) -> list[MatchRow]:
-        """Matches and their seats (two queries in the caller's transaction)."""
-        rows = list(
-            await conn.execute_fetchall(f"SELECT {_MATCH_COLUMNS} FROM matches m {where}", params)
-        )
-        seats = await self._seats(conn, [r["match_id"] for r in rows])
-        return [_match_row(r, seats[r["match_id"]]) for r in rows]
+        """Matches with their seats, inside the caller's transaction."""
+        rows = await conn.execute_fetchall(
+            f"SELECT {_MATCH_COLUMNS} FROM matches m {where}", params)
+        return [_match_row(r) for r in rows]
 
     async def _matches(self, where: str, params: Sequence[Any] = ()) -> list[MatchRow]:
         """The matches ``where`` picks, as one read."""
