@@ -15,7 +15,8 @@ from telegram.ext import Application
 from chat.app import build_application
 from chat.config import Config
 from chat.handlers import Services
-from tests.fakebot import FakeTelegram, FakeUser, Message
+from storage import MatchRow
+from tests.fakebot import Chat, FakeTelegram, FakeUser, Message
 
 BOT = "krendzu_test_bot"
 
@@ -100,6 +101,21 @@ async def running_bot(tmp_path: Path, fake: FakeTelegram,
             assert app.post_stop is not None
             await app.post_stop(app)
             await app.post_shutdown(app)
+
+
+async def start_group_duel(h: Harness, group: Chat, creator: FakeUser, joiner: FakeUser,
+                           args: str = "duel") -> MatchRow:
+    """``/new@bot <args>`` by ``creator``, ``/join@bot`` by ``joiner``, ``/go@bot``: the
+    running match's row (both must have started the bot)."""
+    creator.send(group, f"/new@{BOT} {args}")
+    await h.settle()
+    joiner.send(group, f"/join@{BOT}")
+    await h.settle()
+    creator.send(group, f"/go@{BOT}")
+    await h.settle()
+    row = await h.services.store.active_match(group.id)
+    assert row is not None, h.fake.describe()
+    return row
 
 
 def panel(fake: FakeTelegram, user: FakeUser) -> Message | None:

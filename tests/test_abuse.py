@@ -11,21 +11,8 @@ from pathlib import Path
 from chat.describe import tour_frame
 from krendzu import Pass, Place
 from storage import SeatKind
-from tests.bot_harness import BOT, FastClock, Harness, running_bot
-from tests.fakebot import FakeTelegram, FakeUser
-
-
-async def start_duel(h: Harness, fake: FakeTelegram, group: object, a: FakeUser,
-                     b: FakeUser) -> int:
-    a.send(group, f"/new@{BOT} duel")
-    await h.settle()
-    b.send(group, f"/join@{BOT}")
-    await h.settle()
-    a.send(group, f"/go@{BOT}")
-    await h.settle()
-    row = await h.services.store.active_match(group.id)  # type: ignore[attr-defined]
-    assert row is not None, fake.describe()
-    return row.match_id
+from tests.bot_harness import BOT, FastClock, Harness, running_bot, start_group_duel
+from tests.fakebot import FakeTelegram
 
 
 async def move_of(h: Harness, match_id: int, rng: random.Random) -> tuple[int, str]:
@@ -93,7 +80,7 @@ async def test_a_flood_of_information_commands_does_not_hold_back_the_board(
                            info_per_chat=12.0) as h:  # the production defaults
         for user in (ann, bob, eve):
             user.start_bot()
-        match_id = await start_duel(h, fake, group, ann, bob)
+        match_id = (await start_group_duel(h, group, ann, bob)).match_id
         before = len(fake.sent(group))
         for i in range(40):
             eve.send(group, f"/{['rules', 'help', 'top', 'history'][i % 4]}@{BOT}")
@@ -143,7 +130,7 @@ async def test_moves_made_during_an_outage_are_announced_when_it_ends(tmp_path: 
     async with running_bot(tmp_path, fake) as h:
         ann.start_bot()
         bob.start_bot()
-        match_id = await start_duel(h, fake, group, ann, bob)
+        match_id = (await start_group_duel(h, group, ann, bob)).match_id
         store = h.services.store
         announced = (await store.get_match(match_id)).announced_seq
         fake.outage = True

@@ -13,7 +13,7 @@ from chat.flow import Actor, Flow
 from chat.i18n import Catalogs
 from krendzu import Action, Announce, Card, Discard, EndTurn, Pass, Place
 from storage import open_store
-from tests.bot_harness import BOT, FastClock, running_bot
+from tests.bot_harness import BOT, FastClock, running_bot, start_group_duel
 from tests.fakebot import FakeTelegram
 
 ANN, BOB = Actor(1, "Ann", "en"), Actor(2, "Bob", "en")
@@ -111,14 +111,7 @@ async def test_a_command_cannot_play_the_next_players_card(tmp_path) -> None:
     async with running_bot(tmp_path, fake) as h:
         for user in (ann, bob):
             user.start_bot()
-        ann.send(group, f"/new@{BOT}")
-        await h.settle()
-        bob.send(group, f"/join@{BOT}")
-        await h.settle()
-        ann.send(group, f"/go@{BOT}")
-        await h.settle()
-        row = await h.services.store.active_match(group.id)
-        assert row is not None
+        row = await start_group_duel(h, group, ann, bob, "")
         game = (await h.services.flow.load(row.match_id)).game
         opener = game.current_player
         mover = ann if row.seats[opener].user_id == ann.id else bob

@@ -18,7 +18,7 @@ from chat.describe import tour_frame
 from chat.ratelimit import ChatRateLimiter
 from krendzu import Pass, Place
 from storage import MatchStatus
-from tests.bot_harness import BOT, FastClock, Harness, running_bot
+from tests.bot_harness import BOT, FastClock, Harness, running_bot, start_group_duel
 from tests.fakebot import FakeClock, FakeTelegram, FakeUser
 
 
@@ -85,14 +85,7 @@ async def test_a_429_in_one_group_pauses_only_that_group(tmp_path: Path) -> None
     async with running_bot(tmp_path, fake) as h:
         for user in (ann, bob, cid):
             user.start_bot()
-        ann.send(group, f"/new@{BOT} duel")
-        await h.settle()
-        bob.send(group, f"/join@{BOT}")
-        await h.settle()
-        ann.send(group, f"/go@{BOT}")
-        await h.settle()
-        row = await h.services.store.active_match(group.id)
-        assert row is not None
+        row = await start_group_duel(h, group, ann, bob)
         posts_before = len([m for m in fake.sent(group) if m.kind == "photo"])
         fake.flood(group, 59)
         paused_at = clock()
@@ -188,14 +181,7 @@ async def test_a_player_who_blocks_the_bot_is_reported_once_and_gets_the_panel_b
     async with running_bot(tmp_path, fake, timer_tick=3600.0) as h:
         ann.start_bot()
         bob.start_bot()
-        ann.send(group, f"/new@{BOT} duel timer=off")
-        await h.settle()
-        bob.send(group, f"/join@{BOT}")
-        await h.settle()
-        ann.send(group, f"/go@{BOT}")
-        await h.settle()
-        row = await h.services.store.active_match(group.id)
-        assert row is not None
+        row = await start_group_duel(h, group, ann, bob, "duel timer=off")
         rng = random.Random(9)
         # Whoever does not move first blocks the bot, then the other player moves twice.
         game = (await h.services.flow.load(row.match_id)).game

@@ -17,7 +17,6 @@ import time
 import unicodedata
 from pathlib import Path
 
-import pytest
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from krendzu import Discard
@@ -72,7 +71,6 @@ def alive(pid: int) -> bool:
     return stat.rpartition(")")[2].split()[0] != "Z"
 
 
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 def test_worker_processes_exit_when_the_bot_is_killed(tmp_path: Path) -> None:
     """``python bot.py`` with a drawing and a computer worker process; after a SIGKILL of
     the bot (no clean-up runs) every process it started is gone within seconds."""

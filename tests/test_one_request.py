@@ -8,7 +8,7 @@ from typing import Any
 
 from chat.describe import tour_frame
 from krendzu import Match, Place
-from tests.bot_harness import BOT, FastClock, running_bot
+from tests.bot_harness import BOT, FastClock, running_bot, start_group_duel
 from tests.fakebot import FakeTelegram
 
 
@@ -21,15 +21,8 @@ async def test_a_typed_play_reads_the_user_once_and_simulates_the_move_once(
     async with running_bot(tmp_path, fake) as h:
         ann.start_bot()
         bob.start_bot()
-        ann.send(group, f"/new@{BOT} duel timer=off")
-        await h.settle()
-        bob.send(group, f"/join@{BOT}")
-        await h.settle()
-        ann.send(group, f"/go@{BOT}")
-        await h.settle()
+        row = await start_group_duel(h, group, ann, bob, "duel timer=off")
         store, flow = h.services.store, h.services.flow
-        row = await store.active_match(group.id)
-        assert row is not None
         stored = await flow.load(row.match_id)
         game = stored.game
         mover = ann if row.seats[game.current_player].user_id == ann.id else bob
