@@ -117,11 +117,6 @@ class GroupGate:
         step = self.window / self.limit
         self.sent = deque(start + i * step for i in range(self.limit))
 
-    async def acquire(self) -> None:
-        # Short naps: the clock may be a test's, running faster than real time.
-        while (wait := self.wait_time()) > 0:
-            await asyncio.sleep(min(wait, 0.2))
-        self.take()
 
     def written(self) -> None:
         """The write taken last is done: date it now. Telegram counts it when it arrives,

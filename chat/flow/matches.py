@@ -17,6 +17,7 @@ from chat.flow.deadlines import STAND_IN_LEVEL, Deadlines
 from chat.flow.games import Games
 from chat.flow.locks import Locks
 from chat.flow.people import People
+from chat.flow.steps import turn_is_over
 from chat.flow.views.messages import hint_message
 from chat.flow.views.texts import echo, illegal
 from chat.i18n import Tr
@@ -211,8 +212,7 @@ def check(tr: Tr, game: Match, steps: Sequence[Action]) -> tuple[list[Action], s
     seat = trial.current_player
     for i, step in enumerate(steps):
         if (isinstance(step, EndTurn) and i == len(steps) - 1 and i >= 1
-                and (trial.is_over or trial.current_player != seat
-                     or trial.tour.step_in_turn != 1)):
+                and turn_is_over(trial, seat)):
             return list(steps[:-1]), None
         try:
             trial.apply(step, seat=seat)

@@ -46,6 +46,13 @@ def without_needless_end(game: Match, steps: Sequence[Action]) -> list[Action]:
             trial.apply(step)
     except IllegalMove:
         return list(steps)  # the check that follows explains what is wrong
-    if trial.is_over or trial.current_player != seat or trial.tour.step_in_turn != 1:
+    if turn_is_over(trial, seat):
         return list(steps[:-1])
     return list(steps)
+
+
+def turn_is_over(trial: Match, seat: int) -> bool:
+    """After a defender's first card: whether that card already ended the seat's turn (its
+    last card, or the tour's end), so an ``EndTurn`` added by a one-card ``/play`` is not
+    needed."""
+    return trial.is_over or trial.current_player != seat or trial.tour.step_in_turn != 1
