@@ -8,12 +8,17 @@ import sys
 from chat.config import HOW_TO_GET_A_TOKEN, load_config
 from chat.logs import configure as configure_logging
 
+#: Exit status without a token: EX_CONFIG of sysexits.h. Still a failure for a script or a
+#: service manager, but one `make run` can tell from a crash: it prints the guide and stops
+#: there without make's "Error" line (see the Makefile).
+NO_TOKEN = 78
+
 
 def main() -> int:
     config = load_config()
     if not config.token:
         print(HOW_TO_GET_A_TOKEN, file=sys.stderr)
-        return 1
+        return NO_TOKEN
     # The token is masked in every log line and traceback; request and update contents
     # (hands) are not logged even at DEBUG (see chat/logs.py).
     configure_logging(config.log_level, config.token)

@@ -38,11 +38,11 @@ log = logging.getLogger(__name__)
 DRAIN_SECONDS = 5.0
 
 PRIVATE_COMMANDS = ("new", "play", "pass", "hand", "board", "score", "hint", "exchange",
-                    "discard", "back", "stats", "top", "history", "export", "resign", "cancel",
-                    "lang", "rules", "help")
+                    "discard", "back", "stats", "top", "history", "moves", "export", "resign",
+                    "cancel", "lang", "rules", "help")
 GROUP_COMMANDS = ("new", "join", "leave", "add", "go", "play", "pass", "board", "score", "hand",
-                  "back", "kick", "stats", "top", "history", "export", "resign", "cancel", "lang",
-                  "settings", "rules", "help")
+                  "back", "kick", "stats", "top", "history", "moves", "export", "resign",
+                  "cancel", "lang", "settings", "rules", "help")
 
 
 def command_descriptions(tr: Tr) -> dict[str, str]:
@@ -60,7 +60,8 @@ def command_descriptions(tr: Tr) -> dict[str, str]:
         "hint": tr._("a suggestion for your move"),
         "exchange": tr._("announce an exchange: /exchange 2"),
         "discard": tr._("cards to exchange: /discard QC 7H"),
-        "export": tr._("the record and a replay"),
+        "moves": tr._("this tour's moves, numbered"),
+        "export": tr._("the record and the replays"),
         "resign": tr._("give up the match"),
         "back": tr._("take your seat back from the computer"),
         "stats": tr._("your figures and rating (or a player's: /stats NAME)"),
@@ -127,7 +128,7 @@ def build_application(
     # AIORateLimiter would halt every chat for one chat's 429); per-group pacing is delivery's
     # own gate, which can coalesce board posts (a limiter could only delay them).
     limiter = ChatRateLimiter(config.overall_rate, clock=clock)
-    builder = builder.rate_limiter(limiter)
+    builder = builder.rate_limiter(limiter)  # type: ignore[arg-type]  # PTB types it [None]
 
     async def post_init(app: Application) -> None:
         store = await open_store(config.database, clock=clock)
@@ -137,7 +138,7 @@ def build_application(
                     clock=clock, timer_grace=config.timer_grace,
                     max_matches_per_user=config.max_matches_per_user,
                     max_matches_per_chat=config.max_matches_per_chat)
-        painter = Painter(config.draw_workers)
+        painter = Painter(config.draw_workers, catalogs)
         delivery = Delivery(app.bot, store, painter=painter, group_limit=config.group_limit,
                             clock=clock, limiter=limiter)
         limiter.on_pause = delivery.flood_wait

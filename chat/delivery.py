@@ -5,7 +5,8 @@ Every chat has one worker, so messages to a chat keep their order; information r
 only the newest of each kind. A group also has a :class:`GroupGate`: at most ``group_limit``
 new messages *and edits* in any 60 seconds (Telegram counts both against about 20). Board
 posts waiting for the gate are coalesced: a newer post for the same match replaces the queued
-one and keeps every move line, so the newest post always shows the current position. Pictures
+one and keeps every move line, so the newest post always shows the current position (unless
+the board's labels moved in between: one caption never mixes two labellings). Pictures
 are drawn off the event loop, only when actually sent.
 
 A 429 pauses only its own chat (:mod:`chat.ratelimit`). What could not be delivered because of
@@ -22,66 +23,25 @@ import logging
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
-from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, InputMediaPhoto, Message
-from telegram.error import (
-    BadRequest,
-    ChatMigrated,
-    Forbidden,
-    NetworkError,
-    RetryAfter,
-    TelegramError,
-)
+from telegram import Bot
+from telegram.error import NetworkError, RetryAfter, TelegramError
 
-from chat.model import Keyboard
-from chat.notices import (
-    Announced,
-    BoardPost,
-    ComputerTurn,
-    Drawing,
-    DropPanel,
-    EditPanel,
-    Notice,
-    Send,
-    ShowLobby,
-)
+from chat.notices import Announced, BoardPost, ComputerTurn, Notice, Send
 from chat.painter import Painter
 from chat.ratelimit import ChatRateLimiter
-from storage import NotFound, Store
+from chat.sending import Sender, chat_of
+from storage import Store
 
 log = logging.getLogger(__name__)
 
-CAPTION_LIMIT = 1024
-TEXT_LIMIT = 4096
 WINDOW = 60.0
-FOLLOW_LINES = 12  # move lines kept in a followed board's caption
 #: Tries of one notice whose delivery failed for a passing reason (network, flood wait).
 MAX_ATTEMPTS = 6
 #: Back-off between them: 1, 2, 4, ... seconds, at most this.
 MAX_BACKOFF = 30.0
-
-
-def markup(keyboard: Keyboard | None) -> InlineKeyboardMarkup | None:
-    if not keyboard:
-        return None
-    return InlineKeyboardMarkup([
-        [InlineKeyboardButton(b.label, url=b.url) if b.url
-         else InlineKeyboardButton(b.label, callback_data=b.data) for b in row]
-        for row in keyboard if row
-    ])
-
-
-def fit(text: str, limit: int) -> str:
-    """Keep the end of ``text`` (the newest lines and the footer) within ``limit``."""
-    if len(text) <= limit:
-        return text
-    lines = text.split("\n")
-    while len(lines) > 2 and len("\n".join(["…", *lines])) > limit:
-        lines.pop(0)
-    out = "\n".join(["…", *lines])
-    return out if len(out) <= limit else out[: limit - 1] + "…"
 
 
 class GroupGate:
@@ -149,9 +109,10 @@ class Delivery:
                  clock: Callable[[], float] = time.time,
                  limiter: ChatRateLimiter | None = None,
                  max_attempts: int = MAX_ATTEMPTS) -> None:
-        self.bot = bot
         self.store = store
         self.painter = painter or Painter(0)
+        #: Makes the Bot API calls of one notice (:mod:`chat.sending`).
+        self.sender = Sender(bot, store, self.painter)
         self.group_limit = group_limit
         self.clock = clock
         self.limiter = limiter
@@ -160,26 +121,23 @@ class Delivery:
         self.info_reserve = max(1, group_limit // 3)
         #: Set by the application: schedule a computer's move.
         self.on_computer: Callable[[int, int], None] = lambda match_id, seq: None
-        #: Set by the application: text for the group when a player cannot be written to.
-        self.on_forbidden: Callable[[int, int], Awaitable[None]] | None = None
-        self.panels: dict[tuple[int, int], tuple[int, bool]] = {}
         self._queues: dict[int, deque[_Item]] = {}
         self._workers: dict[int, asyncio.Task[None]] = {}
         self._gates: dict[int, GroupGate] = {}
-        self._moved: dict[int, int] = {}  # group → supergroup after a migration
         self._tasks: set[asyncio.Task[Any]] = set()
-        #: (match, user) pairs whose group was told the user cannot be written to.
-        self._told: set[tuple[int, int]] = set()
-        #: Private chats whose newest message is a board following computer moves:
-        #: chat → (message id, its move lines). The next such board edits it in place.
-        self._follow: dict[int, tuple[int, tuple[str, ...]]] = {}
-        #: Chats that keep only their newest board post, and each match's newest one.
-        self._tidy: dict[int, bool] = {}
-        self._boards: dict[int, int] = {}
+
+    @property
+    def on_forbidden(self) -> Callable[[int, int], Awaitable[None]] | None:
+        """Set by the application: text for the group when a player cannot be written to."""
+        return self.sender.on_forbidden
+
+    @on_forbidden.setter
+    def on_forbidden(self, tell: Callable[[int, int], Awaitable[None]] | None) -> None:
+        self.sender.on_forbidden = tell
 
     # Entry ------------------------------------------------------------------------------
 
-    def run(self, notices: list[Notice]) -> asyncio.Task[None] | None:
+    def run(self, notices: list[Notice]) -> asyncio.Task[list[object]] | None:
         """Queue the notices (in order per chat); returns a task finishing when all are out."""
         if not notices:
             return None
@@ -193,7 +151,7 @@ class Delivery:
                 task = asyncio.create_task(self._mark(notice, waits))
                 self._keep(task)
                 continue
-            chat = self._chat_of(notice)
+            chat = chat_of(notice)
             item = _Item(notice)
             queue = self._queues.setdefault(chat, deque())
             if item.info is not None:
@@ -204,10 +162,10 @@ class Delivery:
             last = queue[-1] if queue else None
             if (isinstance(notice, BoardPost) and last is not None
                     and isinstance(last.notice, BoardPost)
-                    and last.notice.match_id == notice.match_id):
-                # Coalesce: the queued post now shows the newest position and every line.
-                old = last.notice.lines[:-1] if last.notice.provisional else last.notice.lines
-                last.notice = replace(notice, lines=old + notice.lines)
+                    and (merged := last.notice.merged(notice)) is not None):
+                # Coalesce: the queued post now shows the newest position and every line
+                # (of the same match and labelling: BoardPost.merged).
+                last.notice = merged
                 items.append(last)
                 continue
             queue.append(item)
@@ -215,9 +173,9 @@ class Delivery:
             if chat not in self._workers or self._workers[chat].done():
                 self._workers[chat] = asyncio.create_task(self._work(chat))
         waits = [i.done for i in items]
-        task = asyncio.create_task(self._wait(waits))
-        self._keep(task)
-        return task
+        all_out = asyncio.create_task(self._wait(waits))
+        self._keep(all_out)
+        return all_out
 
     def _keep(self, task: asyncio.Task[Any]) -> None:
         self._tasks.add(task)
@@ -257,13 +215,6 @@ class Delivery:
                 await task
         self.painter.close()
 
-    def _chat_of(self, notice: Notice) -> int:
-        if isinstance(notice, Send | ShowLobby | BoardPost):
-            return notice.chat_id
-        if isinstance(notice, EditPanel | DropPanel):
-            return notice.user_id
-        raise TypeError(type(notice).__name__)
-
     async def _work(self, chat: int) -> None:
         queue = self._queues[chat]
         while queue:
@@ -282,7 +233,7 @@ class Delivery:
             queue.remove(item)
             try:
                 try:
-                    await self._deliver(item.notice)
+                    await self.sender.deliver(item.notice)
                 finally:
                     if chat < 0:
                         self._gate(chat).written()
@@ -318,227 +269,22 @@ class Delivery:
         while (left := end - self.clock()) > 0:
             await asyncio.sleep(min(left, 0.2))
 
-    def knows_panel(self, match_id: int, user_id: int) -> bool:
-        return (match_id, user_id) in self.panels
+    async def knows_panel(self, match_id: int, user_id: int) -> bool:
+        return await self.sender.knows_panel(match_id, user_id)
 
-    def panel_pressed(self, match_id: int, user_id: int, message_id: int, *,
-                      is_photo: bool) -> None:
-        """A button of ``message_id`` was pressed: it is the player's panel (after a restart
-        the bot learns its panels this way), so the next edit goes there."""
-        self.panels[(match_id, user_id)] = (message_id, is_photo)
+    async def panel_pressed(self, match_id: int, user_id: int, message_id: int, *,
+                            is_photo: bool) -> None:
+        await self.sender.panel_pressed(match_id, user_id, message_id, is_photo=is_photo)
+
+    async def report_unreachable(self, match_id: int, user_id: int) -> None:
+        await self.sender.report_unreachable(match_id, user_id)
 
     def flood_wait(self, chat_id: int | str, seconds: float) -> None:
         """The rate limiter paused ``chat_id`` after a 429 (see :meth:`GroupGate.saturate`)."""
         if isinstance(chat_id, int) and chat_id < 0:
-            self._gate(self._moved.get(chat_id, chat_id)).saturate(seconds)
+            self._gate(self.sender.moved.get(chat_id, chat_id)).saturate(seconds)
 
     def _gate(self, chat: int) -> GroupGate:
         if chat not in self._gates:
             self._gates[chat] = GroupGate(self.group_limit, clock=self.clock)
         return self._gates[chat]
-
-    # Sending ----------------------------------------------------------------------------
-
-    async def _deliver(self, notice: Notice) -> None:
-        if isinstance(notice, Send):
-            await self._send(notice)
-        elif isinstance(notice, BoardPost):
-            if notice.chat_id > 0:
-                await self._follow_board(notice)
-                return
-            text = fit("\n".join([*notice.lines, notice.footer]), CAPTION_LIMIT)
-            message = await self._send(Send(notice.chat_id, text, thread_id=notice.thread_id,
-                                            silent=True, picture=notice.picture, group=True))
-            if message is not None and await self.is_tidy(notice.chat_id):
-                await self._drop_old_board(notice.match_id, notice.chat_id, message)
-        elif isinstance(notice, ShowLobby):
-            await self._lobby(notice)
-        elif isinstance(notice, EditPanel):
-            await self._edit_panel(notice)
-        elif isinstance(notice, DropPanel):
-            known = self.panels.pop((notice.match_id, notice.user_id), None)
-            if known:
-                with contextlib.suppress(TelegramError):
-                    await self.bot.edit_message_reply_markup(notice.user_id, known[0],
-                                                             reply_markup=None)
-
-    async def is_tidy(self, chat_id: int) -> bool:
-        """The chat keeps only its newest board post (``/settings tidy=on``)."""
-        if chat_id not in self._tidy:
-            row = await self.store.get_chat(chat_id)
-            self._tidy[chat_id] = bool(row and row.tidy)
-        return self._tidy[chat_id]
-
-    def set_tidy(self, chat_id: int, on: bool) -> None:
-        self._tidy[chat_id] = on
-
-    async def _drop_old_board(self, match_id: int, chat_id: int, message: Message) -> None:
-        old = self._boards.get(match_id)
-        if old is None:
-            with contextlib.suppress(NotFound):
-                old = (await self.store.get_match(match_id)).board_message_id
-        self._boards[match_id] = message.message_id
-        with contextlib.suppress(NotFound):
-            await self.store.set_board_message(match_id, message.message_id)
-        if old and old != message.message_id:
-            with contextlib.suppress(TelegramError):
-                await self.bot.delete_message(self._moved.get(chat_id, chat_id), old)
-
-    async def _follow_board(self, notice: BoardPost) -> None:
-        """A player alone with computers watches them move: a run of their moves edits one
-        board message (while it is the chat's newest) instead of posting a photo each."""
-        chat = notice.chat_id
-        known = self._follow.get(chat)
-        if known is not None:
-            message_id, shown = known
-            lines = (*shown, *notice.lines)[-FOLLOW_LINES:]
-            caption = fit("\n".join([*lines, notice.footer]), CAPTION_LIMIT)
-            try:
-                data = await self.painter.board(notice.picture)
-                await self.bot.edit_message_media(InputMediaPhoto(data, caption=caption),
-                                                  chat_id=chat, message_id=message_id)
-                self._follow[chat] = (message_id, lines)
-                return
-            except TelegramError as exc:
-                log.info("could not update the followed board (%s); posting anew", exc)
-        text = fit("\n".join([*notice.lines, notice.footer]), CAPTION_LIMIT)
-        message = await self._send(Send(chat, text, silent=True, picture=notice.picture))
-        if message is not None:
-            self._follow[chat] = (message.message_id, notice.lines)
-
-    async def _send(self, send: Send) -> Message | None:
-        chat_id = self._moved.get(send.chat_id, send.chat_id)
-        kwargs: dict[str, Any] = {
-            "chat_id": chat_id, "reply_markup": markup(send.keyboard),
-            "disable_notification": send.silent,
-        }
-        if send.thread_id:
-            kwargs["message_thread_id"] = send.thread_id
-        try:
-            message = await self._call_send(send, kwargs)
-        except ChatMigrated as exc:
-            self._moved[send.chat_id] = exc.new_chat_id
-            with contextlib.suppress(Exception):
-                await self.store.migrate_chat(send.chat_id, exc.new_chat_id)
-            kwargs["chat_id"] = exc.new_chat_id
-            message = await self._call_send(send, kwargs)
-        except Forbidden:
-            if send.chat_id > 0:
-                await self._forbidden(send)
-            else:
-                log.info("chat %s does not let me write (removed?)", send.chat_id)
-            return None
-        if message is not None and send.chat_id > 0:
-            self._told = {t for t in self._told if t[1] != send.chat_id}
-            self._follow.pop(send.chat_id, None)  # a newer message: stop editing the old
-        if message is not None and send.panel_of is not None:
-            old = self.panels.get(send.panel_of)
-            self.panels[send.panel_of] = (message.message_id, send.picture is not None)
-            if old and old[0] != message.message_id:
-                with contextlib.suppress(TelegramError):
-                    await self.bot.edit_message_reply_markup(chat_id, old[0], reply_markup=None)
-        return message
-
-    async def _call_send(self, send: Send, kwargs: dict[str, Any]) -> Message | None:
-        """One send. Flood waits are the rate limiter's; network trouble and longer flood
-        waits reach the chat's worker, which tries again with back-off."""
-        send = await self._draw(send)
-        if send.picture is not None or send.hand is not None or send.photo:
-            try:
-                return await self._send_picture(send, kwargs)
-            except BadRequest as exc:
-                if "rights" not in str(exc).lower() and "photo" not in str(exc).lower():
-                    raise
-                log.info("chat %s refuses photos: sending text", kwargs["chat_id"])
-        if send.document is not None:
-            name, data = send.document
-            return await self.bot.send_document(
-                document=data, filename=name, caption=fit(send.text, CAPTION_LIMIT), **kwargs)
-        if send.animation is not None:
-            name, data = send.animation
-            return await self.bot.send_animation(animation=data, filename=name,
-                                                 caption=fit(send.text, CAPTION_LIMIT), **kwargs)
-        return await self.bot.send_message(text=fit(send.text, TEXT_LIMIT), **kwargs)
-
-    async def _draw(self, send: Send) -> Send:
-        """Draw the reply's described picture (:class:`Drawing`) now that it is its turn to
-        go: a reply still queued holds no picture, and one dropped is never drawn."""
-        if isinstance(send.photo, Drawing):
-            send = replace(send, photo=await self.painter.draw(send.photo))
-        if send.animation is not None and isinstance(send.animation[1], Drawing):
-            name, drawing = send.animation
-            send = replace(send, animation=(name, await self.painter.draw(drawing)))
-        return send
-
-    async def _send_picture(self, send: Send, kwargs: dict[str, Any]) -> Message:
-        if send.photo:
-            data = send.photo
-        elif send.picture is not None:
-            data = await self.painter.board(send.picture)
-        else:
-            assert send.hand is not None
-            data = await self.painter.hand(send.hand, send.language, send.hand_title)
-        return await self.bot.send_photo(photo=data, caption=fit(send.text, CAPTION_LIMIT),
-                                         **kwargs)
-
-    async def report_unreachable(self, match_id: int, user_id: int) -> None:
-        """Tell the match's group (once, until the user can be written to again) that a
-        seated player cannot get their cards."""
-        if self.on_forbidden is None or (match_id, user_id) in self._told:
-            return
-        self._told.add((match_id, user_id))
-        await self.on_forbidden(match_id, user_id)
-
-    async def _forbidden(self, send: Send) -> None:
-        with contextlib.suppress(Exception):
-            row = await self.store.get_user(send.chat_id)
-            if row is not None:
-                await self.store.upsert_user(send.chat_id, row.display_name,
-                                             can_write_privately=False)
-        match_id = send.match_id or (send.panel_of[0] if send.panel_of else None)
-        if match_id is not None:
-            await self.report_unreachable(match_id, send.chat_id)
-
-    async def _lobby(self, notice: ShowLobby) -> None:
-        if notice.message_id is not None:
-            try:
-                await self.bot.edit_message_text(fit(notice.text, TEXT_LIMIT), notice.chat_id,
-                                                 notice.message_id,
-                                                 reply_markup=markup(notice.keyboard))
-                return
-            except BadRequest as exc:
-                if "not modified" in str(exc):
-                    return
-                # A refused edit did not count at Telegram: its slot of the gate serves the post.
-                log.info("lobby %s: edit failed (%s); posting anew", notice.lobby_id, exc)
-        message = await self._send(Send(notice.chat_id, notice.text, thread_id=notice.thread_id,
-                                        keyboard=notice.keyboard, group=notice.chat_id < 0))
-        if message is not None and notice.keyboard:
-            with contextlib.suppress(NotFound):
-                await self.store.update_lobby(notice.lobby_id, message_id=message.message_id)
-
-    async def _edit_panel(self, notice: EditPanel) -> None:
-        known = self.panels.get((notice.match_id, notice.user_id))
-        if known is None:
-            if notice.fallback is not None:
-                await self._send(notice.fallback)
-            return
-        message_id, is_photo = known
-        try:
-            if is_photo:
-                await self.bot.edit_message_caption(
-                    notice.user_id, message_id, caption=fit(notice.text, CAPTION_LIMIT),
-                    reply_markup=markup(notice.keyboard))
-            else:
-                await self.bot.edit_message_text(
-                    fit(notice.text, TEXT_LIMIT), notice.user_id, message_id,
-                    reply_markup=markup(notice.keyboard))
-        except BadRequest as exc:
-            if "not modified" in str(exc):
-                return
-            log.info("panel edit failed (%s); sending a new one", exc)
-            self.panels.pop((notice.match_id, notice.user_id), None)
-            if notice.fallback is not None:
-                await self._send(notice.fallback)
-        if notice.keyboard is None:
-            self.panels.pop((notice.match_id, notice.user_id), None)

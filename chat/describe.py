@@ -24,7 +24,7 @@ from krendzu import (
     Table,
 )
 from krendzu.coords import LabelFrame, frame_for
-from krendzu.tour import ANNOUNCE, DISCARD, TERMINAL
+from krendzu.tour import ANNOUNCE, DISCARD, TERMINAL, Tour
 
 MAX_NAME = 24
 #: Zero-width joiners stay: they shape Persian and Indic words and join emoji sequences,
@@ -67,6 +67,23 @@ def person_name(full_name: str | None, username: str | None) -> str:
     return "Player"
 
 
+def together(tr: Tr, names: Sequence[str]) -> str:
+    """Names joined by the reader's "and" ("Ann and Bob", "Анна и Боб"; "Ann, Bob and Cy"):
+    a team or two winners, the same words the pictures use."""
+    if len(names) < 2:
+        return "".join(names)
+    return tr._("{a} and {b}", a=", ".join(names[:-1]), b=names[-1])
+
+
+def preset_label(tr: Tr, preset: str) -> str:
+    """A deal preset's name (:data:`krendzu.DEAL_PRESETS`) in the reader's language: typed
+    in English (``deal=sharp``), shown translated."""
+    names = {"standard": tr._("standard"), "sharp": tr._("sharp"), "short": tr._("short"),
+             "long": tr._("long"), "large": tr._("large"), "cautious": tr._("cautious"),
+             "custom": tr._("custom")}
+    return names.get(preset, preset)
+
+
 def level_label(tr: Tr, level: str) -> str:
     names = {"easy": tr._("Easy"), "normal": tr._("Normal"), "hard": tr._("Hard"),
              "random": tr._("Random")}
@@ -84,15 +101,15 @@ def hand_text(tr: Tr, cards: Sequence[Card]) -> str:
                  len(cards), cards=cards_text(cards))
 
 
-def side_names(view: MatchView, names: Sequence[str], seats: Sequence[int]) -> str:
-    return " & ".join(names[s] for s in seats)
+def side_names(tr: Tr, names: Sequence[str], seats: Sequence[int]) -> str:
+    return together(tr, [names[s] for s in seats])
 
 
 def score_text(tr: Tr, view: MatchView, names: Sequence[str]) -> str:
     totals = view.totals
     if view.settings.table is Table.TEAMS:
-        return tr._("Score: {a} {x} · {b} {y}", a=f"{names[0]} & {names[2]}", x=totals[0],
-                    b=f"{names[1]} & {names[3]}", y=totals[1])
+        return tr._("Score: {a} {x} · {b} {y}", a=together(tr, [names[0], names[2]]),
+                    x=totals[0], b=together(tr, [names[1], names[3]]), y=totals[1])
     parts = " · ".join(f"{names[s]} {totals[s]}" for s in range(len(names)))
     return tr._("Score: {parts}", parts=parts)
 
@@ -128,12 +145,52 @@ def next_text(tr: Tr, view: MatchView, names: Sequence[str]) -> str:
 def roles_line(tr: Tr, view: MatchView, names: Sequence[str]) -> str:
     roles = view.tour.roles
     return tr._("Attack: {att}. Defence: {dfn}. {opener} opens.",
-                att=side_names(view, names, roles.attackers),
-                dfn=side_names(view, names, roles.defenders), opener=names[roles.opener])
+                att=side_names(tr, names, roles.attackers),
+                dfn=side_names(tr, names, roles.defenders), opener=names[roles.opener])
 
 
 def tour_frame(game: Match) -> LabelFrame:
     return frame_for(game.tour.observation(None).placements)
+
+
+def label_shift(before: Match | None, after: Match) -> tuple[LabelFrame, LabelFrame] | None:
+    """``(old, new)`` when the labels of the tour ``after`` shows moved since ``before``
+    (its board grew left of A or above row 1), else ``None``.
+
+    Compared from the start of the turn ``before`` is in: a defender's first card is never
+    posted to the group alone (the group sees the whole turn), so a shift that card made is
+    told again when the turn ends. A tour that began after ``before`` is compared with the
+    unshifted frame every tour starts in, the labels players know (the opening at M13);
+    ``before`` ``None`` (the match just began) has nothing to compare."""
+    if before is None:
+        return None
+    new = tour_frame(after)
+    old = LabelFrame()
+    if before.tour_index == after.tour_index:
+        placed = before.tour.observation(None).placements
+        old = frame_for(placed[:len(placed) - len(before.tour.pending)])
+    return (old, new) if new != old else None
+
+
+def shift_text(tr: Tr, old: LabelFrame, new: LabelFrame) -> str:
+    """The plain words for a label shift: which way and how far every label moved, and the
+    opening card's cell (the one cell every player knows) as the example: "The board grew:
+    the labels moved one column right (M13 is now N13)."."""
+    columns = new.col_shift - old.col_shift
+    rows = new.row_shift - old.row_shift
+    parts = []
+    if columns:
+        parts.append(tr._("one column right") if columns == 1 else
+                     tr.n_("{n} column right", "{n} columns right", columns))
+    if rows:
+        parts.append(tr._("one row down") if rows == 1 else
+                     tr.n_("{n} row down", "{n} rows down", rows))
+    return tr._("The board grew: the labels moved {shift} ({old} is now {new}).",
+                shift=together(tr, parts), old=old.label(0, 0), new=new.label(0, 0))
+
+
+def _cells(frame: LabelFrame, cards: Sequence[tuple[Card, int, int]]) -> str:
+    return " + ".join(f"{c.pretty()} {frame.label(x, y)}" for c, x, y in cards)
 
 
 def describe_moves(tr: Tr, before: Match, actions: Sequence[Action],
@@ -143,9 +200,17 @@ def describe_moves(tr: Tr, before: Match, actions: Sequence[Action],
     One line per finished turn (``Ann: 9♦ L12 + Q♠ M14``, ``Bob: pass``), a line per scored
     combination (``+1 Ann: K♥ Q♣ J♦ A♠``), skipped players, exchange announcements, tour ends.
     Returns the lines and the state after the actions.
+
+    One labelling only: every cell is labelled in its tour's frame *after all the actions*
+    (the frame of the picture the lines go under), also a turn played before a later action
+    of the same change grew the board; and when the shown tour's labels moved
+    (:func:`label_shift`), the first line says so (:func:`shift_text`), so a player who
+    typed A12 reads why their card is now at B12.
     """
     game = before.clone()
     lines: list[str] = []
+    #: Finished turns, labelled once every action is applied: (line index, tour, name, cards).
+    turns: list[tuple[int, Tour, str, list[tuple[Card, int, int]]]] = []
     # A defender's first card, told already, is the start of the turn being finished.
     pending: list[tuple[Card, int, int]] = list(game.tour.pending)
     for action in actions:
@@ -157,7 +222,6 @@ def describe_moves(tr: Tr, before: Match, actions: Sequence[Action],
         new_tour = game.tour_index != tour_index
         if isinstance(action, Place):
             pending.append((action.card, action.x, action.y))
-        frame = frame_for(tour.observation(None).placements)
         if isinstance(action, Place):
             for combo in tour.combos[combos_before:]:
                 lines.append(_combo_line(tr, tour, combo, names))
@@ -184,8 +248,8 @@ def describe_moves(tr: Tr, before: Match, actions: Sequence[Action],
             if not turn_over:
                 continue
             if pending:
-                cells = " + ".join(f"{c.pretty()} {frame.label(x, y)}" for c, x, y in pending)
-                lines.append(f"{names[seat]}: {cells}")
+                turns.append((len(lines), tour, names[seat], pending))
+                lines.append("")  # labelled below, in the tour's final frame
             else:
                 lines.append(tr._("{name}: pass", name=names[seat]))
             pending = []
@@ -194,11 +258,15 @@ def describe_moves(tr: Tr, before: Match, actions: Sequence[Action],
                                   name=names[seat]))
         if new_tour or tour.is_over:
             lines.append(tour_over_line(tr, game, tour_index, names))
+    for index, tour, name, cards in turns:
+        lines[index] = f"{name}: {_cells(frame_for(tour.observation(None).placements), cards)}"
     if pending and game.tour.pending:
-        frame = frame_for(game.tour.observation(None).placements)
-        cells = " + ".join(f"{c.pretty()} {frame.label(x, y)}" for c, x, y in pending)
         lines.append(tr._("{name}: {cells} (may place a second card)",
-                          name=names[game.current_player], cells=cells))
+                          name=names[game.current_player],
+                          cells=_cells(tour_frame(game), pending)))
+    shift = label_shift(before, game)
+    if shift is not None:
+        lines.insert(0, shift_text(tr, *shift))
     return lines, game
 
 
@@ -206,7 +274,7 @@ def _combo_line(tr: Tr, tour: object, combo: object, names: Sequence[str]) -> st
     board = tour.board()  # type: ignore[attr-defined]
     cards = " ".join(board[cell].pretty() for cell in combo.cells)  # type: ignore[attr-defined]
     attackers = tour.roles.attackers  # type: ignore[attr-defined]
-    side = " & ".join(names[s] for s in attackers)
+    side = together(tr, [names[s] for s in attackers])
     if combo.own_goal:  # type: ignore[attr-defined]
         by = names[combo.player]  # type: ignore[attr-defined]
         return tr._("+1 {side}: {cards} (own goal by {name})", side=side, cards=cards, name=by)
@@ -215,7 +283,7 @@ def _combo_line(tr: Tr, tour: object, combo: object, names: Sequence[str]) -> st
 
 def tour_over_line(tr: Tr, game: Match, tour_index: int, names: Sequence[str]) -> str:
     tour = game.tours[tour_index]
-    side = " & ".join(names[s] for s in tour.roles.attackers)
+    side = together(tr, [names[s] for s in tour.roles.attackers])
     return tr.n_("Tour {t} is over: {side} scored {n} point.",
                  "Tour {t} is over: {side} scored {n} points.", tour.points, t=tour_index + 1,
                  side=side)
@@ -230,11 +298,11 @@ def result_text(tr: Tr, outcome: Outcome, names: Sequence[str]) -> str:
     if outcome.table is Table.TEAMS:
         if outcome.draw:
             return tr._("A draw!")
-        return tr._("{names} win!", names=" & ".join(names[s] for s in winners))
+        return tr._("{names} win!", names=together(tr, [names[s] for s in winners]))
     if outcome.draw:
         return tr._("A draw between {names}!", names=", ".join(names[s] for s in winners))
     if len(winners) > 1:  # the others of a trio one player conceded
-        return tr._("{names} win!", names=" & ".join(names[s] for s in winners))
+        return tr._("{names} win!", names=together(tr, [names[s] for s in winners]))
     return tr._("{name} wins!", name=names[winners[0]])
 
 
@@ -256,3 +324,50 @@ def table_label(tr: Tr, table: Table, *, long: bool = False) -> str:
         Table.TRIO_LONE_DEFENDER: tr._("trio, lone defender"),
         Table.TEAMS: tr._("teams"),
     }[table]
+
+
+def tour_moves(tr: Tr, tour: Tour, names: Sequence[str]) -> tuple[list[str], list[str]]:
+    """A tour's moves for people (``/moves``, a tour's summary, the exported record), as
+    ``(exchange, moves)``: what each player exchanged (a count, never a card), then one
+    numbered entry per turn in the order played, in the board captions' words (``3. Ann:
+    Q♣ M12``, ``4. Bob: pass``, a defender's ``9♦ L12 + Q♠ M14``), each scored combination
+    on an indented line under the turn that made it, and a defender's half-made turn last.
+
+    Only cards on the board are named, and move *n* is the record's ``moves[n-1]``. Cells
+    are labelled as the tour's board stands now, the picture the reader compares the list
+    with: if the board grew left or up during the tour, an older caption named the same cell
+    differently, but one list never mixes two labellings."""
+    frame = frame_for(tour.observation(None).placements)
+
+    def cells(cards: Sequence[tuple[Card, int, int]]) -> str:
+        return " + ".join(f"{c.pretty()} {frame.label(x, y)}" for c, x, y in cards)
+
+    exchange = []
+    exchanging = tour.phase in (ANNOUNCE, DISCARD)
+    for seat, count in tour.announcements:
+        if count == 0:
+            exchange.append(tr._("{name} exchanges no cards.", name=names[seat]))
+        elif exchanging:
+            exchange.append(tr.n_("{name} will exchange {n} card.",
+                                  "{name} will exchange {n} cards.", count, name=names[seat]))
+        else:
+            exchange.append(tr.n_("{name} exchanged {n} card.", "{name} exchanged {n} cards.",
+                                  count, name=names[seat]))
+    scored: dict[int, list[str]] = {}
+    for combo in tour.combos:
+        scored.setdefault(combo.move, []).append(_combo_line(tr, tour, combo, names))
+    moves = []
+    for index, turn in enumerate(tour.turns):
+        if turn.cards:
+            line = f"{names[turn.player]}: {cells(turn.cards)}"
+        else:
+            line = tr._("{name}: pass", name=names[turn.player])
+        moves.append("\n".join([f"{index + 1}. {line}",
+                                *(f"   ↳ {c}" for c in scored.get(index, ()))]))
+    if tour.pending:
+        index = len(tour.turns_raw)
+        line = tr._("{name}: {cells} (may place a second card)",
+                    name=names[tour.current_player], cells=cells(tour.pending))
+        moves.append("\n".join([f"{index + 1}. {line}",
+                                *(f"   ↳ {c}" for c in scored.get(index, ()))]))
+    return exchange, moves

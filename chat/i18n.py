@@ -6,10 +6,15 @@ only the ``.po`` files; a new language is a new folder. Catalogs are read with B
 application starts (no compiled ``.mo`` to keep in step), and plural forms follow the
 catalog's ``Plural-Forms`` header, which Babel writes from the CLDR rules (Russian: one /
 few / many / other, so 1 карта, 2 карты, 5 карт).
+
+The pictures' words live in the same catalog: :mod:`render` knows only their English source
+(``render/texts.py``, marked ``N_``) and :func:`picture_texts` translates them for a reader,
+so a translator edits one ``.po`` file per language for texts and pictures alike.
 """
 
 from __future__ import annotations
 
+import functools
 import gettext
 import io
 import logging
@@ -19,13 +24,13 @@ from typing import Any
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 
+from render.texts import texts_in
+
 log = logging.getLogger(__name__)
 
 LOCALE_DIR = Path(__file__).resolve().parent / "locales"
 DOMAIN = "krendzu"
 DEFAULT_LANGUAGE = "en"
-#: Telegram language codes read as Russian when no choice was made with /lang.
-RUSSIAN_SPEAKING = frozenset({"ru", "uk", "be", "kk", "ky", "uz", "tg", "hy", "az"})
 
 
 class Tr:
@@ -83,10 +88,22 @@ class Catalogs:
 
 
 def language_of(code: str | None, available: tuple[str, ...] = ("en", "ru")) -> str:
-    """A Telegram ``language_code`` (``ru``, ``en-GB``, ``uk``) → a catalog language."""
+    """A Telegram ``language_code`` (``ru``, ``ru-RU``, ``en-GB``) → a catalog language.
+
+    Only the language itself picks its catalog: a Ukrainian or Kazakh user gets English, not
+    Russian (guessing someone's second language is not ours to do), until ``/lang`` says
+    otherwise. The command menu, registered per language code, agrees."""
     base = (code or "").split("-")[0].lower()
-    if base in available:
-        return base
-    if base in RUSSIAN_SPEAKING and "ru" in available:
-        return "ru"
-    return DEFAULT_LANGUAGE
+    return base if base in available else DEFAULT_LANGUAGE
+
+
+@functools.lru_cache(maxsize=16)
+def _picture_words(tr: Tr) -> tuple[tuple[str, str], ...]:
+    return tuple(texts_in(tr._).items())
+
+
+def picture_texts(tr: Tr) -> dict[str, str]:
+    """Every word the pictures show, in ``tr``'s language (English where the catalog has no
+    translation): the ``texts`` of a :mod:`render` picture. A fresh small dict each time, so
+    it can travel to a drawing process and be changed by the caller."""
+    return dict(_picture_words(tr))

@@ -102,6 +102,10 @@ class LobbyState:
     #: The secret half of the lobby's invitation link (``/start j<lobby>_<key>``): lobby ids
     #: are sequential, so the id alone would let anyone guess their way to a seat.
     invite_key: str = field(default_factory=lambda: new_invite_key())
+    #: Which keyboard the lobby message shows: the main one (""), the computer levels to add
+    #: ("add") or the settings sub-menu ("settings"). Stored, so every redraw (someone joins
+    #: while the creator is choosing) keeps the view the creator opened.
+    menu: str = ""
 
     def settings(self) -> Settings:
         """The match settings; :class:`SettingsError` if they cannot be played."""
@@ -128,7 +132,7 @@ class LobbyState:
             "seats": [s.to_json() for s in self.seats], "invited": self.invited,
             "language": self.language, "private": self.private, "level": self.level,
             "title": self.title, "timer": self.timer, "rematch_of": self.rematch_of,
-            "waiting": self.waiting, "invite_key": self.invite_key,
+            "waiting": self.waiting, "invite_key": self.invite_key, "menu": self.menu,
         }
 
     @classmethod
@@ -158,9 +162,13 @@ class LobbyState:
             state.invite_key = key
         if state.level not in LEVEL_CODES:
             raise ValueError("bad level")
+        menu = data.get("menu", "")
+        state.menu = menu if menu in LOBBY_MENUS else ""
         return state
 
 
+#: The lobby's keyboards (:attr:`LobbyState.menu`): main, the levels to add, the settings.
+LOBBY_MENUS: tuple[str, ...] = ("", "add", "settings")
 INVITE_KEY = re.compile(r"[A-Za-z0-9_-]{16,43}")
 def new_invite_key() -> str:
     """128 random bits, URL-safe (22 characters)."""
@@ -310,5 +318,7 @@ def looks_like_move(text: str) -> bool:
     return 2 <= len(words) <= 6 and len(text) <= 60
 
 
+#: Words that pass, or end a defender's turn after one card, typed alone in the private chat
+#: (any case) or after ``/play``.
 PASS_WORDS = frozenset({"pass", "пас", "/pass"})
-END_WORDS = frozenset({"end", "конец", "хватит"})
+END_WORDS = frozenset({"end", "конец", "готово", "хватит"})

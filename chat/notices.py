@@ -8,12 +8,13 @@ the position — and is drawn by delivery off the event loop, only if it is stil
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from chat.model import Keyboard
 from krendzu import Card, MatchView
 from krendzu import Outcome as MatchOutcome  # not this module's Outcome of a flow call
+from krendzu.coords import LabelFrame
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +65,9 @@ class Send:
     group: bool = False  # counts against the group's message limit
     #: Remember the sent message as this player's panel in this match.
     panel_of: tuple[int, int] | None = None  # (match_id, user_id)
+    #: A panel's: what the player's previous panel says once this one replaces it (its
+    #: keyboard goes too), in the player's language.
+    replaces: str | None = None
     #: The match a private message is about: if the player cannot be written to, its group
     #: is told (without any card).
     match_id: int | None = None
@@ -75,13 +79,16 @@ class Send:
 @dataclass(frozen=True, slots=True)
 class EditPanel:
     """Replace the text/caption and keyboard of a player's current panel, if there is one;
-    otherwise send ``fallback``."""
+    otherwise send ``fallback``. ``picture``: the position changed since the panel was
+    drawn, so its photo is replaced too (the caption never describes another board than
+    the one shown)."""
 
     match_id: int
     user_id: int
     text: str
     keyboard: Keyboard | None
     fallback: Send | None = None
+    picture: BoardPicture | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,9 +114,21 @@ class BoardPost:
     lines: tuple[str, ...]
     footer: str
     picture: BoardPicture
-    #: The last line is a defender's first card "(may place a second card)": a coalesced
-    #: newer post, whose first line is the whole turn, replaces it.
-    provisional: bool = False
+    #: Buttons under the post (the player to move's "your turn" link).
+    keyboard: Keyboard | None = None
+    #: The labelling of the cells ``lines`` name: the frame of the picture's tour.
+    frame: LabelFrame = field(default_factory=LabelFrame)
+
+    def merged(self, newer: BoardPost) -> BoardPost | None:
+        """``newer`` with this queued post's lines first (coalescing), or ``None`` when they
+        cannot share one caption: another match, or lines in another labelling. Once the
+        board grew left or up in between, this post's "B12" is the newer one's "C12", and
+        one caption never mixes two labellings: rather than rewrite words already written,
+        the older post goes out as it is, under its own picture (a shift is rare, so the
+        flood gate hardly feels the extra post; in a tidy group the newer one replaces it)."""
+        if newer.match_id != self.match_id or newer.frame != self.frame:
+            return None
+        return replace(newer, lines=self.lines + newer.lines)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +155,19 @@ class DropPanel:
     user_id: int
 
 
-Notice = Send | EditPanel | ShowLobby | BoardPost | ComputerTurn | Announced | DropPanel
+@dataclass(frozen=True, slots=True)
+class BoardClock:
+    """Refresh the clock line (the caption's last line, starting with ``⏱``) of the group's
+    newest board post of the match, keeping its button."""
+
+    match_id: int
+    chat_id: int
+    clock: str
+    keyboard: Keyboard | None = None
+
+
+Notice = (Send | EditPanel | ShowLobby | BoardPost | ComputerTurn | Announced | DropPanel
+          | BoardClock)
 
 
 @dataclass(slots=True)

@@ -4,7 +4,9 @@ Drawing is pure Python and Pillow work that holds the interpreter lock; in threa
 still slow the event loop (and every other chat) while a picture is drawn. Worker processes
 draw on the other cores; with ``workers=0`` (tests, one-core machines) a thread pool does.
 A picture travels as its public description (:class:`~chat.notices.BoardPicture`, a hand's
-cards, a :class:`~chat.notices.Drawing`) and comes back as bytes. Drawings with a key are
+cards, a :class:`~chat.notices.Drawing`) with the words it shows in the reader's language
+(:func:`chat.i18n.picture_texts`: the catalog is read here, the workers get a small dict) and
+comes back as bytes. Drawings with a key are
 remembered (a few MiB, least recently used first out): the same replay or leaderboard asked
 for twenty times is drawn once, and twenty requests arriving together share that one drawing.
 """
@@ -15,13 +17,16 @@ import asyncio
 import functools
 import json
 import multiprocessing
-from collections.abc import Callable, Hashable, Sequence
+import sys
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import replace
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from chat.caches import ByteLru
+from chat.i18n import Catalogs, Tr, picture_texts
 from chat.notices import BoardPicture, Drawing
 from chat.workers import start_worker
 from krendzu import Card
@@ -33,32 +38,43 @@ KEEP_BYTES = 8 * 1024 * 1024
 KEEP_PICTURES = 64
 
 
-def draw_board(picture: BoardPicture) -> bytes:
+def draw_board(picture: BoardPicture, texts: Mapping[str, str] | None = None) -> bytes:
     """The JPEG of a board post or panel: coordinates on the free cells of a panel, the
-    suggested cards of a hint."""
-    # The font has no 🤖: computer seats are drawn with ⚙ instead of losing their mark.
-    names = tuple(name.replace("🤖", "⚙") for name in picture.names)
-    options: dict[str, Any] = {"players": names, "lang": picture.language}
+    suggested cards of a hint; ``texts``: the header's words in the reader's language."""
+    # A computer seat's "🤖 Level" is drawn by render with a robot face of its own (the
+    # font has no emoji), so the picture names it as the texts do.
+    names = tuple(picture.names)
+    options: dict[str, Any] = {"players": names, "texts": texts}
     if picture.private:
         options["cell_labels"] = True
     if picture.suggestion:
         options["suggestion"] = picture.suggestion
     if picture.outcome is not None:
-        # The header names the winner the summary names (a resigned trio seat ranks last).
-        position = replace(Position.of(picture.view, names), outcome=picture.outcome)
+        # The header names the winner the summary names (a resigned trio seat ranks last),
+        # also for a match a resignation ended before its last move.
+        position = replace(Position.of(picture.view, names), outcome=picture.outcome,
+                           match_over=True)
         return board_photo(position, **options)
     return board_photo(picture.view, **options)
 
 
-def draw_hand(cards: Sequence[Card], language: str, title: str | None) -> bytes:
+def draw_hand(cards: Sequence[Card], texts: Mapping[str, str] | None,
+              title: str | None) -> bytes:
     """The PNG of a hand, its title in the reader's language (plural chosen already)."""
-    return hand_png(tuple(cards), None, lang=language,
-                    texts={"hand_title": title} if title else None)
+    words = dict(texts or {})
+    if title:
+        words["hand_title"] = title
+    return hand_png(tuple(cards), None, texts=words)
 
 
-def draw_replay(record: bytes, tour: int) -> bytes:
-    """The GIF replay of one tour of an exported record (its JSON, as sent alongside)."""
-    return replay_gif(json.loads(record), tour=tour)
+def draw_replay(record: bytes, tour: int, texts: Mapping[str, str] | None = None) -> bytes:
+    """The GIF replay of one tour of an exported record (its JSON, as sent alongside), in
+    the words of ``texts`` (:func:`chat.i18n.picture_texts`; English without them), each
+    seat drawn with the display name the record gives its id (``names``)."""
+    data = json.loads(record)
+    names = data.get("names") or {}
+    players = [str(names.get(p, p)) for p in data["players"]]
+    return replay_gif(data, tour=tour, texts=texts, players=players)
 
 
 def warm_up() -> None:
@@ -69,13 +85,15 @@ def warm_up() -> None:
     match.apply(match.legal_actions()[0])
     view = match.observation(None)
     draw_board(BoardPicture(view, ("a", "b"), "en"))
-    draw_board(BoardPicture(view, ("a", "b"), "ru", private=True))
+    draw_board(BoardPicture(view, ("Анна", "Борис"), "ru", private=True))  # Cyrillic glyphs
 
 
 class Painter:
-    """Draws pictures in ``workers`` processes, or in threads when ``workers`` is 0."""
+    """Draws pictures in ``workers`` processes, or in threads when ``workers`` is 0, in the
+    languages of ``catalogs`` (the application's; read from the locale folder without)."""
 
-    def __init__(self, workers: int = 0) -> None:
+    def __init__(self, workers: int = 0, catalogs: Catalogs | None = None) -> None:
+        self.catalogs = catalogs or Catalogs()
         self._executor: Executor
         if workers > 0:
             self._executor = ProcessPoolExecutor(
@@ -86,14 +104,19 @@ class Painter:
         self.kept: ByteLru[Hashable] = ByteLru(KEEP_BYTES, KEEP_PICTURES)
         self._drawing: dict[Hashable, asyncio.Future[bytes]] = {}
 
+    def texts(self, language: str) -> dict[str, str]:
+        """The pictures' words in ``language`` (English for a language without a catalog)."""
+        return picture_texts(self.catalogs.get(language))
+
     async def board(self, picture: BoardPicture) -> bytes:
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, draw_board, picture)
+        return await loop.run_in_executor(self._executor, draw_board, picture,
+                                          self.texts(picture.language))
 
     async def hand(self, cards: Sequence[Card], language: str, title: str | None) -> bytes:
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, draw_hand, tuple(cards), language,
-                                          title)
+        return await loop.run_in_executor(self._executor, draw_hand, tuple(cards),
+                                          self.texts(language), title)
 
     async def run(self, draw: Callable[..., bytes], *args: Any, **options: Any) -> bytes:
         """Any picture function of ``render`` (a top-level one: workers receive it pickled)."""
@@ -128,16 +151,35 @@ class Painter:
         self._executor.shutdown(wait=False, cancel_futures=True)
 
 
-async def rules_picture(kind: str, language: str) -> bytes:
-    """A picture for ``/rules``, drawn off the event loop once per kind and language."""
-    return await asyncio.to_thread(_rules_picture, kind, language)
+async def rules_picture(kind: str, tr: Tr) -> bytes:
+    """A picture for ``/rules`` in ``tr``'s language, drawn off the event loop once per kind
+    and language."""
+    return await asyncio.to_thread(_rules_picture, kind, tr)
+
+
+#: The rules pictures by the name ``/rules`` and the files in ``docs/img`` use.
+RULES_PICTURES = {"rules": "rules", "board": "board-example", "coordinates": "coordinates"}
 
 
 @functools.lru_cache(maxsize=8)
-def _rules_picture(kind: str, language: str) -> bytes:
+def _rules_picture(kind: str, tr: Tr) -> bytes:
     from render import illustrations
 
-    draw = {"rules": illustrations.rules_picture,
-            "board": illustrations.rules_board_example,
-            "coordinates": illustrations.rules_coordinates_example}[kind]
-    return draw(language)
+    return illustrations.PICTURES[RULES_PICTURES[kind]](texts=picture_texts(tr))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m chat.painter [OUT_DIR]``: the rules pictures in every language of the
+    catalog, as ``NAME-LANG.png`` (the ones in ``docs/img``)."""
+    from render.illustrations import write_all
+
+    out = Path(argv[0] if argv else "docs/img")
+    catalogs = Catalogs()
+    for path in write_all(out, {language: picture_texts(catalogs.get(language))
+                                for language in catalogs.languages}):
+        print(f"{path}  {path.stat().st_size // 1024} KB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

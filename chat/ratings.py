@@ -62,7 +62,7 @@ def new_ratings(row: MatchRow, game: Match, current: dict[int, RatingRow],
                 mu, sigma = COMPUTER_RATINGS.get(seat_row.level or 2, COMPUTER_RATINGS[2])
                 team.append(_MODEL.rating(mu=mu, sigma=sigma))
         teams.append(team)
-    rated = _MODEL.rate(teams, ranks=ranks)
+    rated = _MODEL.rate(teams, ranks=[float(r) for r in ranks])
     out: dict[int, tuple[float, float]] = {}
     for side, team in zip(row.table.sides, rated, strict=True):
         for seat, rating in zip(side, team, strict=True):

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from babel.dates import format_date
 
 from chat.caches import TtlCache
-from chat.describe import table_label
+from chat.describe import table_label, together
 from chat.flow import Flow
-from chat.i18n import Tr
+from chat.i18n import Tr, picture_texts
 from chat.notices import Drawing
 from chat.ratings import SHOW_AFTER, display_rating, shown
 from chat.results import stored_outcome
@@ -77,7 +77,7 @@ class Standings:
         card = stats_card(row, rating, [display_rating(mu, sigma) for mu, sigma in history_rows],
                           scope=scope_title)
         # The card names everything it shows: the same card asked again is drawn once.
-        picture = Drawing(stats_card_png, (card,), {"lang": tr.language},
+        picture = Drawing(stats_card_png, (card,), {"texts": picture_texts(tr)},
                           key=("stats", card, tr.language))
         return Card(tr._("Statistics of {name}.", name=row.display_name), picture)
 
@@ -86,7 +86,7 @@ class Standings:
         rows, total = await self.leaders_of(scope)
         title = (tr._("Krendzu: the best players everywhere") if scope is None
                  else tr._("Krendzu: the best players in “{title}”", title=scope_title or "?"))
-        picture = Drawing(leaderboard_png, (rows,), {"title": title, "lang": tr.language,
+        picture = Drawing(leaderboard_png, (rows,), {"title": title, "texts": picture_texts(tr),
                                                      "total": total},
                           key=("top", scope, tr.language, title, rows, total))
         return Card(tr._("Ratings show after {n} rated matches; the rest follow by wins.",
@@ -118,14 +118,15 @@ async def history_line(flow: Flow, tr: Tr, row: MatchRow) -> str:
     if outcome is None or row.totals is None:  # cancelled (or conceded: no final totals)
         if outcome is None or not outcome.winners:
             return early
-        return early + " — " + tr._("won by {names}", names=" & ".join(
-            names[s] for s in outcome.winners))
+        return early + " — " + tr._("won by {names}", names=together(
+            tr, [names[s] for s in outcome.winners]))
     score = " · ".join(f"{name} {total}" for name, total in zip(names, row.totals,
                                                                   strict=False))
     if outcome.draw:
         result = tr._("a draw")
     elif outcome.winners:
-        result = tr._("won by {names}", names=" & ".join(names[s] for s in outcome.winners))
+        result = tr._("won by {names}",
+                      names=together(tr, [names[s] for s in outcome.winners]))
     else:
         result = tr._("nobody won: every player resigned")
     return f"{head}: {score} — {result}"

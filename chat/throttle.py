@@ -16,7 +16,7 @@ from aiolimiter import AsyncLimiter
 
 #: Commands whose answers are information, not play: they wait behind play in delivery too.
 INFO_COMMANDS = frozenset({"rules", "help", "stats", "top", "history", "export", "board",
-                           "score"})
+                           "score", "moves"})
 #: Buckets kept before idle (full) ones are forgotten.
 MAX_BUCKETS = 4096
 #: A refused user is told at most once in this many seconds.

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from krendzu.board import cell_xy
 from krendzu.cards import Card
+from krendzu.errors import RecordError
 from krendzu.tables import Settings, Table
 from krendzu.tour import Tour
 
@@ -36,9 +37,18 @@ class RecordedMatch(Protocol):
     def tours(self) -> Sequence[Tour]: ...
 
 
-def export_record(match: RecordedMatch) -> dict[str, Any]:
-    """The match as a ``krendzu-record/1`` object (JSON-ready)."""
-    names = match.players
+def export_record(
+    match: RecordedMatch, *, players: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """The match as a ``krendzu-record/1`` object (JSON-ready).
+
+    ``players``: the names the record gives the seats, in seat order, instead of the match's
+    own (distinct and non-empty, as a record's names must be). A caller whose match names are
+    private (the bot's engine names carry Telegram user ids) writes opaque ones instead.
+    """
+    names = match.players if players is None else tuple(players)
+    if len(names) != len(match.players) or len(set(names)) != len(names) or not all(names):
+        raise RecordError(f"a record needs {len(match.players)} distinct, non-empty names")
     tours = []
     for tour in match.tours:
         tours.append(_export_tour(tour, names))

@@ -16,9 +16,13 @@ and show public facts only (hand *sizes*, never hands)::
 
 Pictures for the rules (``render.illustrations``, imported on first use)::
 
-    rules_picture("ru")              # PNG: card values and combinations with real faces
-    rules_board_example("ru")        # PNG: a tour with a goal and an own goal, captioned
-    rules_coordinates_example("ru")  # PNG: the cells a card may go to, labelled
+    rules_picture()                  # PNG: card values and combinations with real faces
+    rules_board_example()            # PNG: a tour with a goal and an own goal, captioned
+    rules_coordinates_example()      # PNG: the cells a card may go to, labelled
+
+Every picture speaks English (``render/texts.py``, the source texts of the chat's gettext
+catalog); ``texts={...}`` gives it another language's words, which the chat layer reads
+from its catalog (``chat.i18n.picture_texts(tr)``).
 """
 
 from render.board import (

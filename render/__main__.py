@@ -32,15 +32,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--viewport", choices=["full", "last-move"], default="full")
     parser.add_argument("--photo", action="store_true",
                         help="size it as a chat photo (long side about 1280 px)")
-    parser.add_argument("--lang", choices=["en", "ru"], default="en")
     args = parser.parse_args(argv)
     try:
         record = read_json(args.record)
         if args.gif or args.out.lower().endswith(".gif"):
-            data = replay_gif(record, tour=args.tour, cell=args.cell or 48, lang=args.lang)
+            data = replay_gif(record, tour=args.tour, cell=args.cell or 48)
         else:
             view = position(record, tour=args.tour, move=args.move)
-            options: dict = {"lang": args.lang, "viewport": args.viewport}
+            options: dict = {"viewport": args.viewport}
             if args.cell:
                 options["cell"] = args.cell
             if args.photo:

@@ -11,6 +11,7 @@ the chat layer can use to find a cell, a label or the header in the picture.
 from __future__ import annotations
 
 import io
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -25,23 +26,28 @@ from krendzu.outcome import Outcome
 from krendzu.tables import Table
 from krendzu.tour import Combination, TourView
 from render.faces import (
+    CARD_INSET,
     DEFAULT_THEME,
     Theme,
-    card_ink,
+    card_halo,
     card_tile,
     empty_row,
     empty_tile,
     line_mask,
 )
 from render.ghost import ghost_tile, labelled_tile
-from render.texts import texts_for
-from render.typeface import display_name, fit_width, font, stamp_text, text_width
+from render.texts import texts_for, together
+from render.typeface import fit_width, font, seat_name, stamp_text, text_width
 
 #: Telegram photo limits: width + height at most 10,000 pixels, aspect ratio at most 20.
 MAX_SUM = 10_000
 MAX_RATIO = 20
 #: Telegram shows photos at about this many pixels on the long side.
 PHOTO_SIDE = 1280
+#: A phone shows a chat photo about this many pixels wide; the header's font stays at least
+#: ``PHONE_TEXT`` pixels there (capital letters about 9 pixels high).
+PHONE_WIDTH = 390
+PHONE_TEXT = 13
 
 DEFAULT_CELL = 72
 MIN_COLUMNS = 9
@@ -228,10 +234,11 @@ class BoardLayout:
 
 
 def _names(position: Position, texts: Mapping[str, str]) -> list[str]:
+    """Seat names as drawn; a computer's ``🤖 Level`` keeps its robot (drawn, not a glyph)."""
     out = []
     for seat, name in enumerate(position.players):
         fallback = texts["player"].format(n=seat + 1)
-        out.append(fallback if name.startswith("\x00") else display_name(name, fallback))
+        out.append(fallback if name.startswith("\x00") else seat_name(name, fallback))
     return out
 
 
@@ -284,7 +291,8 @@ def header_segments(position: Position, frame: LabelFrame,
         if outcome.draw:
             result = texts["draw"]
         elif outcome.winners:
-            result = texts["winner"].format(names=" & ".join(names[s] for s in outcome.winners))
+            result = texts["winner"].format(
+                names=together(texts, [names[s] for s in outcome.winners]))
         else:
             result = texts["nobody_won"]
         items.append((f"{texts['match_over']}: {result}", "accent"))
@@ -296,9 +304,32 @@ def header_segments(position: Position, frame: LabelFrame,
     return items
 
 
-def _fonts(cell: int) -> tuple[int, int]:
-    size = max(12, round(cell * 0.36))
+def _fonts(cell: int, width: int) -> tuple[int, int]:
+    """The header's font size and line height: in proportion to the cells, yet never below
+    :data:`PHONE_TEXT` pixels once a phone scales the picture (up to a photo's long side)
+    down to :data:`PHONE_WIDTH` — else a wide board would shrink its header out of reach."""
+    phone = math.ceil(PHONE_TEXT * min(width, PHOTO_SIDE) / PHONE_WIDTH)
+    size = max(12, round(cell * 0.36), phone)
     return size, round(size * 1.42)
+
+
+def _pieces(text: str, face: Any, width: float) -> list[str]:
+    """``text`` cut at spaces (after a comma where one is near) into pieces at most
+    ``width`` wide, so a long item goes on over the next line instead of losing its end."""
+    if text_width(face, text) <= width:
+        return [text]
+    pieces: list[str] = []
+    words: list[str] = []
+    for word in text.split(" "):
+        if words and text_width(face, " ".join([*words, word])) > width:
+            cut = max((i + 1 for i, w in enumerate(words[:-1]) if w.endswith(",")), default=0)
+            if not cut or text_width(face, " ".join(words[:cut])) < width / 2:
+                cut = len(words)
+            pieces.append(" ".join(words[:cut]))
+            words = words[cut:]
+        words.append(word)
+    pieces.append(" ".join(words))
+    return [fit_width(piece, face, width) for piece in pieces]
 
 
 def _wrap(items: list[tuple[str, str]], width: float, size: int) -> list[HeaderLine]:
@@ -308,16 +339,16 @@ def _wrap(items: list[tuple[str, str]], width: float, size: int) -> list[HeaderL
     used = 0.0
     for text, style in items:
         face = font(size, bold=style in ("title", "accent"))
-        text = fit_width(text, face, width)
-        w = text_width(face, text)
-        gap = text_width(regular, sep) if lines[-1] else 0.0
-        if lines[-1] and used + gap + w > width:
-            lines.append([])
-            used, gap = 0.0, 0.0
-        if lines[-1]:
-            lines[-1].append((sep, "sep"))
-        lines[-1].append((text, style))
-        used += gap + w
+        for i, piece in enumerate(_pieces(text, face, width)):
+            w = text_width(face, piece)
+            gap = text_width(regular, sep) if lines[-1] else 0.0
+            if lines[-1] and (i or used + gap + w > width):
+                lines.append([])
+                used, gap = 0.0, 0.0
+            if lines[-1]:
+                lines[-1].append((sep, "sep"))
+            lines[-1].append((piece, style))
+            used += gap + w
     return [HeaderLine(tuple(line)) for line in lines if line]
 
 
@@ -367,7 +398,6 @@ def board_layout(
     area: tuple[int, int, int, int] | None = None,
     max_side: int | None = None,
     header: bool = True,
-    lang: str = "en",
     texts: Mapping[str, str] | None = None,
     players: Sequence[str] | None = None,
     frame: LabelFrame | None = None,
@@ -375,7 +405,7 @@ def board_layout(
 ) -> BoardLayout:
     """Where things go in :func:`board_image` with the same options (see there)."""
     position = Position.of(view, players)
-    words = texts_for(lang, texts)
+    words = texts_for(texts)
     frame = frame or frame_for(position.placements)
     x0, y0, x1, y1 = _area(position, viewport, viewport_cells, area, suggestion)
     for x, y in ((x0, y0), (x1, y1)):
@@ -404,7 +434,7 @@ def _layout_for(position: Position, frame: LabelFrame, area: tuple[int, int, int
     x0, y0, x1, y1 = area
     band = max(14, round(cell * 0.5))
     width = (x1 - x0 + 1) * cell + 2 * band
-    size, line_height = _fonts(cell)
+    size, line_height = _fonts(cell, width)
     lines: tuple[HeaderLine, ...] = ()
     header_height = 0
     if header:
@@ -451,7 +481,6 @@ def board_image(
     combos: bool = True,
     flash: bool = True,
     header: bool = True,
-    lang: str = "en",
     texts: Mapping[str, str] | None = None,
     players: Sequence[str] | None = None,
     frame: LabelFrame | None = None,
@@ -469,8 +498,9 @@ def board_image(
     limits (width + height ≤ 10,000, aspect ratio ≤ 20). ``hint_cells`` marks the empty cells
     where a card may go; ``highlight_last`` rings the last move; ``combos`` draws a line
     through every combination scored (dashed for own goals), ``flash`` making those of the
-    last move stand out. ``lang``/``texts`` choose the header's words; ``players`` names the
-    seats of a bare :class:`TourView`.
+    last move stand out. ``texts`` gives the header's words in the reader's language
+    (English without it, see :mod:`render.texts`); ``players`` names the seats of a bare
+    :class:`TourView`.
 
     Hints (for ``/hint`` and the private move panel): ``suggestion`` lists cards suggested
     for empty cells, ``(card, x, y)`` in order (a defender may get two); each is drawn as a
@@ -481,7 +511,7 @@ def board_image(
     position = Position.of(view, players)
     layout = board_layout(
         position, cell=cell, viewport=viewport, viewport_cells=viewport_cells, area=area,
-        max_side=max_side, header=header, lang=lang, texts=texts, frame=frame,
+        max_side=max_side, header=header, texts=texts, frame=frame,
         suggestion=suggestion,
     )
     return draw_board(position, layout, hint_cells=hint_cells, highlight_last=highlight_last,
@@ -517,14 +547,15 @@ def draw_board(position: Position, layout: BoardLayout, *, hint_cells: bool = Tr
         for i in sorted(range(len(tour.combos)), key=lambda i: id(tour.combos[i]) in fresh):
             combo = tour.combos[i]
             _draw_line(img, layout, combo, id(combo) in fresh, theme, lanes[i])
-        # Lift ranks and suits above the lines, so a line never hides a card.
+        # Lift ranks and suits, each with a narrow halo, above the lines: a line passes
+        # behind the glyphs and never crosses them.
         board = tour.board
         for x, y in {cell for combo in tour.combos for cell in combo.cells}:
             if layout.shows(x, y):
                 card, lit_here = board[(x, y)], (x, y) in lit
                 box = layout.cell_box(x, y)
                 img.paste(card_tile(card, cell, lit_here, theme), box,
-                          card_ink(card, cell, lit_here, theme))
+                          card_halo(card, cell, lit_here, theme))
     if cell_labels or suggestion:
         _draw_hints(img, layout, position, suggestion, cell_labels, theme)
     _draw_edges(img, layout, position, theme)
@@ -553,9 +584,22 @@ def _draw_hints(img: Image.Image, layout: BoardLayout, position: Position,
                   layout.cell_box(x, y)[:2])
 
 
+#: Where a line along a row runs: on the cards' bottom edge, under the suits (a fraction of
+#: the cell from its centre); a second one on the top edge.
+EDGE_LANE = 0.5 - CARD_INSET
+#: Where a line down a column runs: along the cards' left margin, beside the rank and the
+#: suit; a second one along the right margin.
+SIDE_LANE = 0.31
+
+
 def combo_lanes(combos: Sequence[Combination]) -> list[float]:
-    """A sideways offset (in cells) per combination, so overlapping lines on one row, column
-    or diagonal run side by side instead of on top of each other."""
+    """A sideways offset (in cells) per combination, so that a line does not cross the
+    ranks and suits and overlapping lines on one row, column or diagonal run side by side.
+
+    A line along a row underlines its cards (on their bottom edge, a second one on the top
+    edge); one down a column runs along their left margin (a second one along the right);
+    a diagonal, and any third line on a row or column, goes through the middle, passing
+    behind the glyphs (:func:`~render.faces.card_halo`)."""
     groups: dict[tuple[int, int, int], list[tuple[int, int, int]]] = {}
     for i, combo in enumerate(combos):
         (ax, ay), (bx, by) = combo.cells[0], combo.cells[1]
@@ -564,7 +608,7 @@ def combo_lanes(combos: Sequence[Combination]) -> list[float]:
         along = ax * dx + ay * dy
         groups.setdefault(key, []).append((along, along + 3 * (dx * dx + dy * dy), i))
     out = [0.0] * len(combos)
-    for items in groups.values():
+    for (dx, dy, _), items in groups.items():
         lane_ends: list[int] = []
         lane_of: dict[int, int] = {}
         for start, end, i in sorted(items):
@@ -577,8 +621,14 @@ def combo_lanes(combos: Sequence[Combination]) -> list[float]:
                 lane_of[i] = len(lane_ends)
                 lane_ends.append(end)
         count = len(lane_ends)
+        # _draw_line moves a line by (-dy, dx) × offset: down a row is +dx, right is -dy.
+        edge, sign = (EDGE_LANE, dx) if dy == 0 else (-SIDE_LANE, -dy) if dx == 0 else (0, 0)
         for i, lane in lane_of.items():
-            out[i] = (lane - (count - 1) / 2) * 0.14
+            if edge and lane < 2:
+                out[i] = sign * (edge if lane == 0 else -edge)
+            else:
+                rest, middle = (lane - 2, count - 2) if edge else (lane, count)
+                out[i] = (rest - (middle - 1) / 2) * 0.14
     return out
 
 
@@ -739,7 +789,7 @@ def board_jpeg(view: MatchView | TourView | Position, *, quality: int = 88,
 
 
 _LAYOUT_OPTIONS = frozenset(
-    ("viewport", "viewport_cells", "area", "max_side", "header", "lang", "texts", "players",
+    ("viewport", "viewport_cells", "area", "max_side", "header", "texts", "players",
      "frame", "suggestion"))
 
 

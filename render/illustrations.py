@@ -1,15 +1,16 @@
 """Pictures for the rules: card values, combinations, and boards that show scoring and cells.
 
-Pure functions, words from :mod:`render.texts` (``lang="en"`` or ``"ru"``), PNG bytes out::
+Pure functions, words from :mod:`render.texts` (English; ``texts={...}`` gives a language's
+words, as the chat layer does from its catalog), PNG bytes out::
 
-    rules_picture(lang)              # the values table and combinations drawn with real faces
-    rules_board_example(lang)        # a finished tour: a scored line and an own goal
-    rules_coordinates_example(lang)  # the cells a card may go to, labelled, and a /hint ghost
+    rules_picture()                  # the values table and combinations drawn with real faces
+    rules_board_example()            # a finished tour: a scored line and an own goal
+    rules_coordinates_example()      # the cells a card may go to, labelled, and a /hint ghost
 
 Every combination shown is data (:data:`EXAMPLES`) checked by the tests with
 :func:`krendzu.is_combination`; the boards are real engine positions (:func:`example_tour`).
-``python -m render.illustrations OUT_DIR`` writes them all, in both languages (the pictures
-in ``docs/img``).
+``python -m render.illustrations OUT_DIR`` writes them in English; ``python -m chat.painter
+OUT_DIR`` in every language of the catalog (the pictures in ``docs/img``).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from krendzu.tables import Table, tour_roles
 from krendzu.tour import Tour, TourView
 from render.board import board_image
 from render.faces import DEFAULT_THEME, Theme, card_tile, line_mask, suit_colour
-from render.texts import LANGUAGES, texts_for
+from render.texts import texts_for
 from render.typeface import font
 
 RGB = tuple[int, int, int]
@@ -126,10 +127,10 @@ def _step_text(step: int) -> str:
 # The rules picture ----------------------------------------------------------------------
 
 
-def rules_image(lang: str = "en", *, texts: Mapping[str, str] | None = None,
+def rules_image(*, texts: Mapping[str, str] | None = None,
                 theme: Theme = DEFAULT_THEME) -> Image.Image:
     """The card values and :data:`EXAMPLES` of combinations, as an RGB image."""
-    words = texts_for(lang, texts)
+    words = texts_for(texts)
     title_face = font(34, bold=True)
     heading_face = font(26, bold=True)
     note_face = font(20)
@@ -254,10 +255,10 @@ def _light(colour: RGB) -> RGB:
     return (255, 120, 120)
 
 
-def rules_picture(lang: str = "en", *, texts: Mapping[str, str] | None = None,
+def rules_picture(*, texts: Mapping[str, str] | None = None,
                   theme: Theme = DEFAULT_THEME) -> bytes:
     """:func:`rules_image` as PNG bytes (under 1,280 px on the long side)."""
-    return _encode(rules_image(lang, texts=texts, theme=theme))
+    return _encode(rules_image(texts=texts, theme=theme))
 
 
 # Board examples -----------------------------------------------------------------------
@@ -364,14 +365,14 @@ def _spell(cards: Sequence[Card]) -> str:
     return " ".join(c.pretty() for c in cards)
 
 
-def board_example_image(lang: str = "en", *, texts: Mapping[str, str] | None = None,
+def board_example_image(*, texts: Mapping[str, str] | None = None,
                         theme: Theme = DEFAULT_THEME, cell: int = 84) -> Image.Image:
     """The finished example tour with a caption that explains both lines (RGB)."""
-    words = texts_for(lang, texts)
+    words = texts_for(texts)
     attacker, defender = _names(words)
     tour = example_tour()
     view = TourView.of(tour, None)
-    board = board_image(view, cell=cell, players=[attacker, defender], lang=lang, texts=texts,
+    board = board_image(view, cell=cell, players=[attacker, defender], texts=texts,
                         theme=theme, flash=False, area=EXAMPLE_AREA)
     frame = frame_for(view.placements)
     cards = view.board
@@ -404,23 +405,23 @@ def _progression_values(cards: Sequence[Card]) -> tuple[int, ...]:
     return best
 
 
-def rules_board_example(lang: str = "en", *, texts: Mapping[str, str] | None = None,
+def rules_board_example(*, texts: Mapping[str, str] | None = None,
                         theme: Theme = DEFAULT_THEME) -> bytes:
     """:func:`board_example_image` as PNG bytes."""
-    return _encode(board_example_image(lang, texts=texts, theme=theme))
+    return _encode(board_example_image(texts=texts, theme=theme))
 
 
-def coordinates_example_image(lang: str = "en", *, texts: Mapping[str, str] | None = None,
+def coordinates_example_image(*, texts: Mapping[str, str] | None = None,
                               theme: Theme = DEFAULT_THEME, cell: int = 84) -> Image.Image:
     """The example tour before the attacker's goal: free cells labelled, the goal suggested
     as a /hint ghost (RGB)."""
-    words = texts_for(lang, texts)
+    words = texts_for(texts)
     attacker, defender = _names(words)
     tour = example_tour(COORDS_STEPS)
     whole = example_tour()
     card, x, y = whole.observation(None).turns[len(tour.turns_raw)].cards[0]
     view = TourView.of(tour, None)
-    board = board_image(view, cell=cell, players=[attacker, defender], lang=lang, texts=texts,
+    board = board_image(view, cell=cell, players=[attacker, defender], texts=texts,
                         theme=theme, suggestion=[(card, x, y)], cell_labels=True,
                         area=EXAMPLE_AREA)
     frame = frame_for(view.placements)
@@ -430,10 +431,10 @@ def coordinates_example_image(lang: str = "en", *, texts: Mapping[str, str] | No
     return _caption(board, items, theme, words["coords_title"])
 
 
-def rules_coordinates_example(lang: str = "en", *, texts: Mapping[str, str] | None = None,
+def rules_coordinates_example(*, texts: Mapping[str, str] | None = None,
                               theme: Theme = DEFAULT_THEME) -> bytes:
     """:func:`coordinates_example_image` as PNG bytes."""
-    return _encode(coordinates_example_image(lang, texts=texts, theme=theme))
+    return _encode(coordinates_example_image(texts=texts, theme=theme))
 
 
 # Command line -------------------------------------------------------------------------
@@ -445,26 +446,28 @@ PICTURES = {
 }
 
 
-def write_all(out_dir: Path, languages: Sequence[str] = LANGUAGES) -> list[Path]:
-    """Write every picture in every language as ``NAME-LANG.png`` into ``out_dir``."""
+def write_all(out_dir: Path,
+              languages: Mapping[str, Mapping[str, str] | None] | None = None) -> list[Path]:
+    """Write every picture in every language as ``NAME-LANG.png`` into ``out_dir``;
+    ``languages`` maps a language to its words (default: English only)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []
     for name, draw in PICTURES.items():
-        for lang in languages:
+        for lang, texts in (languages or {"en": None}).items():
             path = out_dir / f"{name}-{lang}.png"
-            path.write_bytes(draw(lang))
+            path.write_bytes(draw(texts=texts))
             paths.append(path)
     return paths
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m render.illustrations",
-                                     description="Write the rules pictures (PNG).")
+    parser = argparse.ArgumentParser(
+        prog="python -m render.illustrations",
+        description="Write the rules pictures in English (PNG); `python -m chat.painter` "
+                    "writes them in every language of the bot's catalog.")
     parser.add_argument("out", nargs="?", default="docs/img", help="directory to write into")
-    parser.add_argument("--lang", action="append", choices=LANGUAGES,
-                        help="only this language (repeatable; default: all)")
     args = parser.parse_args(argv)
-    for path in write_all(Path(args.out), args.lang or LANGUAGES):
+    for path in write_all(Path(args.out)):
         print(f"{path}  {path.stat().st_size // 1024} KB")
     return 0
 

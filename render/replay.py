@@ -13,7 +13,7 @@ from typing import Any
 
 from PIL import Image
 
-from render.board import Position, board_image, fresh_combos, occupied_area
+from render.board import Position, board_layout, draw_board, fresh_combos, occupied_area
 from render.faces import DEFAULT_THEME, Theme
 from render.records import as_record, default_tour, tour_steps
 
@@ -27,7 +27,6 @@ def replay_frames(
     *,
     tour: int | None = None,
     cell: int = 48,
-    lang: str = "en",
     texts: Mapping[str, str] | None = None,
     players: Sequence[str] | None = None,
     theme: Theme = DEFAULT_THEME,
@@ -42,18 +41,40 @@ def replay_frames(
     x0 -= (width - (x1 - x0 + 1)) // 2
     y0 -= (height - (y1 - y0 + 1)) // 2
     area = (x0, y0, x0 + width - 1, y0 + height - 1)
-    frames, durations = [], []
+    frames, durations, headers = [], [], []
     for i, view in enumerate(views):
         position = Position.of(view, players)
-        frames.append(board_image(position, cell=cell, area=area, lang=lang, texts=texts,
-                                  theme=theme, hint_cells=False))
+        layout = board_layout(position, cell=cell, area=area, texts=texts)
+        headers.append((layout.header_height, max(2, layout.cell // 24)))  # rule: see header
+        frames.append(draw_board(position, layout, theme=theme, hint_cells=False))
         if i == len(views) - 1:
             durations.append(LAST_MS)
         elif i and fresh_combos(position):
             durations.append(SCORE_MS)
         else:
             durations.append(FRAME_MS)
-    return frames, durations
+    return _same_height(frames, headers, theme), durations
+
+
+def _same_height(frames: list[Image.Image], headers: list[tuple[int, int]],
+                 theme: Theme) -> list[Image.Image]:
+    """Frames as tall as the tallest: a header that wraps to one line more on some move
+    grows every frame's header to match, so the board never jumps and a GIF (whose canvas is
+    the first frame's size) never cuts a taller frame off."""
+    top = max(header for header, _ in headers)
+    if len({f.width for f in frames}) != 1:
+        return frames
+    out = []
+    for frame, (header, rule) in zip(frames, headers, strict=True):
+        if header == top:
+            out.append(frame)
+            continue
+        # The accent rule under the header moves down with the board.
+        grown = Image.new("RGB", (frame.width, frame.height + top - header), theme.header)
+        grown.paste(frame.crop((0, 0, frame.width, header - rule)), (0, 0))
+        grown.paste(frame.crop((0, header - rule, frame.width, frame.height)), (0, top - rule))
+        out.append(grown)
+    return out
 
 
 def replay_gif(
@@ -61,7 +82,6 @@ def replay_gif(
     *,
     tour: int | None = None,
     cell: int = 48,
-    lang: str = "en",
     texts: Mapping[str, str] | None = None,
     players: Sequence[str] | None = None,
     theme: Theme = DEFAULT_THEME,
@@ -69,7 +89,7 @@ def replay_gif(
 ) -> bytes:
     """The replay of tour ``tour`` (0-based; default the last with a move) of a record or a
     :class:`~krendzu.Match`, as GIF bytes: ``placements + 1`` frames."""
-    frames, durations = replay_frames(source, tour=tour, cell=cell, lang=lang, texts=texts,
+    frames, durations = replay_frames(source, tour=tour, cell=cell, texts=texts,
                                       players=players, theme=theme)
     # One shared palette (from the last frame and any flashing frame) keeps colours steady
     # and quantising fast.

@@ -3,8 +3,9 @@
 Draws positions a person should look at before a release — an empty and a one-card board,
 a 30-card sprawl, a 36-card line that pushes the labels past A (the frame shifts), a
 4-player teams board with Cyrillic and emoji names, many combinations including own goals,
-a chat-photo viewport, Russian texts, a hand and a replay — as separate files plus
-``sheet.png``, a montage of them all. The positions come from seeded play, so every run
+a chat-photo viewport, a hand and a replay (and the words of other languages when
+:func:`draw_sheet` is given them) — as separate files plus ``sheet.png``, a montage of them
+all. The positions come from seeded play, so every run
 draws the same pictures.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import random
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from PIL import Image, ImageDraw
@@ -104,7 +106,10 @@ def _save(img: Image.Image, path: Path) -> Path:
     return path
 
 
-def draw_sheet(out_dir: Path) -> list[Path]:
+def draw_sheet(out_dir: Path,
+               translations: Mapping[str, Mapping[str, str]] | None = None) -> list[Path]:
+    """The sheet's pictures; ``translations`` (language → words, e.g. from the chat's
+    catalog) adds the combinations board in each of those languages."""
     out_dir.mkdir(parents=True, exist_ok=True)
     paths: list[Path] = []
     matches = scenario_matches()
@@ -112,7 +117,8 @@ def draw_sheet(out_dir: Path) -> list[Path]:
     for name, view in views.items():
         paths.append(_save(board_image(view), out_dir / f"board-{name}.png"))
     combos = views["combos"]
-    paths.append(_save(board_image(combos, lang="ru"), out_dir / "board-combos-ru.png"))
+    for lang, words in (translations or {}).items():
+        paths.append(_save(board_image(combos, texts=words), out_dir / f"board-combos-{lang}.png"))
     line = views["line-36"]
     paths.append(_save(board_image(line, **photo_options(line)), out_dir / "photo-line-36.png"))
     sprawl = views["sprawl-30"]
@@ -125,7 +131,7 @@ def draw_sheet(out_dir: Path) -> list[Path]:
     paths.append(_save(hand_image(hand), out_dir / "hand-teams.png"))
     big = Match(["ann", "bob"], seed=7).observation(1).tour.hand
     labels = [str(i + 1) for i in range(len(big))]
-    paths.append(_save(hand_image(big, labels, lang="ru"), out_dir / "hand-14-numbered.png"))
+    paths.append(_save(hand_image(big, labels), out_dir / "hand-14-numbered.png"))
     gif = out_dir / "replay-combos.gif"
     gif.write_bytes(replay_gif(matches["combos"], tour=0))
     paths.append(gif)

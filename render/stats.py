@@ -1,9 +1,9 @@
 """Statistics pictures for ``/stats`` and ``/top``: a player's card and a leaderboard.
 
 Pure functions, like the other pictures: plain figures in, PNG bytes out, words from
-:mod:`render.texts` (``lang="en"`` or ``"ru"``, ``texts={...}`` to override single strings)::
+:mod:`render.texts` (English; ``texts={...}`` gives a language's words or single strings)::
 
-    stats_card_png(StatsCard(name="Анна", scope="Friday club", matches=12, ...), lang="ru")
+    stats_card_png(StatsCard(name="Анна", scope="Friday club", matches=12, ...), texts=words)
     leaderboard_png([LeaderRow(1, "Анна", 31.4, 40, 25, 3, 12), ...], title="Top · Friday club")
 
 A rating the player has not earned yet (``rating`` is None, or fewer than ``rated_needed``
@@ -94,7 +94,7 @@ def number_text(value: float, decimals: int = 0, *,
                 words: Mapping[str, str] | None = None) -> str:
     """``value`` with ``decimals`` places, the language's separators and a true minus sign
     (``1,234.5`` in English, ``1 234,5`` in Russian with a no-break space)."""
-    words = words or texts_for("en")
+    words = words or texts_for()
     text = f"{abs(value):,.{max(0, decimals)}f}"
     text = text.replace(",", "\x00").replace(".", words["stats_decimal_point"])
     text = text.replace("\x00", words["stats_group_separator"])
@@ -184,11 +184,11 @@ PLOT_H = 300
 NOTE_H = 84
 
 
-def stats_card_image(card: StatsCard, *, lang: str = "en",
+def stats_card_image(card: StatsCard, *,
                      texts: Mapping[str, str] | None = None,
                      theme: Theme = DEFAULT_THEME) -> Image.Image:
     """The card of :func:`stats_card_png` as an RGB image (960 pixels wide)."""
-    words = texts_for(lang, texts)
+    words = texts_for(texts)
     plot = card.rating_shown and len(card.rating_history) >= 2
     header_h = 112
     tiles_top = header_h + 24
@@ -229,13 +229,13 @@ def stats_card_image(card: StatsCard, *, lang: str = "en",
     return img
 
 
-def stats_card_png(card: StatsCard, *, lang: str = "en",
+def stats_card_png(card: StatsCard, *,
                    texts: Mapping[str, str] | None = None,
                    theme: Theme = DEFAULT_THEME) -> bytes:
     """A player's statistics as a PNG photo: name and scope, the big figures (matches, wins /
     draws / losses, the rating or how many rated matches are still to go), the finer figures
     and a plot of the rating after each rated match."""
-    return _encode(stats_card_image(card, lang=lang, texts=texts, theme=theme))
+    return _encode(stats_card_image(card, texts=texts, theme=theme))
 
 
 def _tile(draw: ImageDraw.ImageDraw, box: tuple[int, int, int, int], label: str,
@@ -468,11 +468,11 @@ def _plot(img: Image.Image, box: tuple[int, int, int, int], history: Sequence[fl
 LEADER_ROW_H = 50
 
 
-def leaderboard_image(rows: Sequence[LeaderRow], *, title: str, lang: str = "en",
+def leaderboard_image(rows: Sequence[LeaderRow], *, title: str,
                       texts: Mapping[str, str] | None = None,
                       theme: Theme = DEFAULT_THEME, total: int | None = None) -> Image.Image:
     """The leaderboard of :func:`leaderboard_png` as an RGB image (960 pixels wide)."""
-    words = texts_for(lang, texts)
+    words = texts_for(texts)
     shown = list(rows[:MAX_LEADERS])
     more = max(len(rows) if total is None else total, len(rows)) - len(shown)
     unrated = any(r.rating is None for r in shown)
@@ -528,7 +528,7 @@ def leaderboard_image(rows: Sequence[LeaderRow], *, title: str, lang: str = "en"
     return img
 
 
-def leaderboard_png(rows: Sequence[LeaderRow], *, title: str, lang: str = "en",
+def leaderboard_png(rows: Sequence[LeaderRow], *, title: str,
                     texts: Mapping[str, str] | None = None,
                     theme: Theme = DEFAULT_THEME, total: int | None = None) -> bytes:
     """A leaderboard as a PNG photo: ``title``, then a row per player (rank, name, rating or
@@ -536,7 +536,7 @@ def leaderboard_png(rows: Sequence[LeaderRow], *, title: str, lang: str = "en",
     given, the top three subtly marked; a short note when ``rows`` is empty. ``total``: how
     many players the whole board has, when ``rows`` is only its first page (the note counts
     the rest)."""
-    return _encode(leaderboard_image(rows, title=title, lang=lang, texts=texts, theme=theme,
+    return _encode(leaderboard_image(rows, title=title, texts=texts, theme=theme,
                                      total=total))
 
 

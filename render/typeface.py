@@ -9,6 +9,7 @@ characters.
 
 from __future__ import annotations
 
+import math
 import struct
 import unicodedata
 from functools import cache, lru_cache
@@ -28,14 +29,104 @@ def font(size: int, bold: bool = False) -> ImageFont.FreeTypeFont:
     return ImageFont.truetype(str(BOLD if bold else REGULAR), max(6, int(size)))
 
 
+#: How the chat marks a computer seat ("🤖 Normal"). The font has no emoji, so a picture
+#: draws a robot face of its own there (:func:`seat_name`): texts and pictures look alike.
+ROBOT = "🤖"
+#: A private-use character standing for the drawn robot face inside a picture's text; only
+#: :func:`seat_name` puts it there (:func:`clean_text` drops every private-use character).
+ROBOT_MARK = "\ue000"
+
+
+def seat_name(name: str, fallback: str, *, limit: int = 18, bold: bool = False) -> str:
+    """:func:`display_name`, keeping the chat's robot prefix of a computer seat as
+    :data:`ROBOT_MARK`, which :func:`stamp_text` draws as a robot face."""
+    rest = name.strip()
+    if not rest.startswith(ROBOT):
+        return display_name(name, fallback, limit=limit, bold=bold)
+    return ROBOT_MARK + "\u00a0" + display_name(rest[len(ROBOT):], fallback, limit=limit, bold=bold)
+
+
+def _mark_advance(face: ImageFont.FreeTypeFont) -> float:
+    """How wide the robot face is, with its side bearings, in ``face``."""
+    return round(face.size * 1.08)
+
+
+def _measure(face: ImageFont.FreeTypeFont, text: str) -> float:
+    if ROBOT_MARK not in text:
+        return face.getlength(text)
+    parts = text.split(ROBOT_MARK)
+    return sum(face.getlength(p) for p in parts) + (len(parts) - 1) * _mark_advance(face)
+
+
 @lru_cache(maxsize=8192)
 def text_width(face: ImageFont.FreeTypeFont, text: str) -> float:
-    """``face.getlength(text)``, remembered: boards measure the same words every move."""
-    return face.getlength(text)
+    """``face.getlength(text)`` (the robot mark counted at its drawn width), remembered:
+    boards measure the same words every move."""
+    return _measure(face, text)
+
+
+@lru_cache(maxsize=64)
+def robot_face(size: int) -> Image.Image:
+    """A mask of the robot face for text of ``size`` pixels, as tall as an emoji would be:
+    an antenna, a rounded head with ears, two eyes and a mouth cut out. Drawn four times
+    larger and scaled down."""
+    ss = 4
+    h = max(8, round(size * 0.94)) * ss
+    w = h
+    big = Image.new("L", (w, h), 0)
+    draw = ImageDraw.Draw(big)
+    head = (round(w * 0.13), round(h * 0.27), round(w * 0.87), h - 1)
+    draw.rounded_rectangle(head, radius=round(h * 0.17), fill=255)
+    for left in (0, round(w * 0.87) - ss):
+        draw.rounded_rectangle([left, round(h * 0.5), left + round(w * 0.13) + ss,
+                                round(h * 0.78)], radius=round(h * 0.04), fill=255)
+    stem = max(ss, round(h * 0.07))
+    draw.rectangle([w // 2 - stem // 2, round(h * 0.08), w // 2 + stem // 2, head[1]],
+                   fill=255)
+    r = round(h * 0.085)
+    draw.ellipse([w // 2 - r, 0, w // 2 + r, 2 * r], fill=255)
+    eye = round(h * 0.1)
+    for cx in (round(w * 0.36), round(w * 0.64)):
+        cy = round(h * 0.53)
+        draw.ellipse([cx - eye, cy - eye, cx + eye, cy + eye], fill=0)
+    draw.rounded_rectangle([round(w * 0.33), round(h * 0.78), round(w * 0.67), round(h * 0.87)],
+                           radius=round(h * 0.04), fill=0)
+    return big.resize((round(w / ss), round(h / ss)), Image.Resampling.LANCZOS)
+
+
+def _stamp_marked(face: ImageFont.FreeTypeFont, text: str,
+                  anchor: str) -> tuple[Image.Image, int, int]:
+    """A line with robot marks: laid out on a baseline, then placed as ``anchor`` says."""
+    ascent, descent = face.getmetrics()
+    width = math.ceil(_measure(face, text)) + 2
+    mask = Image.new("L", (width, ascent + descent + 2), 0)
+    draw = ImageDraw.Draw(mask)
+    base = ascent + 1
+    icon = robot_face(face.size)
+    drop = round(face.size * 0.1)  # an emoji sits a little below the baseline
+    advance = _mark_advance(face)
+    x = 0.0
+    for i, part in enumerate(text.split(ROBOT_MARK)):
+        if i:
+            at = (round(x + (advance - icon.width) / 2), base + drop - icon.height)
+            mask.paste(255, (*at, at[0] + icon.width, at[1] + icon.height), icon)
+            x += advance
+        if part:
+            draw.text((x, base), part, font=face, fill=255, anchor="ls")
+            x += face.getlength(part)
+    # Where the anchor point lies on this canvas: horizontally by the measured width,
+    # vertically where Pillow would put it for the same text without the marks.
+    plain = text.replace(ROBOT_MARK, "") or "H"
+    ax = {"l": 0.0, "m": x / 2, "r": x}[anchor[0]]
+    ay = base + face.getbbox(plain, anchor="ls")[1] - face.getbbox(plain, anchor="l" + anchor[1])[1]
+    box = mask.getbbox() or (0, 0, 1, 1)
+    return mask.crop(box), box[0] - round(ax), box[1] - round(ay)
 
 
 @lru_cache(maxsize=4096)
 def _stamp(face: ImageFont.FreeTypeFont, text: str, anchor: str) -> tuple[Image.Image, int, int]:
+    if ROBOT_MARK in text:
+        return _stamp_marked(face, text, anchor)
     # Pillow types the box as floats; FreeType's pixel box is whole numbers.
     left, top, right, bottom = (int(v) for v in face.getbbox(text, anchor=anchor))
     mask = Image.new("L", (max(1, right - left), max(1, bottom - top)), 0)
@@ -174,6 +265,6 @@ def fit_width(text: str, face: ImageFont.FreeTypeFont, width: float) -> str:
     """Shorten ``text`` with an ellipsis until it is at most ``width`` pixels wide."""
     if text_width(face, text) <= width:
         return text
-    while text and face.getlength(text + ELLIPSIS) > width:
+    while text and _measure(face, text + ELLIPSIS) > width:
         text = text[:-1]
     return text.rstrip() + ELLIPSIS

@@ -174,7 +174,8 @@ class ChatRow:
     default_settings: Settings | None
     created_at: datetime
     updated_at: datetime
-    tidy: bool = False  # keep only the newest board post
+    tidy: bool = True  # keep only the newest board post (the default since schema v7)
+    title: str | None = None  # the group's title as last seen
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,6 +356,7 @@ class Store(abc.ABC):
         language: str | None = None,
         default_settings: Settings | None = None,
         tidy: bool | None = None,
+        title: str | None = None,
     ) -> ChatRow:
         """Create the chat or update it; ``None`` leaves a field as it is."""
 
@@ -429,8 +431,41 @@ class Store(abc.ABC):
         """Close an unfinished match without statistics. False if it was closed already."""
 
     @abc.abstractmethod
-    async def set_board_message(self, match_id: int, message_id: int | None) -> None:
-        """Remember the id of the group message that shows the board."""
+    async def set_board_message(self, match_id: int, message_id: int | None,
+                                caption: str | None = None) -> int | None:
+        """Remember the group message that shows the board (and its caption); returns the
+        id it replaces."""
+
+    @abc.abstractmethod
+    async def board_message(self, match_id: int) -> tuple[int, str] | None:
+        """The group's newest board post of the match: (message id, caption)."""
+
+    @abc.abstractmethod
+    async def match_head(self, match_id: int) -> tuple[MatchRow, int]:
+        """The match's row and the number of its last stored move (0 before any): enough to
+        tell whether a kept :class:`StoredMatch` is still the current one."""
+
+    # Private panels: the message (delivery's) and the lines it shows (the flow's) ---------
+
+    @abc.abstractmethod
+    async def get_panel(self, match_id: int, user_id: int) -> tuple[int, bool] | None:
+        """The player's panel message: (message id, whether it is a photo)."""
+
+    @abc.abstractmethod
+    async def set_panel(self, match_id: int, user_id: int,
+                        panel: tuple[int, bool] | None) -> tuple[int, bool] | None:
+        """Remember (or, with ``None``, forget) the player's panel message; returns the one
+        it replaces (in the same write, so two senders cannot both miss the old one)."""
+
+    @abc.abstractmethod
+    async def get_panel_lines(self, match_id: int, user_id: int) -> list[str]:
+        """The move lines the player's newest panel shows ([] when none)."""
+
+    @abc.abstractmethod
+    async def set_panel_lines(self, match_id: int,
+                              lines: Mapping[int, Sequence[str] | None]) -> None:
+        """Remember (or, with ``None``, forget) the lines each player's panel shows, by user
+        id, in one write (one move changes several players' panels)."""
 
     @abc.abstractmethod
     async def set_announced(self, match_id: int, seq: int) -> None:

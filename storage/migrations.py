@@ -243,6 +243,37 @@ _V6 = (
     "CREATE INDEX users_by_name ON users (name_key)",
 )
 
+_V7 = (
+    # A group's title as last seen, for the "where" line of private messages (any process
+    # can write it; none has to have seen the group's updates).
+    "ALTER TABLE chats ADD COLUMN title TEXT",
+    # A group keeps one live board by default now (only the newest board post of a match;
+    # /settings tidy=off keeps them all): nobody had chosen "off" while it was the default.
+    "UPDATE chats SET tidy = 1",
+    # The caption of the group's newest board post, so that its clock line can be refreshed.
+    "ALTER TABLE matches ADD COLUMN board_caption TEXT",
+    # Delivery's: the message that is each player's private panel, edited in place.
+    """
+    CREATE TABLE panel_messages (
+        match_id INTEGER NOT NULL,
+        user_id INTEGER NOT NULL,
+        message_id INTEGER NOT NULL,
+        is_photo INTEGER NOT NULL DEFAULT 0 CHECK (is_photo IN (0, 1)),
+        PRIMARY KEY (match_id, user_id)
+    ) WITHOUT ROWID
+    """,
+    # The flow's: the move lines each player's newest panel shows (they become the record
+    # of that player's move).
+    """
+    CREATE TABLE panel_lines (
+        match_id INTEGER NOT NULL,
+        user_id INTEGER NOT NULL,
+        lines TEXT NOT NULL,
+        PRIMARY KEY (match_id, user_id)
+    ) WITHOUT ROWID
+    """,
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "core tables: chats, users, matches, seats, move log", _V1),
     Migration(2, "processed updates, user statistics, indices, final totals", _V2),
@@ -250,6 +281,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "turn timers; stand-ins for absent players", _V4),
     Migration(5, "finer statistics; ratings and their history; tidy chats", _V5),
     Migration(6, "players looked up by name", _V6),
+    Migration(7, "group titles; private panels' messages and lines", _V7),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -382,7 +382,16 @@ def _move_row(r: sqlite3.Row) -> MoveRow:
                    datetime.fromtimestamp(r["created_at"], UTC))
 
 
-_CHAT_COLUMNS = "chat_id, language, default_settings, created_at, updated_at, tidy"
+_CHAT_COLUMNS = "chat_id, language, default_settings, created_at, updated_at, tidy, title"
+
+
+def _panel_lines_load(text: str) -> list[str]:
+    """Stored panel lines; anything unreadable reads as none (they are only a courtesy)."""
+    try:
+        lines = json.loads(text)
+    except ValueError:
+        return []
+    return [str(x) for x in lines] if isinstance(lines, list) else []
 
 
 def _chat_row(r: sqlite3.Row) -> ChatRow:
@@ -393,6 +402,7 @@ def _chat_row(r: sqlite3.Row) -> ChatRow:
         created_at=_at(r["created_at"]),
         updated_at=_at(r["updated_at"]),
         tidy=bool(r["tidy"]),
+        title=r["title"],
     )
 
 
@@ -739,6 +749,7 @@ class SqliteStore(Store):
         language: str | None = None,
         default_settings: Settings | None = None,
         tidy: bool | None = None,
+        title: str | None = None,
     ) -> ChatRow:
         now = self._clock()
         dumped = None if default_settings is None else _chat_settings_dump(default_settings)
@@ -747,16 +758,17 @@ class SqliteStore(Store):
             await conn.execute(
                 """
                 INSERT INTO chats (chat_id, language, default_settings, created_at, updated_at,
-                                   tidy)
-                VALUES (?, ?, ?, ?, ?, COALESCE(?, 0))
+                                   tidy, title)
+                VALUES (?, ?, ?, ?, ?, COALESCE(?, 1), ?)
                 ON CONFLICT (chat_id) DO UPDATE SET
                     language = COALESCE(excluded.language, chats.language),
                     default_settings =
                         COALESCE(excluded.default_settings, chats.default_settings),
                     tidy = COALESCE(?, chats.tidy),
+                    title = COALESCE(excluded.title, chats.title),
                     updated_at = excluded.updated_at
                 """,
-                (chat_id, language, dumped, now, now, _flag(tidy), _flag(tidy)),
+                (chat_id, language, dumped, now, now, _flag(tidy), title, _flag(tidy)),
             )
             row = await self._fetchone(
                 conn, f"SELECT {_CHAT_COLUMNS} FROM chats WHERE chat_id = ?", (chat_id,))
@@ -951,6 +963,67 @@ class SqliteStore(Store):
         game = rebuild_game(row, [m.action for m in moves])
         return StoredMatch(row, tuple(moves), game)
 
+    async def match_head(self, match_id: int) -> tuple[MatchRow, int]:
+        async def op(conn: aiosqlite.Connection) -> tuple[MatchRow, int]:
+            row = await self._get_match(conn, match_id)
+            last = await self._fetchone(
+                conn, "SELECT COALESCE(MAX(seq), 0) AS last FROM moves WHERE match_id = ?",
+                (match_id,))
+            return row, int(last["last"]) if last is not None else 0
+
+        return await self._read(op)
+
+    async def get_panel(self, match_id: int, user_id: int) -> tuple[int, bool] | None:
+        rows = await self._select(
+            "SELECT message_id, is_photo FROM panel_messages WHERE match_id = ? AND user_id = ?",
+            (match_id, user_id), lambda r: (int(r["message_id"]), bool(r["is_photo"])))
+        return rows[0] if rows else None
+
+    async def set_panel(self, match_id: int, user_id: int,
+                        panel: tuple[int, bool] | None) -> tuple[int, bool] | None:
+        async def work(conn: aiosqlite.Connection) -> tuple[int, bool] | None:
+            old = await self._fetchone(
+                conn, "SELECT message_id, is_photo FROM panel_messages "
+                "WHERE match_id = ? AND user_id = ?", (match_id, user_id))
+            if panel is None:
+                await conn.execute(
+                    "DELETE FROM panel_messages WHERE match_id = ? AND user_id = ?",
+                    (match_id, user_id))
+            else:
+                await conn.execute(
+                    "INSERT INTO panel_messages (match_id, user_id, message_id, is_photo) "
+                    "VALUES (?, ?, ?, ?) ON CONFLICT (match_id, user_id) DO UPDATE SET "
+                    "message_id = excluded.message_id, is_photo = excluded.is_photo",
+                    (match_id, user_id, panel[0], int(panel[1])))
+            return (int(old["message_id"]), bool(old["is_photo"])) if old else None
+
+        return await self._write(work)
+
+    async def get_panel_lines(self, match_id: int, user_id: int) -> list[str]:
+        rows = await self._select(
+            "SELECT lines FROM panel_lines WHERE match_id = ? AND user_id = ?",
+            (match_id, user_id), lambda r: _panel_lines_load(r["lines"]))
+        return rows[0] if rows else []
+
+    async def set_panel_lines(self, match_id: int,
+                              lines: Mapping[int, Sequence[str] | None]) -> None:
+        if not lines:
+            return
+
+        async def work(conn: aiosqlite.Connection) -> None:
+            for user_id, shown in lines.items():
+                if shown is None:
+                    await conn.execute(
+                        "DELETE FROM panel_lines WHERE match_id = ? AND user_id = ?",
+                        (match_id, user_id))
+                else:
+                    await conn.execute(
+                        "INSERT INTO panel_lines (match_id, user_id, lines) VALUES (?, ?, ?) "
+                        "ON CONFLICT (match_id, user_id) DO UPDATE SET lines = excluded.lines",
+                        (match_id, user_id, json.dumps(list(shown), ensure_ascii=False)))
+
+        await self._write(work)
+
     async def append_move(
         self,
         match_id: int,
@@ -1059,11 +1132,26 @@ class SqliteStore(Store):
 
         return await self._write(work)
 
-    async def set_board_message(self, match_id: int, message_id: int | None) -> None:
-        if not await self._change(
-            "UPDATE matches SET board_message_id = ? WHERE match_id = ?", (message_id, match_id)
-        ):
-            raise NotFound(f"no match {match_id}")
+    async def set_board_message(self, match_id: int, message_id: int | None,
+                                caption: str | None = None) -> int | None:
+        async def work(conn: aiosqlite.Connection) -> int | None:
+            old = await self._fetchone(
+                conn, "SELECT board_message_id FROM matches WHERE match_id = ?", (match_id,))
+            if old is None:
+                raise NotFound(f"no match {match_id}")
+            await conn.execute(
+                "UPDATE matches SET board_message_id = ?, board_caption = ? WHERE match_id = ?",
+                (message_id, caption, match_id))
+            return old["board_message_id"]
+
+        return await self._write(work)
+
+    async def board_message(self, match_id: int) -> tuple[int, str] | None:
+        rows = await self._select(
+            "SELECT board_message_id, board_caption FROM matches WHERE match_id = ? "
+            "AND board_message_id IS NOT NULL", (match_id,),
+            lambda r: (int(r["board_message_id"]), str(r["board_caption"] or "")))
+        return rows[0] if rows else None
 
     async def set_announced(self, match_id: int, seq: int) -> None:
         await self._change(
@@ -1225,8 +1313,9 @@ class SqliteStore(Store):
 
         async def work(conn: aiosqlite.Connection) -> None:
             await conn.execute(
-                "INSERT INTO chats (chat_id, language, default_settings, created_at, updated_at)"
-                " SELECT ?, language, default_settings, created_at, ? FROM chats"
+                "INSERT INTO chats (chat_id, language, default_settings, created_at, updated_at,"
+                " tidy, title) SELECT ?, language, default_settings, created_at, ?, tidy, title"
+                " FROM chats"
                 " WHERE chat_id = ? ON CONFLICT (chat_id) DO NOTHING",
                 (new_chat_id, now, old_chat_id),
             )

@@ -129,7 +129,14 @@ def panel(fake: FakeTelegram, user: FakeUser) -> Message | None:
 
 def buttons_with(message: Message, marker: str) -> list[dict]:
     return [b for b in message.buttons()
-            if b.get("callback_data", "").split(":")[-1].startswith(marker)]
+            if panel_op(b.get("callback_data", "")).startswith(marker)]
+
+
+def panel_op(data: str) -> str:
+    """The op of a match button's data ``v1:m:<match>:<seq>:<op>`` (an op may hold colons:
+    ``pQC@0,1:end``); other data as it is."""
+    parts = data.split(":", 4)
+    return parts[4] if len(parts) == 5 and parts[1] == "m" else data.split(":")[-1]
 
 
 async def play_step_with_buttons(h: Harness, user: FakeUser, rng: random.Random) -> bool:
@@ -150,21 +157,40 @@ async def play_step_with_buttons(h: Harness, user: FakeUser, rng: random.Random)
         await h.settle()
         user.press(message, data=buttons_with(message, "x")[0]["callback_data"])
     elif cards:
-        finish = [b for b in choices if b["callback_data"].endswith((":pass", ":end"))]
+        finish = [b for b in choices if panel_op(b["callback_data"]) in ("pass", "end")]
         if finish and rng.random() < 0.15:
             user.press(message, data=finish[0]["callback_data"])
         else:
             user.press(message, data=rng.choice(cards)["callback_data"])
             await h.settle()
-            columns = buttons_with(message, "k")
-            if columns:
-                user.press(message, data=rng.choice(columns)["callback_data"])
+            seconds = buttons_with(message, "c")  # a defender's second cards, under "+"
+            if seconds and rng.random() < 0.4:
+                # Two cards: the second one picked first; after the first one's cell the
+                # panel asks for the second one's.
+                user.press(message, data=rng.choice(seconds)["callback_data"])
                 await h.settle()
-            cells = buttons_with(message, "p")
-            assert cells, f"no cell buttons after choosing a card: {message.buttons()}"
-            user.press(message, data=rng.choice(cells)["callback_data"])
+                await press_a_cell(h, user, message, rng)
+                if not (buttons_with(message, "p") or buttons_with(message, "k")):
+                    return True
+            await press_a_cell(h, user, message, rng)
+            return True
+    elif places := buttons_with(message, "p"):  # the tour's opening: a card key places it
+        user.press(message, data=rng.choice(places)["callback_data"])
     else:
         del ops
         return False
     await h.settle()
     return True
+
+
+async def press_a_cell(h: Harness, user: FakeUser, message: Message,
+                       rng: random.Random) -> None:
+    """On a panel asking for a card's cell: a column first if it asks for one, then a cell."""
+    columns = buttons_with(message, "k")
+    if columns:
+        user.press(message, data=rng.choice(columns)["callback_data"])
+        await h.settle()
+    cells = buttons_with(message, "p")
+    assert cells, f"no cell buttons after choosing a card: {message.buttons()}"
+    user.press(message, data=rng.choice(cells)["callback_data"])
+    await h.settle()

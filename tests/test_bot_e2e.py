@@ -184,12 +184,9 @@ async def test_bad_input_gets_polite_answers_and_changes_nothing(tmp_path: Path)
             query = mover.press(trap, data=data)
             await h.settle()
             assert fake.answer(query).answered and fake.answer(query).text
-        # A double press of one cell button applies once; the second gets a toast.
-        card = next(b for b in live.buttons() if ":c" in b["callback_data"])
-        mover.press(live, data=card["callback_data"])
-        await h.settle()
-        cell = next(b for b in fake.message(mover, live.message_id).buttons()
-                    if ":p" in b["callback_data"])
+        # A double press of one cell button applies once; the second gets a toast. (At the
+        # tour's opening a card key carries its one cell, M13.)
+        cell = next(b for b in live.buttons() if ":p" in b["callback_data"])
         first = mover.press(live, data=cell["callback_data"])
         second = mover.press(live, data=cell["callback_data"])
         await h.settle()
@@ -413,8 +410,10 @@ async def test_joining_before_starting_the_bot_goes_through_a_deep_link(tmp_path
 
 
 async def test_rules_come_with_pictures_in_the_readers_language(tmp_path: Path) -> None:
+    from chat.i18n import Catalogs, picture_texts
     from render import illustrations
 
+    russian = picture_texts(Catalogs().get("ru"))  # the pictures' words come from the catalog
     fake = FakeTelegram(bot_username=BOT, clock=FastClock())
     ann = fake.user(81, "Анна", language_code="ru")
     bob = fake.user(82, "Bob")
@@ -429,15 +428,16 @@ async def test_rules_come_with_pictures_in_the_readers_language(tmp_path: Path) 
         assert [m.kind for m in private] == ["text", "photo", "photo", "photo"], private
         assert "комбинац" in (private[0].text or "").lower()
         assert all(m.caption and not m.caption.isascii() for m in private[1:])
-        assert private[1].data == illustrations.rules_picture("ru")
-        assert private[3].data == illustrations.rules_coordinates_example("ru")
+        assert private[1].data == illustrations.rules_picture(texts=russian)
+        assert private[3].data == illustrations.rules_coordinates_example(texts=russian)
+        assert private[1].data != illustrations.rules_picture()
         # In a group: the text and two pictures (how to place a card is for the private chat).
         bob.send(group, f"/rules@{BOT}")
         await h.settle()
         public = fake.sent(group)
         assert [m.kind for m in public] == ["text", "photo", "photo"], public
         assert "combination" in (public[0].text or "")
-        assert public[2].data == illustrations.rules_board_example("en")
+        assert public[2].data == illustrations.rules_board_example()
 
 
 async def test_chat_changes_removed_migrated_no_photos_and_unreachable_player(
@@ -590,6 +590,8 @@ async def test_forum_topics_hold_separate_matches(tmp_path: Path) -> None:
         await h.settle()
         lobbies = {m.message_thread_id: m for m in fake.sent(forum) if m.buttons()}
         assert set(lobbies) == {5, 7}, fake.describe()
+        ann.press(lobbies[5], text="🤖 Add computer")  # the levels show on a press
+        await h.settle()
         ann.press(lobbies[5], text="+ 🤖 Easy")
         await h.settle()
         ann.press(lobbies[5], text="▶ Start")
@@ -799,7 +801,8 @@ async def test_history_stats_top_and_export_by_number(tmp_path: Path) -> None:
         assert f"#{row.match_id}" in listing and "Ann" in listing and "/export" in listing
         ann.send(group, f"/export@{BOT} {row.match_id}")
         await h.settle()
-        assert fake.sent(group)[-2].kind == "document" and fake.sent(group)[-1].kind == "animation"
+        # The record, then a replay of each of the two tours.
+        assert [m.kind for m in fake.sent(group)[-3:]] == ["document", "animation", "animation"]
         ann.send(group, f"/export@{BOT} 999")
         await h.settle()
         assert "/history" in (fake.sent(group)[-1].text or "")
@@ -820,32 +823,43 @@ async def test_history_stats_top_and_export_by_number(tmp_path: Path) -> None:
         assert not fake.errors
 
 
-async def test_a_tidy_group_keeps_only_the_newest_board(tmp_path: Path) -> None:
+async def test_a_group_keeps_one_live_board_unless_an_admin_turns_it_off(
+        tmp_path: Path) -> None:
     fake = FakeTelegram(bot_username=BOT, clock=FastClock())
     ann, bob = fake.user(85, "Ann"), fake.user(86, "Bob")
     group = fake.group(-100685, "Tidy", members=(ann, bob))
     fake.set_admin(group, ann)
     async with running_bot(tmp_path, fake) as h:
         ann.start_bot()
-        bob.send(group, f"/settings@{BOT} tidy=on")
+        # By default: each board post replaces the previous one.
+        ann.send(group, f"/settings@{BOT}")
         await h.settle()
-        assert "admin" in (fake.sent(group)[-1].text or "")
-        ann.send(group, f"/settings@{BOT} tidy=on")
-        await h.settle()
-        assert "on" in (fake.sent(group)[-1].text or "")
-        assert (await h.services.store.get_chat(group.id)).tidy  # type: ignore[union-attr]
-        ann.send(group, f"/new@{BOT} deal=short")
-        await h.settle()
-        ann.send(group, f"/add@{BOT} easy")
-        await h.settle()
-        ann.send(group, f"/go@{BOT}")
-        await h.settle()
+        assert "newest board post: on" in (fake.sent(group)[-1].text or "")
+        for text in (f"/new@{BOT} deal=short", f"/add@{BOT} easy", f"/go@{BOT}"):
+            ann.send(group, text)
+            await h.settle()
         await play_until_over(h, [ann], group, random.Random(5))
         boards = [m for m in fake.sent(group, deleted=True) if m.kind == "photo"]
         kept = [m for m in boards if not m.deleted]
         assert len(boards) > 3 and len(kept) == 1, (len(boards), len(kept))
         assert "over" in (kept[0].caption or "")
         assert any("🏁" in (m.text or "") and not m.deleted for m in fake.sent(group))
+        # Only an admin turns it off; then every board post stays.
+        other = fake.group(-100686, "Keep them all", members=(ann, bob))
+        fake.set_admin(other, ann)
+        bob.send(other, f"/settings@{BOT} tidy=off")
+        await h.settle()
+        assert "admin" in (fake.sent(other)[-1].text or "")
+        ann.send(other, f"/settings@{BOT} tidy=off")
+        await h.settle()
+        assert "off" in (fake.sent(other)[-1].text or "")
+        assert not (await h.services.store.get_chat(other.id)).tidy  # type: ignore[union-attr]
+        for text in (f"/new@{BOT} deal=short", f"/add@{BOT} easy", f"/go@{BOT}"):
+            ann.send(other, text)
+            await h.settle()
+        await play_until_over(h, [ann], other, random.Random(6))
+        boards = [m for m in fake.sent(other, deleted=True) if m.kind == "photo"]
+        assert len(boards) > 3 and not any(m.deleted for m in boards)
 
 
 async def test_rematch_after_the_summary_and_cancel(tmp_path: Path) -> None:

@@ -239,8 +239,8 @@ async def test_group_rematch_needs_one_press_per_player(flow: Flow) -> None:
     lobby = await flow.store.open_lobby(-14)
     assert lobby is not None and lobby.state["waiting"] == [ANN.user_id]
     assert [s["user_id"] for s in lobby.state["seats"]] == [2, 1]  # rotated
-    assert "⏳" in lobby_text(LobbyState.from_json(lobby.state), await flow.user_tr(1),
-                             flow.people.seen_name)
+    state = LobbyState.from_json(lobby.state)
+    assert "⏳" in lobby_text(state, await flow.user_tr(1), await flow.lobbies.names(state))
     again = await flow.panel_press(stored.match_id, 0, "rematch", BOB)  # twice: no change
     assert again.reply and again.reply == first.reply
     assert await flow.store.active_match(-14) is None

@@ -162,6 +162,7 @@ LAYERS: list[set[str]] = [
     {"people", "deadlines"},
     {"games", "caps", "announce"},
     {"broadcast", "endings"},
+    {"parts"},
     {"matches", "reports", "lobbies"},
     {"invites", "presses", "ticker", "restart"},
     {"facade"},
@@ -201,3 +202,11 @@ def test_flow_modules_import_only_downwards_and_stay_small() -> None:
                     continue
                 imported = target.removeprefix("chat.flow.")
                 assert layer_of[imported] < layer_of[name], f"{name} imports {imported}"
+
+
+def test_no_module_of_the_chat_layer_outgrows_400_lines() -> None:
+    """Issue 26's habit: a module that grows past ~400 lines is split by what it does."""
+    chat_dir = FLOW_DIR.parent
+    long = {str(p.relative_to(chat_dir)): n for p in chat_dir.rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > 400}
+    assert not long, long

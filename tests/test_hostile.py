@@ -160,7 +160,6 @@ def table_counts(db: Path) -> dict[str, int]:
 def memory_sizes(h: Harness) -> dict[str, int]:
     flow = h.services.flow
     sizes = {name: len(getattr(flow, name)) for name in MEMORY_DICTS if hasattr(flow, name)}
-    sizes["panels"] = len(h.services.delivery.panels)
     return sizes
 
 

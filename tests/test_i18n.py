@@ -1,5 +1,6 @@
-"""The Russian catalog against the code: every marked text translated, placeholders kept,
-Russian plural forms chosen right, Telegram language codes mapped to a catalog.
+"""The Russian catalog against the code: every marked text translated (the pictures' words
+in ``render/texts.py`` too), placeholders kept, Russian plural forms chosen right, Telegram
+language codes mapped to a catalog.
 
 A failure lists what a translator has to fix, file and line of the text in the code
 included. After changing texts in ``chat/``: ``make messages``, translate the new entries in
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from babel.messages.catalog import Catalog, Message
-from babel.messages.extract import DEFAULT_KEYWORDS, extract_from_dir
+from babel.messages.extract import DEFAULT_KEYWORDS, extract_from_dir, extract_from_file
 from babel.messages.frontend import parse_keywords
 from babel.messages.plurals import get_plural
 from babel.messages.pofile import read_po
@@ -23,6 +24,8 @@ from chat.i18n import DOMAIN, LOCALE_DIR, Catalogs, language_of
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAT_DIR = ROOT / "chat"
+#: The pictures' words (marked ``N_``), extracted as babel.cfg says.
+PICTURE_TEXTS = ROOT / "render" / "texts.py"
 RU_PO = LOCALE_DIR / "ru" / "LC_MESSAGES" / f"{DOMAIN}.po"
 #: As the Makefile's ``messages`` target: pybabel's default keywords plus these.
 KEYWORDS = {**DEFAULT_KEYWORDS, **parse_keywords(["_", "n_:1,2", "InputError"])}
@@ -50,6 +53,10 @@ def marked() -> dict[MessageId, list[str]]:
         key = tuple(message) if isinstance(message, list | tuple) else message
         found.setdefault(key, []).append(_where(path, lineno))
     assert found, f"no marked texts found under {CHAT_DIR}"
+    pictures = list(extract_from_file("python", str(PICTURE_TEXTS), keywords=KEYWORDS))
+    assert len(pictures) > 50, f"no N_ texts found in {PICTURE_TEXTS}"
+    for lineno, message, _comments, _context in pictures:
+        found.setdefault(message, []).append(f"render/texts.py:{lineno}")
     return found
 
 
@@ -117,7 +124,9 @@ def test_every_marked_text_is_translated(ru: Catalog, marked: dict[MessageId, li
             problems.append(f"{at}: {_show(msgid)} has {len(forms)} plural forms, "
                             f"Russian needs {nplurals} (msgstr[0..{nplurals - 1}])")
             continue
-        empty = [i for i, form in enumerate(forms) if not (form or "").strip()]
+        # A no-break space alone is a translation (the Russian thousands separator of the
+        # statistics pictures); ordinary blanks alone are not.
+        empty = [i for i, form in enumerate(forms) if not (form or "").strip(" \t\r\n")]
         if empty:
             which = (", ".join(f"msgstr[{i}]" for i in empty) if plural_in_code else "msgstr")
             problems.append(f"{at}: {_show(msgid)}: empty {which}")
@@ -213,8 +222,11 @@ def test_every_plural_message_follows_the_russian_rule(ru: Catalog) -> None:
 
 @pytest.mark.parametrize(
     ("code", "language"),
-    [("ru", "ru"), ("uk", "ru"), ("be", "ru"), ("ru-RU", "ru"), ("en", "en"), ("de", "en"),
-     (None, "en"), ("", "en"), ("en-GB", "en")],
+    [("ru", "ru"), ("ru-RU", "ru"), ("RU", "ru"), ("en", "en"), ("de", "en"),
+     (None, "en"), ("", "en"), ("en-GB", "en"),
+     # Russian only for Russian-language users (issue 27): Ukrainian, Belarusian, Kazakh …
+     # get English until /lang says otherwise.
+     ("uk", "en"), ("uk-UA", "en"), ("be", "en"), ("kk", "en"), ("hy", "en")],
 )
 def test_language_of_telegram_codes(code: str | None, language: str) -> None:
     assert language_of(code) == language

@@ -204,6 +204,7 @@ def test_the_final_pictures_header_names_the_outcomes_winner() -> None:
     outcome the chat layer passes (resignations included), else by the points."""
     from dataclasses import replace
 
+    from chat.i18n import Catalogs, picture_texts
     from chat.notices import BoardPicture
     from chat.painter import draw_board
     from krendzu.coords import frame_for
@@ -219,7 +220,7 @@ def test_the_final_pictures_header_names_the_outcomes_winner() -> None:
 
     def result(position: Position) -> str:
         frame = frame_for(position.placements)
-        return next(text for text, _ in header_segments(position, frame, texts_for("en"))
+        return next(text for text, _ in header_segments(position, frame, texts_for())
                     if text.startswith("Match over"))
 
     plain = Position.of(view, names)
@@ -230,4 +231,5 @@ def test_the_final_pictures_header_names_the_outcomes_winner() -> None:
     assert resigned.winners[0] != top
     nobody = match_outcome(match, [0, 1, 2])
     assert result(replace(plain, outcome=nobody)) == "Match over: nobody won"
-    assert draw_board(BoardPicture(view, names, "ru", outcome=resigned))[:2] == b"\xff\xd8"
+    assert draw_board(BoardPicture(view, names, "ru", outcome=resigned),
+                      picture_texts(Catalogs().get("ru")))[:2] == b"\xff\xd8"

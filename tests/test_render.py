@@ -235,7 +235,9 @@ def test_header_text_language_and_secrets():
     assert "Tour 2/2" in text or "Tour 1/2" in text
     assert "Attack" in text and "Defence" in text and "Cards left" in text
     assert "To move" in text
-    ru = board_layout(public, lang="ru")
+    from chat.i18n import Catalogs, picture_texts  # render knows English only
+
+    ru = board_layout(public, texts=picture_texts(Catalogs().get("ru")))
     ru_text = " ".join(t for line in ru.header_lines for t, _ in line.segments)
     assert "Атака" in ru_text and "Защита" in ru_text and "Ход" in ru_text
     custom = board_layout(public, texts={"attack": "ATK {names}"})

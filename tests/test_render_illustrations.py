@@ -11,6 +11,8 @@ import pytest
 from PIL import Image, ImageChops
 
 import render
+from chat.i18n import Catalogs, picture_texts
+from chat.painter import main as write_in_every_language
 from krendzu import is_combination, is_progression, parse_action
 from krendzu.cards import RANK_VALUES
 from render.illustrations import (
@@ -29,15 +31,18 @@ from render.illustrations import (
     rules_picture,
     wrap,
 )
-from render.texts import TEXTS, texts_for
+from render.texts import TEXTS
 from render.typeface import clean_text, font
 
 PICTURES = [rules_picture, rules_board_example, rules_coordinates_example]
+#: The pictures' words per language, as the chat layer passes them (render knows English
+#: only; the Russian comes from the catalog).
+WORDS = {lang: picture_texts(Catalogs().get(lang)) for lang in ("en", "ru")}
 
 
 @cache
 def png(draw, lang: str) -> bytes:
-    return draw(lang)
+    return draw(texts=WORDS[lang])
 
 
 def decode(data: bytes) -> Image.Image:
@@ -149,23 +154,24 @@ def test_languages_differ(draw):
 
 
 def test_unknown_language_falls_back_to_english():
-    assert rules_picture("xx") == png(rules_picture, "en")
+    assert rules_picture(texts=picture_texts(Catalogs().get("xx"))) == png(rules_picture, "en")
+    assert rules_picture() == png(rules_picture, "en")
 
 
-RULE_KEYS = [key for key in TEXTS["en"] if key.startswith(
+RULE_KEYS = [key for key in TEXTS if key.startswith(
     ("rules_", "values_", "combos_", "ex_", "example_", "board_", "coords_"))]
 
 
 def test_every_rules_text_exists_in_both_languages():
     assert len(RULE_KEYS) > 20
     for key in RULE_KEYS:
-        assert TEXTS["en"][key] and TEXTS["ru"][key], key
-        assert TEXTS["en"][key] != TEXTS["ru"][key] or key.endswith("_values"), key
+        assert TEXTS[key] and WORDS["ru"][key], key
+        assert TEXTS[key] != WORDS["ru"][key] or key.endswith("_values"), key
 
 
 @pytest.mark.parametrize("key", RULE_KEYS)
 def test_russian_texts_are_cyrillic_and_fully_drawable(key):
-    text = TEXTS["ru"][key]
+    text = WORDS["ru"][key]
     assert any("а" <= ch.lower() <= "я" or ch in "ёЁ" for ch in text), text
     # Nothing the shipped font lacks (it would be dropped, not drawn as a box).
     for bold in (False, True):
@@ -177,22 +183,22 @@ def test_cyrillic_glyphs_are_drawn():
     for ch in "КрэндзюЖШЩё":
         assert face.getmask(ch).getbbox() is not None
     # The Russian title really appears: the title bar differs from the English one.
-    en, ru = rules_image("en"), rules_image("ru")
+    en, ru = rules_image(), rules_image(texts=WORDS["ru"])
     bar = (0, 0, en.width, 70)
     assert ImageChops.difference(en.crop(bar), ru.crop(bar)).getbbox() is not None
 
 
 def test_caption_words_follow_the_language():
-    ru = texts_for("ru")
-    img = board_example_image("ru")
-    other = board_example_image("ru", texts={"board_goal": ru["board_goal"] + " !!!"})
+    ru = WORDS["ru"]
+    img = board_example_image(texts=ru)
+    other = board_example_image(texts={**ru, "board_goal": ru["board_goal"] + " !!!"})
     assert ImageChops.difference(img, other).getbbox() is not None
-    assert coordinates_example_image("ru").size[0] == img.size[0]
+    assert coordinates_example_image(texts=ru).size[0] == img.size[0]
 
 
 def test_wrap_respects_the_width():
     face = font(18)
-    text = TEXTS["ru"]["combos_note"]
+    text = WORDS["ru"]["combos_note"]
     lines = wrap(text, face, 300)
     assert len(lines) > 2
     assert all(face.getlength(line) <= 300 for line in lines)
@@ -208,8 +214,15 @@ def test_exported_from_render():
 
 
 def test_command_line_writes_every_picture(tmp_path, capsys):
-    assert main([str(tmp_path), "--lang", "ru"]) == 0
-    names = sorted(p.name for p in tmp_path.iterdir())
-    assert names == ["board-example-ru.png", "coordinates-ru.png", "rules-ru.png"]
-    assert (tmp_path / "rules-ru.png").read_bytes() == png(rules_picture, "ru")
+    # render alone: the English pictures.
+    assert main([str(tmp_path / "en")]) == 0
+    names = sorted(p.name for p in (tmp_path / "en").iterdir())
+    assert names == ["board-example-en.png", "coordinates-en.png", "rules-en.png"]
+    assert (tmp_path / "en" / "rules-en.png").read_bytes() == png(rules_picture, "en")
+    # The chat layer: every language of the catalog (the pictures in docs/img).
+    assert write_in_every_language([str(tmp_path / "all")]) == 0
+    written = {p.name for p in (tmp_path / "all").iterdir()}
+    assert {"rules-en.png", "rules-ru.png", "board-example-ru.png",
+            "coordinates-ru.png"} <= written
+    assert (tmp_path / "all" / "rules-ru.png").read_bytes() == png(rules_picture, "ru")
     assert "rules-ru.png" in capsys.readouterr().out

@@ -89,7 +89,7 @@ def test_cli_png_jpeg_and_gif(tmp_path, capsys):
     assert main([str(path), "--out", str(out), "--tour", "0", "--move", "5"]) == 0
     assert Image.open(out).format == "PNG"
     jpg = tmp_path / "board.jpg"
-    assert main([str(path), "--out", str(jpg), "--photo", "--lang", "ru"]) == 0
+    assert main([str(path), "--out", str(jpg), "--photo"]) == 0
     assert Image.open(jpg).format == "JPEG"
     gif = tmp_path / "tour.gif"
     assert main([str(path), "--out", str(gif), "--tour", "0", "--gif"]) == 0

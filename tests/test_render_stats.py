@@ -9,6 +9,7 @@ import pytest
 from PIL import Image, ImageChops
 
 import render
+from chat.i18n import Catalogs, picture_texts
 from render.stats import (
     MAX_LEADERS,
     WIDTH,
@@ -23,10 +24,13 @@ from render.stats import (
     stats_card_image,
     stats_card_png,
 )
-from render.texts import TEXTS, texts_for
+from render.texts import TEXTS
 from render.typeface import clean_text
 
 LANGS = ("en", "ru")
+#: The pictures' words per language, as the chat layer passes them (render knows English
+#: only; the Russian comes from the catalog).
+WORDS = {lang: picture_texts(Catalogs().get(lang)) for lang in LANGS}
 HISTORY = (0.0, 2.4, 5.1, 4.2, 7.9, 9.3, 8.8, 11.6)
 
 CARD = StatsCard(
@@ -57,16 +61,16 @@ def leader_height(n: int) -> int:
 
 # Words -----------------------------------------------------------------------------------
 
-STATS_KEYS = [key for key in TEXTS["en"] if key.startswith("stats_")]
+STATS_KEYS = [key for key in TEXTS if key.startswith("stats_")]
 
 
 def test_every_stats_text_exists_in_both_languages():
     assert len(STATS_KEYS) > 20
-    assert set(STATS_KEYS) == {key for key in TEXTS["ru"] if key.startswith("stats_")}
+    assert set(STATS_KEYS) == {key for key in WORDS["ru"] if key.startswith("stats_")}
     for key in STATS_KEYS:
-        assert TEXTS["en"][key] and TEXTS["ru"][key], key
+        assert TEXTS[key] and WORDS["ru"][key], key
         # The same placeholders in both languages.
-        assert _fields(TEXTS["en"][key]) == _fields(TEXTS["ru"][key]), key
+        assert _fields(TEXTS[key]) == _fields(WORDS["ru"][key]), key
 
 
 def _fields(text: str) -> set[str]:
@@ -77,7 +81,7 @@ def _fields(text: str) -> set[str]:
 
 @pytest.mark.parametrize("key", STATS_KEYS)
 def test_russian_stats_texts_are_drawable(key):
-    text = TEXTS["ru"][key]
+    text = WORDS["ru"][key]
     if any(ch.isalpha() for ch in text):
         assert any("а" <= ch.lower() <= "я" or ch in "ёЁ" for ch in text), text
     for bold in (False, True):
@@ -85,7 +89,7 @@ def test_russian_stats_texts_are_drawable(key):
 
 
 def test_numbers_follow_the_language():
-    en, ru = texts_for("en"), texts_for("ru")
+    en, ru = WORDS["en"], WORDS["ru"]
     assert number_text(1234567, words=en) == "1,234,567"
     assert number_text(1234567, words=ru) == "1\u00a0234\u00a0567"
     assert number_text(1.5, 2, words=en) == "1.50"
@@ -114,24 +118,25 @@ def test_axis_ticks_are_round_and_cover_the_values():
 @pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.parametrize("card", [CARD, HIDDEN], ids=["rated", "hidden"])
 def test_card_is_a_png_of_a_sensible_size(card, lang):
-    img = decode(stats_card_png(card, lang=lang))
+    img = decode(stats_card_png(card, texts=WORDS[lang]))
     assert img.width == WIDTH
     assert 600 <= img.height <= 1280
     assert img.width + img.height <= 10_000
 
 
 def test_card_words_follow_the_language():
-    en, ru = stats_card_image(CARD, lang="en"), stats_card_image(CARD, lang="ru")
+    en, ru = stats_card_image(CARD, texts=WORDS["en"]), stats_card_image(CARD, texts=WORDS["ru"])
     assert en.size == ru.size
     assert ImageChops.difference(en, ru).getbbox() is not None
-    # An unknown language falls back to English; single words can be overridden.
-    assert stats_card_png(CARD, lang="xx") == stats_card_png(CARD, lang="en")
+    # A language without a catalog falls back to English; single words can be overridden.
+    assert stats_card_png(CARD, texts=picture_texts(Catalogs().get("xx"))) == \
+        stats_card_png(CARD)
     other = stats_card_png(CARD, texts={"stats_matches": "Games"})
     assert other != stats_card_png(CARD)
 
 
 def test_card_is_deterministic():
-    assert stats_card_png(CARD, lang="ru") == stats_card_png(CARD, lang="ru")
+    assert stats_card_png(CARD, texts=WORDS["ru"]) == stats_card_png(CARD, texts=WORDS["ru"])
     assert stats_card_png(dataclasses.replace(CARD)) == stats_card_png(CARD)
 
 
@@ -142,7 +147,7 @@ def test_hidden_rating_draws_no_number():
         card = dataclasses.replace(HIDDEN, rating=rating, rating_history=history)
         assert not card.rating_shown
         assert stats_card_png(card) == base
-        assert stats_card_png(card, lang="ru") == stats_card_png(HIDDEN, lang="ru")
+        assert stats_card_png(card, texts=WORDS["ru"]) == stats_card_png(HIDDEN, texts=WORDS["ru"])
     assert HIDDEN.rated_to_go == 3
     # Once earned, the rating and its plot appear.
     shown = dataclasses.replace(HIDDEN, rating=12.3, rated_matches=5)
@@ -164,7 +169,7 @@ def test_rating_hidden_by_the_caller_with_enough_matches():
 @pytest.mark.parametrize("lang", LANGS)
 def test_any_history_draws(history, lang):
     card = dataclasses.replace(CARD, rating_history=history)
-    img = decode(stats_card_png(card, lang=lang))
+    img = decode(stats_card_png(card, texts=WORDS[lang]))
     assert img.width == WIDTH
 
 
@@ -190,20 +195,21 @@ def test_long_names_and_many_digits_fit(lang):
         own_goals_conceded=123_456_789_012,
         rating_history=(-1e9, 3.0, 1e9),
     )
-    img = decode(stats_card_png(card, lang=lang))
-    assert img.size == decode(stats_card_png(CARD, lang=lang)).size
+    img = decode(stats_card_png(card, texts=WORDS[lang]))
+    assert img.size == decode(stats_card_png(CARD, texts=WORDS[lang])).size
     hidden = dataclasses.replace(card, rating=None, rated_matches=1,
                                  rated_needed=123_456_789_012)
-    assert decode(stats_card_png(hidden, lang=lang)).size == \
-        decode(stats_card_png(HIDDEN, lang=lang)).size
+    assert decode(stats_card_png(hidden, texts=WORDS[lang])).size == \
+        decode(stats_card_png(HIDDEN, texts=WORDS[lang])).size
 
 
 def test_names_without_drawable_letters_get_a_fallback():
     for lang in LANGS:
-        nameless = stats_card_image(dataclasses.replace(CARD, name="🔥🔥", scope="🎲"), lang=lang)
+        nameless = stats_card_image(dataclasses.replace(CARD, name="🔥🔥", scope="🎲"),
+                                    texts=WORDS[lang])
         fallback = stats_card_image(dataclasses.replace(
-            CARD, name=TEXTS[lang]["stats_no_name"], scope=TEXTS[lang]["stats_all_chats"]),
-            lang=lang)
+            CARD, name=WORDS[lang]["stats_no_name"], scope=WORDS[lang]["stats_all_chats"]),
+            texts=WORDS[lang])
         assert ImageChops.difference(nameless, fallback).getbbox() is None
 
 
@@ -213,7 +219,7 @@ def test_names_without_drawable_letters_get_a_fallback():
 @pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.parametrize("count", [0, 1, 3, 25])
 def test_leaderboard_is_a_png_of_a_sensible_size(count, lang):
-    img = decode(leaderboard_png(rows(count), title="Лучшие игроки", lang=lang))
+    img = decode(leaderboard_png(rows(count), title="Лучшие игроки", texts=WORDS[lang]))
     assert img.width == WIDTH
     assert 200 <= img.height <= 1400
 
@@ -232,23 +238,23 @@ def test_leaderboard_shows_at_most_twenty_rows():
 
 
 def test_empty_leaderboard_shows_a_note():
-    en = leaderboard_image([], title="Top", lang="en")
-    ru = leaderboard_image([], title="Top", lang="ru")
+    en = leaderboard_image([], title="Top", texts=WORDS["en"])
+    ru = leaderboard_image([], title="Top", texts=WORDS["ru"])
     assert en.size == ru.size
     assert ImageChops.difference(en, ru).getbbox() is not None
-    assert leaderboard_png([], title="Top", lang="ru") != leaderboard_png(rows(1), title="Top",
-                                                                          lang="ru")
+    assert leaderboard_png([], title="Top", texts=WORDS["ru"]) != \
+        leaderboard_png(rows(1), title="Top", texts=WORDS["ru"])
 
 
 def test_leaderboard_is_deterministic_and_fits_anything():
     board = rows(25)
-    assert leaderboard_png(board, title="Top", lang="ru") == \
-        leaderboard_png(list(board), title="Top", lang="ru")
+    assert leaderboard_png(board, title="Top", texts=WORDS["ru"]) == \
+        leaderboard_png(list(board), title="Top", texts=WORDS["ru"])
     wild = [LeaderRow(1, "Александра Константиновна Преображенская" * 3, 123_456_789.5,
                       123_456_789_012, 98_765_432_101, 12_345_678_901, 12_345_678_910),
             LeaderRow(2, "🔥", None, 1, 0, 0, 1),
             LeaderRow(123_456_789, "Ёж", -3.25, 2, 1, 0, 1)]
-    img = decode(leaderboard_png(wild, title="Очень длинный заголовок " * 10, lang="ru"))
+    img = decode(leaderboard_png(wild, title="Очень длинный заголовок " * 10, texts=WORDS["ru"]))
     assert img.width == WIDTH
 
 

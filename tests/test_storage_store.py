@@ -174,8 +174,11 @@ async def test_matches_of_user_across_chats(store: Store) -> None:
 async def test_board_message(store: Store) -> None:
     await add_users(store, 1)
     stored = await store.create_match(1, Settings(), seats_for(Table.DUEL, [1]))
-    await store.set_board_message(stored.match_id, 4242)
+    assert await store.board_message(stored.match_id) is None
+    assert await store.set_board_message(stored.match_id, 4242, "Ann: 7♥ M13") is None
     assert (await store.get_match(stored.match_id)).board_message_id == 4242
+    assert await store.board_message(stored.match_id) == (4242, "Ann: 7♥ M13")
+    assert await store.set_board_message(stored.match_id, 4243, "x") == 4242
     with pytest.raises(NotFound):
         await store.set_board_message(999, 1)
 

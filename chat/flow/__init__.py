@@ -15,7 +15,14 @@ from chat.describe import cards_text
 from chat.flow.base import Actor, Decide, HintRequest
 from chat.flow.facade import Flow
 from chat.flow.steps import placements_to_steps, without_needless_end, words_to_steps
-from chat.flow.views.codec import LobbyPress, MatchPress, lobby_data, match_data, parse_press
+from chat.flow.views.codec import (
+    LobbyPress,
+    MatchPress,
+    is_hint_play,
+    lobby_data,
+    match_data,
+    parse_press,
+)
 from chat.flow.views.lobby_view import lobby_text
 from chat.flow.views.texts import hand_title
 from storage import StoredMatch  # the type the flow hands to its callers
@@ -30,6 +37,7 @@ __all__ = [
     "StoredMatch",
     "cards_text",
     "hand_title",
+    "is_hint_play",
     "lobby_data",
     "lobby_text",
     "match_data",

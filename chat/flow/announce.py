@@ -15,13 +15,19 @@ from dataclasses import dataclass, field
 from chat.describe import (
     describe_moves,
     hand_text,
+    label_shift,
     next_text,
     roles_line,
     score_text,
+    shift_text,
+    tour_frame,
     tour_text,
 )
+from chat.flow.views import codec
 from chat.flow.views import panel as panels
-from chat.flow.views.messages import Reader, deal_message, summary
+from chat.flow.views.messages import Reader, deal_message, summary, tour_summary
+from chat.flow.views.texts import clock_text, where
+from chat.model import Button, Keyboard
 from chat.notices import (
     Announced,
     BoardPicture,
@@ -60,6 +66,8 @@ class Audience:
     result: MatchOutcome | None  # a finished match's outcome
     mover_shown: Sequence[str] = ()  # the move lines the mover's panel showed
     computer_next: bool = False  # a computer makes the next move
+    bot_username: str = ""  # for the board post's "your move" link (none without it)
+    seconds_left: int | None = None  # the turn timer of the next move, if one runs
 
 
 @dataclass(slots=True)
@@ -67,6 +75,25 @@ class Announcement:
     notices: list[Notice]
     #: (user id, the move lines their new panel shows), for the panels among ``notices``.
     panels: list[tuple[int, list[str]]] = field(default_factory=list)
+
+
+def turn_keyboard(change: Change, audience: Audience) -> Keyboard | None:
+    if audience.computer_next:
+        return None
+    return turn_button(change.stored, audience.group, audience.bot_username)
+
+
+def turn_button(stored: StoredMatch, group: Reader, bot_username: str) -> Keyboard | None:
+    """The board post's one button: the person to move opens their private panel with one
+    tap (a link to the bot's chat with ``/start t<match>``). None when a computer moves."""
+    row, game = stored.row, stored.game
+    if game.is_over or not bot_username:
+        return None
+    seat = row.seats[game.current_player]
+    if seat.kind is not SeatKind.HUMAN or seat.user_id is None:
+        return None
+    return [[Button(group.tr._("🃏 {name}: your move", name=group.names[game.current_player]),
+                    url=codec.turn_link(bot_username, row.match_id))]]
 
 
 def announce(change: Change, audience: Audience) -> Announcement:
@@ -81,6 +108,10 @@ def announce(change: Change, audience: Audience) -> Announcement:
     lines: list[str] = []
     if before is not None:
         lines, _ = describe_moves(group_tr, before, actions, names)
+    # The labels moved (the board grew left or up): the lines say so first, and every
+    # caption's lines are labelled as its picture (BoardPost.frame).
+    shift = label_shift(before, game)
+    frame = tour_frame(game)
     new_tour = before is None or before.tour_index != game.tour_index
     view = game.observation(None)
     if not private_match:
@@ -91,15 +122,31 @@ def announce(change: Change, audience: Audience) -> Announcement:
         ) if x)
         head = lines + ([roles_line(group_tr, view, names)]
                         if new_tour and not view.match_over else [])
-        notices.append(BoardPost(row.match_id, row.chat_id, row.thread_id, tuple(head),
-                                 footer, BoardPicture(view, names, group_tr.language,
-                                                      outcome=result),
-                                 provisional=bool(lines) and bool(game.tour.pending)))
+        if audience.seconds_left and not audience.computer_next:
+            footer += "\n" + clock_text(group_tr, audience.seconds_left)
+        if not (lines and game.tour.pending):
+            # A defender's first card of a turn that may take a second is not posted: the
+            # group sees the whole turn in one post when it ends (its lines name both cards).
+            notices.append(BoardPost(row.match_id, row.chat_id, row.thread_id, tuple(head),
+                                     footer, BoardPicture(view, names, group_tr.language,
+                                                          outcome=result),
+                                     keyboard=turn_keyboard(change, audience), frame=frame))
+        if before is not None:
+            # Each tour this change ended: its moves, in a summary that stays.
+            for index in range(before.tour_index, len(game.tours)):
+                if game.tours[index].is_over and not (
+                        index < len(before.tours) and before.tours[index].is_over):
+                    notices.append(tour_summary(stored, index, audience.group))
 
     def panel(seat: int, user_id: int, reader: Reader, shown: Sequence[str], *,
               edit: bool = False) -> None:
+        left = audience.seconds_left
+        # An edited panel gets the new board too: its caption describes the position after
+        # the change (:class:`EditPanel`'s ``picture``).
         notices.append(panels.panel(stored, seat, user_id, reader.tr, reader.names, shown,
-                                    audience.title, edit=edit))
+                                    audience.title, edit=edit, redraw=True,
+                                    clock=clock_text(reader.tr, left, panel=True) if left
+                                    else ""))
         out.panels.append((user_id, panels.shown(shown)))
 
     humans = [s for s in row.seats if s.kind is SeatKind.HUMAN and s.user_id is not None]
@@ -120,6 +167,8 @@ def announce(change: Change, audience: Audience) -> Announcement:
             shown = list(audience.mover_shown)
             if shown and before is not None and before.tour.pending:
                 shown = shown[:-1]  # "first card (may place a second)": now a whole turn
+            if shift is not None:
+                shown = []  # in the old labels, above a board in the new ones
             record = [*shown, *own_lines][-panels.PANEL_LINES:]
             text = "\n".join([*record,
                               hand_text(tr, seat_view.tour.hand) if seat_view else ""])
@@ -127,7 +176,11 @@ def announce(change: Change, audience: Audience) -> Announcement:
                 panel(seat.seat, user_id, reader, record, edit=change.from_panel)
                 continue
             if change.from_panel:
-                notices.append(EditPanel(row.match_id, user_id, text.strip(), None))
+                notices.append(EditPanel(row.match_id, user_id, text.strip(), None,
+                                         picture=BoardPicture(
+                                             seat_view or view, own_names, tr.language,
+                                             private=seat_view is not None,
+                                             outcome=result)))
             else:
                 # Typed: the answer belongs below what was typed, not in an old panel.
                 notices.append(DropPanel(row.match_id, user_id))
@@ -146,7 +199,12 @@ def announce(change: Change, audience: Audience) -> Announcement:
                 tour_text(tr, view) + " · " + next_text(tr, view, own_names))
             notices.append(BoardPost(row.match_id, user_id, None, tuple(own_lines), footer,
                                      BoardPicture(view, own_names, tr.language,
-                                                  outcome=result)))
+                                                  outcome=result), frame=frame))
+        elif shift is not None and user_id != mover and not game.tour.pending:
+            # Neither moving nor next (a third or fourth player): told apart, as the group
+            # is, once the turn that grew the board is whole.
+            notices.append(Send(user_id, where(tr, row.chat_id, audience.title) + "\n"
+                                + shift_text(tr, *shift), match_id=row.match_id))
     if game.is_over:
         assert result is not None, "a summary comes after the last move"
         notices.extend(summary(stored, result, audience.group, audience.players,

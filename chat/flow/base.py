@@ -5,12 +5,55 @@ The bottom of :mod:`chat.flow`: it imports nothing of the flow, so any module ma
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+import asyncio
+from collections.abc import Awaitable, Callable, Hashable
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
 from krendzu import Action, MatchView
 from krendzu.coords import LabelFrame
+
+T = TypeVar("T")
+
+#: The rows read during the unit of work (an update, a computer's turn, a timer tick) that
+#: runs in this task, by key. A task started from it copies the context, not the work: the
+#: memo answers only the task that began it, so a later computer move never sees rows read
+#: for the update that scheduled it.
+_MEMO: ContextVar[tuple[object, dict[Hashable, Any]] | None] = ContextVar(
+    "krendzu_work_memo", default=None)
+
+
+def begin_work() -> None:
+    """A unit of work starts in this task: from now on each row is read once."""
+    _MEMO.set((asyncio.current_task(), {}))
+
+
+def work_memo() -> dict[Hashable, Any] | None:
+    """This task's memo (``None`` outside a unit of work: every read goes to the store)."""
+    held = _MEMO.get()
+    if held is None or held[0] is not asyncio.current_task():
+        return None
+    return held[1]
+
+
+async def read_once(key: Hashable, load: Callable[[], Awaitable[T]]) -> T:
+    """``load()``'s value, read once per unit of work under ``key``."""
+    memo = work_memo()
+    if memo is not None and key in memo:
+        return memo[key]
+    value = await load()
+    if memo is not None:
+        memo[key] = value
+    return value
+
+
+def wrote(key: Hashable, value: object) -> None:
+    """A write of the unit of work: later reads under ``key`` see ``value``."""
+    memo = work_memo()
+    if memo is not None:
+        memo[key] = value
+
 
 #: What a hint needs, taken from the position under the lock: the seat's view, the board's
 #: frame.
@@ -28,8 +71,13 @@ class Decide(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Actor:
-    """Who did something: Telegram user id, display name and Telegram language code."""
+    """Who did something: Telegram user id, display name and Telegram language code.
+
+    ``reply_language``: the language the replies to this request are written in, set when
+    it came from a group (the group's: a Russian speaker's typed ``/join`` in an English
+    group is answered in English); ``None``: the user's own."""
 
     user_id: int
     name: str
     language_code: str | None = None
+    reply_language: str | None = None

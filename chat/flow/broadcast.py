@@ -15,6 +15,7 @@ from chat.flow.games import Games
 from chat.flow.people import People
 from chat.flow.views import panel as panels
 from chat.flow.views.messages import Reader
+from chat.flow.views.texts import clock_text
 from chat.i18n import Tr
 from chat.notices import Notice
 from krendzu import Action, Card, Match
@@ -22,7 +23,9 @@ from storage import MatchRow, SeatKind, StoredMatch
 
 
 class Broadcast:
-    def __init__(self, people: People, games: Games, deadlines: Deadlines) -> None:
+    def __init__(self, people: People, games: Games, deadlines: Deadlines, *,
+                 bot_username: str = "") -> None:
+        self.bot_username = bot_username
         self.people = people
         self.games = games
         self.deadlines = deadlines
@@ -49,27 +52,37 @@ class Broadcast:
         mover_shown: list[str] = []
         if mover is not None and any(s.kind is SeatKind.HUMAN and s.user_id == mover
                                      for s in row.seats):
-            mover_shown = self.games.take_shown(row.match_id, mover)
-        out = announce(Change(stored, before, actions, mover, from_panel),
-                       Audience(group, players, self.people.title_of(row.chat_id), result,
-                                mover_shown, computer_next))
-        for user_id, lines in out.panels:
-            self.games.show(row.match_id, user_id, lines)
+            # What the mover's panel showed becomes the record of their move.
+            mover_shown = await self.games.shown(row.match_id, mover)
+        # The next deadline first: the post and the panel show its clock.
         await self.deadlines.after_moves(stored)
+        out = announce(Change(stored, before, actions, mover, from_panel),
+                       Audience(group, players, await self.people.title_of(row.chat_id),
+                                result, mover_shown, computer_next, self.bot_username,
+                                await self.deadlines.seconds_left(stored)))
+        shown: dict[int, list[str] | None] = {}
+        if mover is not None and mover_shown:
+            shown[mover] = None
+        shown.update(out.panels)
+        await self.games.show(row.match_id, shown)
         return out.notices
 
-    def panel(self, stored: StoredMatch, seat: int, user_id: int, tr: Tr,
-              names: Sequence[str], lines: Sequence[str], *, edit: bool = False,
-              stage: str = "", card: Card | None = None, column: int | None = None) -> Notice:
+    async def panel(self, stored: StoredMatch, seat: int, user_id: int, tr: Tr,
+                    names: Sequence[str], lines: Sequence[str], *, edit: bool = False,
+                    stage: str = "", card: Card | None = None,
+                    column: int | None = None, reminder: bool = False) -> Notice:
         """The private panel of the player to move, its shown lines remembered."""
+        left = await self.deadlines.seconds_left(stored)
         notice = panels.panel(stored, seat, user_id, tr, names, lines,
-                              self.people.title_of(stored.row.chat_id), edit=edit,
-                              stage=stage, card=card, column=column)
-        self.games.show(stored.match_id, user_id, panels.shown(lines))
+                              await self.people.title_of(stored.row.chat_id), edit=edit,
+                              stage=stage, card=card, column=column,
+                              clock=clock_text(tr, left, panel=True, reminder=reminder)
+                              if left else "")
+        await self.games.show(stored.match_id, {user_id: panels.shown(lines)})
         return notice
 
     async def panel_for(self, stored: StoredMatch, seat: int, user_id: int) -> list[Notice]:
         """A fresh panel for the player to move (after /back)."""
         tr = await self.people.user_tr(user_id)
         names = await self.people.seat_names(stored.row, tr)
-        return [self.panel(stored, seat, user_id, tr, names, [])]
+        return [await self.panel(stored, seat, user_id, tr, names, [])]

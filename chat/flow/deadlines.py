@@ -6,8 +6,9 @@ acts. A third of the time before the deadline the player is reminded privately; 
 deadline the normal computer player makes the turn for the seat. After two timeouts in a
 row the computer keeps the seat (a *stand-in*), moving at once on its turns, until the
 player comes back (``/back``). Deadlines and stand-ins live in the store, so they survive a
-restart; this module keeps a read-through copy of each match's. At start-up every running
-deadline gets at least a grace period, so an outage does not time out every match at once.
+restart; within one unit of work (:func:`chat.flow.base.begin_work`) each is read once. At
+start-up every running deadline gets at least a grace period, so an outage does not time out
+every match at once.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from chat.flow.base import read_once, work_memo, wrote
 from storage import MatchStatus, SeatKind, StandIn, Store, StoredMatch, TimerRow
 
 log = logging.getLogger(__name__)
@@ -30,18 +32,16 @@ class Deadlines:
         self.store = store
         self.clock = clock
         self.grace = grace
-        self._timers: dict[int, TimerRow | None] = {}
-        self._stand_ins: dict[int, dict[int, StandIn]] = {}
 
     async def timer(self, match_id: int) -> TimerRow | None:
-        if match_id not in self._timers:
-            self._timers[match_id] = await self.store.timer_of(match_id)
-        return self._timers[match_id]
+        return await read_once(("timer", match_id), lambda: self.store.timer_of(match_id))
+
+    def _timer_is(self, match_id: int, timer: TimerRow | None) -> None:
+        wrote(("timer", match_id), timer)
 
     async def stand_ins(self, match_id: int) -> dict[int, StandIn]:
-        if match_id not in self._stand_ins:
-            self._stand_ins[match_id] = await self.store.stand_ins(match_id)
-        return self._stand_ins[match_id]
+        return await read_once(("stand_ins", match_id),
+                               lambda: self.store.stand_ins(match_id))
 
     async def computer_keeps(self, match_id: int, seat: int) -> bool:
         """The seat's player is absent and the computer plays for them."""
@@ -86,21 +86,23 @@ class Deadlines:
         if timer is None or (timer.seq, timer.deadline) == (seq, deadline):
             return
         await self.store.arm_timer(match_id, seq, deadline)
-        self._timers[match_id] = TimerRow(match_id, timer.seconds, seq, deadline, False)
+        self._timer_is(match_id, TimerRow(match_id, timer.seconds, seq, deadline, False))
 
     async def reminded(self, match_id: int, seq: int, timer: TimerRow | None) -> None:
         """The reminder of move ``seq`` is done (sent, or ``timer`` ``None``: not needed
         any more), so the ticker does not ask again."""
         await self.store.set_reminded(match_id, seq)
         if timer is not None:
-            self._timers[match_id] = TimerRow(match_id, timer.seconds, timer.seq,
-                                              timer.deadline, True)
+            self._timer_is(match_id, TimerRow(match_id, timer.seconds, timer.seq,
+                                              timer.deadline, True))
 
     async def start(self, match_id: int, seconds: int | None) -> None:
         """A match begins, with a turn timer of ``seconds`` (``None``: no timer)."""
         if seconds:
             await self.store.set_timer(match_id, seconds)
-        self._timers.pop(match_id, None)
+        memo = work_memo()
+        if memo is not None:
+            memo.pop(("timer", match_id), None)  # read again: it now exists
 
     async def after_moves(self, stored: StoredMatch) -> None:
         """A move was made (or the match began): start the next person's deadline."""
@@ -124,6 +126,14 @@ class Deadlines:
         deadline = timer.deadline if same_turn else self.clock() + timer.seconds
         await self._arm(stored.match_id, seq, deadline)
 
+    async def seconds_left(self, stored: StoredMatch) -> int | None:
+        """Seconds left for the current move if a turn timer runs for it (else ``None``)."""
+        timer = await self.timer(stored.match_id)
+        if (timer is None or timer.deadline is None or timer.seq != stored.next_seq
+                or stored.game.is_over):
+            return None
+        return max(0, round(timer.deadline - self.clock()))
+
     async def moved_by(self, match_id: int, seat: int) -> None:
         """The player moved: their timeouts no longer count as consecutive."""
         stand_in = (await self.stand_ins(match_id)).get(seat)
@@ -135,4 +145,3 @@ class Deadlines:
         moved = await self.store.stretch_deadlines(self.clock() + self.grace)
         if moved:
             log.info("turn timers: %d deadline(s) moved on by the restart's grace", moved)
-        self._timers.clear()

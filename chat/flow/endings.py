@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import logging
 
+from chat.describe import together
 from chat.flow.base import Actor
 from chat.flow.deadlines import HANDOVER_AFTER, Deadlines
 from chat.flow.games import Games
 from chat.flow.locks import Locks
 from chat.flow.people import People
-from chat.flow.views.messages import closing
+from chat.flow.views.messages import Reader, closing, resigned
 from chat.notices import ComputerTurn, DropPanel, Notice, Outcome, Send
 from krendzu import match_outcome
 from storage import LobbyStatus, MatchStatus, NotFound, Store, StoredMatch
@@ -40,14 +41,24 @@ class Endings:
                 "{name} resigned: the computer plays their seat to the end, and they rank "
                 "last.", name=names[seat]), resigned=True))
         async with self.locks.hold(stored.row.chat_id, stored.row.thread_id):
+            stored = await self.games.load(stored.match_id)  # the final board: as it is now
             if not await self.store.concede_match(stored.match_id, seat):
                 return Outcome(tr._("This match is over."))
             self.games.forget(stored.match_id)
             await self.games.rate(await self.store.get_match(stored.match_id), stored.game)
-        winners = " & ".join(names[i] for i in match_outcome(stored.game, conceded=seat).winners)
+        outcome = match_outcome(stored.game, conceded=seat)
+        winners = together(tr, [names[i] for i in outcome.winners])
         text = tr._("{name} resigned: the match goes to {winners}.", name=names[seat],
                     winners=winners)
-        return Outcome(None, closing(stored, text))
+        # Told as any ending is: the final board, the summary, the Rematch button.
+        players: dict[int, Reader] = {}
+        for person in stored.row.seats:
+            if person.user_id is not None:
+                utr = await self.people.user_tr(person.user_id)
+                players[person.user_id] = Reader(utr, await self.people.seat_names(
+                    stored.row, utr))
+        return Outcome(None, resigned(stored, outcome, text, Reader(tr, names), players,
+                                      await self.people.title_of(stored.row.chat_id)))
 
     async def cancel(self, stored: StoredMatch, actor: Actor, is_admin: bool) -> Outcome:
         tr = await self.people.chat_tr(stored.row.chat_id)

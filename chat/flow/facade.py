@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 
-from chat.flow.base import Actor, Decide, HintRequest
+from chat.flow.base import Actor, Decide, HintRequest, begin_work
 from chat.flow.broadcast import Broadcast
 from chat.flow.caps import Caps
 from chat.flow.deadlines import Deadlines
@@ -18,6 +18,7 @@ from chat.flow.invites import Invites
 from chat.flow.lobbies import Lobbies
 from chat.flow.locks import Locks, MatchLocks
 from chat.flow.matches import Matches
+from chat.flow.parts import Parts
 from chat.flow.people import People
 from chat.flow.presses import Presses
 from chat.flow.reports import Reports
@@ -49,22 +50,20 @@ class Flow:
         self.people = People(store, catalogs)
         self.deadlines = Deadlines(store, clock, timer_grace)
         self.games = Games(store, self.people)
-        self.broadcast = Broadcast(self.people, self.games, self.deadlines)
+        self.broadcast = Broadcast(self.people, self.games, self.deadlines,
+                                   bot_username=bot_username)
         self.caps = Caps(store, self.people, per_user=max_matches_per_user,
                          per_chat=max_matches_per_chat)
         self.endings = Endings(store, self.locks, self.people, self.games, self.deadlines)
-        self.matches = Matches(store, self.locks, self.people, self.games, self.deadlines,
-                               self.broadcast, decide)
+        parts = Parts(store, self.locks, self.people, self.games, self.deadlines,
+                      self.broadcast)
+        self.matches = Matches(parts, decide)
         self.reports = Reports(self.people, self.games, self.deadlines, self.broadcast)
-        self.lobbies = Lobbies(store, self.locks, self.people, self.games, self.deadlines,
-                               self.broadcast, self.caps, bot_username=bot_username,
-                               clock=clock)
+        self.lobbies = Lobbies(parts, self.caps, bot_username=bot_username, clock=clock)
         self.invites = Invites(store, self.people, self.lobbies)
-        self.presses = Presses(store, self.locks, self.people, self.games, self.broadcast,
-                               self.matches, self.lobbies)
+        self.presses = Presses(parts, self.matches, self.lobbies)
         #: Turn timers, /back, a seat handed over, idle set-ups (the job queue ticks it).
-        self.timers = Ticker(store, self.locks, self.people, self.games, self.deadlines,
-                             self.broadcast, self.matches, self.endings, self.lobbies)
+        self.timers = Ticker(parts, self.matches, self.endings, self.lobbies)
 
     def lock(self, chat_id: int, thread_id: int | None) -> AbstractAsyncContextManager[None]:
         """The chat's (or forum topic's) lock: :mod:`chat.flow.locks`."""
@@ -88,14 +87,17 @@ class Flow:
     async def chat_tr(self, chat_id: int, fallback: str | None = None) -> Tr:
         return await self.people.chat_tr(chat_id, fallback)
 
+    async def adopt_chat_language(self, chat_id: int, language: str) -> Tr:
+        return await self.people.adopt_chat_language(chat_id, language)
+
     async def name_of(self, user_id: int) -> str:
         return await self.people.name_of(user_id)
 
     async def seat_names(self, row: MatchRow, tr: Tr) -> tuple[str, ...]:
         return await self.people.seat_names(row, tr)
 
-    def remember_title(self, chat_id: int, title: str | None) -> None:
-        self.people.remember_title(chat_id, title)
+    async def remember_title(self, chat_id: int, title: str | None) -> None:
+        await self.people.remember_title(chat_id, title)
 
     async def was_unreachable(self, user_id: int) -> bool:
         return await self.people.was_unreachable(user_id)
@@ -116,7 +118,11 @@ class Flow:
 
     async def set_tidy(self, chat_id: int, on: bool) -> None:
         """``/settings tidy=on|off`` (delivery keeps its own copy of the flag)."""
-        await self.store.upsert_chat(chat_id, tidy=on)
+        await self.people.set_tidy(chat_id, on)
+
+    async def is_tidy(self, chat_id: int) -> bool:
+        """The chat keeps only its newest board post (``/settings tidy=on``)."""
+        return await self.people.is_tidy(chat_id)
 
     async def new_lobby(self, chat_id: int, thread_id: int | None, actor: Actor,
                         args: list[str], *, title: str = "") -> Outcome:
@@ -190,6 +196,8 @@ class Flow:
         return await self.matches.think(level, view, seed_text, urgent=urgent)
 
     async def computer_turn(self, match_id: int, seq: int) -> Outcome:
+        """A computer's turn, in a task of its own: a unit of work (rows read once)."""
+        begin_work()
         return await self.matches.computer_turn(match_id, seq)
 
     async def play_for_seat(self, stored: StoredMatch, actions: Sequence[Action]) -> Outcome:
@@ -204,11 +212,17 @@ class Flow:
                     user_id: int) -> list[Notice]:
         return await self.reports.board(stored, chat_id, thread_id, user_id)
 
+    async def open_turn(self, user_id: int, payload: str) -> list[Notice]:
+        return await self.reports.open_turn(user_id, payload)
+
     async def score(self, stored: StoredMatch, tr: Tr) -> str:
         return await self.reports.score(stored, tr)
 
-    def export(self, stored: StoredMatch) -> tuple[bytes, int]:
-        return self.reports.export(stored)
+    async def moves(self, stored: StoredMatch, tr: Tr, tour: int | None = None) -> str:
+        return await self.reports.moves(stored, tr, tour)
+
+    async def export(self, stored: StoredMatch, tr: Tr) -> tuple[bytes, int]:
+        return await self.reports.export(stored, tr)
 
     async def welcome_back(self, user_id: int) -> list[Notice]:
         return await self.reports.welcome_back(user_id)

@@ -1,16 +1,17 @@
-"""Running matches as this process knows them: the stored match read through a small cache,
-the finders (/board's match, /history's, a player's), the outcome and the rating of a finished
-one, and the move lines each live private panel shows.
+"""Running matches: the stored match read through a small cache, the finders (/board's
+match, /history's, a player's), the outcome and the rating of a finished one, and the move
+lines each live private panel shows (stored: any process may build the next panel).
 
-The cache holds only active matches and is dropped for a match whenever a write is refused
-or the match ends, so a read after that goes to the store.
+The cache saves rebuilding a match from its moves, nothing more: every read asks the store
+for the match's row and its last move number and uses the kept match only when that number
+is the kept one's (another process, or a write refused here, makes it read afresh).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 
-from chat.flow.lobby_state import state_of
 from chat.flow.people import People
 from chat.ratings import rate_match
 from chat.results import resigned_seats
@@ -26,19 +27,22 @@ class Games:
         self.store = store
         self.people = people
         self._games: dict[int, StoredMatch] = {}
-        #: Move lines on each player's live panel, kept when it becomes the move's record.
-        self._shown: dict[tuple[int, int], list[str]] = {}
 
     async def load(self, match_id: int) -> StoredMatch:
-        stored = self._games.get(match_id)
-        if stored is None or stored.row.status is not MatchStatus.ACTIVE:
-            stored = await self.store.load_match(match_id)
-            if stored.row.status is MatchStatus.ACTIVE:
-                self._games[match_id] = stored
-            if not self.people.knows_title(stored.row.chat_id):
-                lobby = await self.store.lobby_of_match(match_id)
-                if lobby is not None:
-                    self.people.remember_title(lobby.chat_id, state_of(lobby).title)
+        kept = self._games.get(match_id)
+        if kept is not None:
+            row, last = await self.store.match_head(match_id)
+            # A step applied to the kept game whose write then failed also shows here.
+            if (row.status is MatchStatus.ACTIVE
+                    and last == len(kept.moves) == len(kept.game.history)):
+                if row != kept.row:
+                    kept = StoredMatch(row, kept.moves, kept.game)
+                    self._games[match_id] = kept
+                return kept
+            self._games.pop(match_id, None)
+        stored = await self.store.load_match(match_id)
+        if stored.row.status is MatchStatus.ACTIVE:
+            self._games[match_id] = stored
         return stored
 
     async def by_number(self, match_id: int) -> StoredMatch | None:
@@ -103,13 +107,9 @@ class Games:
 
     # The lines each live panel shows --------------------------------------------------------
 
-    def shown(self, match_id: int, user_id: int) -> list[str]:
-        return self._shown.get((match_id, user_id), [])
+    async def shown(self, match_id: int, user_id: int) -> list[str]:
+        return await self.store.get_panel_lines(match_id, user_id)
 
-    def show(self, match_id: int, user_id: int, lines: list[str]) -> None:
-        """The player's newest panel shows ``lines``."""
-        self._shown[(match_id, user_id)] = lines
-
-    def take_shown(self, match_id: int, user_id: int) -> list[str]:
-        """What the player's panel showed; it is about to become the record of their move."""
-        return self._shown.pop((match_id, user_id), [])
+    async def show(self, match_id: int, lines: Mapping[int, list[str] | None]) -> None:
+        """Each player's newest panel shows ``lines[user]`` (``None``: no panel any more)."""
+        await self.store.set_panel_lines(match_id, lines)

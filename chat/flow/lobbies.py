@@ -11,15 +11,11 @@ from collections.abc import Callable
 
 from chat.describe import level_label
 from chat.flow.base import Actor
-from chat.flow.broadcast import Broadcast
 from chat.flow.caps import Caps
-from chat.flow.deadlines import Deadlines
-from chat.flow.games import Games
-from chat.flow.lobby_state import cycle, fill_computers, state_of
-from chat.flow.locks import Locks
-from chat.flow.people import People
+from chat.flow.lobby_state import choose, cycle, fill_computers, state_of
+from chat.flow.parts import Parts, Room
 from chat.flow.views import codec
-from chat.flow.views.lobby_view import closed_lobby, show_lobby, started_text
+from chat.flow.views.lobby_view import NameOf, closed_lobby, show_lobby, started_text
 from chat.i18n import Tr
 from chat.model import (
     DEFAULT_GROUP_TIMER,
@@ -41,29 +37,28 @@ from storage import (
     MatchStatus,
     NotFound,
     SeatSpec,
-    Store,
 )
 
 
-class Lobbies:
-    def __init__(self, store: Store, locks: Locks, people: People, games: Games,
-                 deadlines: Deadlines, broadcast: Broadcast, caps: Caps, *,
-                 bot_username: str, clock: Callable[[], float]) -> None:
-        self.store = store
-        self.locks = locks
-        self.people = people
-        self.games = games
-        self.deadlines = deadlines
-        self.broadcast = broadcast
+class Lobbies(Room):
+    def __init__(self, parts: Parts, caps: Caps, *, bot_username: str,
+                 clock: Callable[[], float]) -> None:
+        super().__init__(parts)
         self.caps = caps
         self.bot_username = bot_username
         self.clock = clock
         self._lobbies_checked = 0.0
 
-    def show(self, lobby: LobbyRow, state: LobbyState, tr: Tr, *,
-             repost: bool = False) -> ShowLobby:
-        return show_lobby(lobby, state, tr, self.people.seen_name, self.bot_username,
+    async def show(self, lobby: LobbyRow, state: LobbyState, tr: Tr, *,
+                   repost: bool = False) -> ShowLobby:
+        return show_lobby(lobby, state, tr, await self.names(state), self.bot_username,
                           repost=repost)
+
+    async def names(self, state: LobbyState) -> NameOf:
+        """The names a lobby's view shows, read before it is drawn."""
+        return await self.people.names_of(
+            [s.user_id for s in state.seats if s.user_id is not None]
+            + list(state.waiting) + list(state.invited))
 
     def deep_link(self, lobby_id: int, state: LobbyState) -> str:
         """The invitation link: the lobby id plus its secret key (never the id alone)."""
@@ -94,7 +89,7 @@ class Lobbies:
                                           "it, /cancel ends it."))
             lobby = await self.store.open_lobby(chat_id, thread_id)
             if lobby is not None:
-                return Outcome(notices=[self.show(lobby, state_of(lobby), group_tr,
+                return Outcome(notices=[await self.show(lobby, state_of(lobby), group_tr,
                                                   repost=True)])
             refusal = await self.caps.refusal(chat_id, [actor.user_id], actor.user_id,
                                               group_tr)
@@ -121,11 +116,13 @@ class Lobbies:
                                                       thread_id=thread_id)
             except LobbyExists:
                 return Outcome(group_tr._("A new match is being set up here already."))
-            return Outcome(notices=[self.show(lobby, state, group_tr)])
+            return Outcome(notices=[await self.show(lobby, state, group_tr)])
 
     async def lobby_action(self, chat_id: int, thread_id: int | None, actor: Actor, op: str,
                            *, lobby_id: int | None = None, is_admin: bool = False) -> Outcome:
-        """join, leave, add:<level>, go, cancel, level:<l>, table, tours, deal, exchange."""
+        """join, leave, add:<level>, go, cancel, level:<l>, menu:<view>,
+        set:<option>:<value>, and the old ↻ ops table, tours, deal, exchange, timer (the
+        ops are listed in :mod:`chat.flow.views.codec`)."""
         tr = await self.people.see_user(actor, private=chat_id > 0)
         async with self.locks.hold(chat_id, thread_id):
             try:
@@ -153,7 +150,7 @@ class Lobbies:
                     return await self.start(lobby, state, actor, tr, group_tr)
                 reply = tr._("Your seat is ready: waiting for the others.")
                 lobby = await self.store.update_lobby(lobby.lobby_id, state=state.to_json())
-                return Outcome(reply, [self.show(lobby, state, group_tr)])
+                return Outcome(reply, [await self.show(lobby, state, group_tr)])
             if seated:
                 return Outcome(tr._("You are already seated."))
             if state.full:
@@ -170,7 +167,7 @@ class Lobbies:
                 return Outcome(
                     tr._("First open my private chat and press Start — your hand will come "
                          "there: {link}", link=link),
-                    [self.show(lobby, state, group_tr)], alert=True, url=link,
+                    [await self.show(lobby, state, group_tr)], alert=True, url=link,
                 )
             state.seats.append(LobbySeat("human", actor.user_id))
             state.invited = [u for u in state.invited if u != actor.user_id]
@@ -198,7 +195,30 @@ class Lobbies:
             if not (seated or creator):
                 return Outcome(tr._("Only seated players can add computer players."))
             state.seats.append(LobbySeat("computer", level=level))
+            if state.full:
+                state.menu = ""
             reply = tr._("{level} joined.", level=level_label(tr, level))
+        elif (menu := codec.menu_of(op)) is not None:
+            if menu == codec.MENU_SETTINGS and not creator:
+                return Outcome(tr._("Only the creator can change the settings."))
+            if menu == codec.MENU_ADD:
+                if state.full:
+                    return Outcome(tr._("All seats are taken."))
+                if not (seated or creator):
+                    return Outcome(tr._("Only seated players can add computer players."))
+            # Back is anyone's: the creator may leave the sub-menu open and walk away.
+            state.menu = "" if menu == codec.MENU_MAIN else menu
+        elif (setting := codec.setting_of(op)) is not None:
+            if not creator:
+                return Outcome(tr._("Only the creator can change the settings."))
+            option, value = setting
+            if not value:  # the row's name
+                return Outcome(tr._("Press one of the values in this row to choose it."))
+            try:
+                choose(state, option, value)
+            except SettingsError:
+                return Outcome(tr._("This choice is not offered: press one of the buttons."))
+            self._fit_seats(state)
         elif op in ("table", "tours", "deal", "exchange", "timer") or op.startswith("level:"):
             if not creator:
                 return Outcome(tr._("Only the creator can change the settings."))
@@ -206,12 +226,7 @@ class Lobbies:
                 cycle(state, op)
             except SettingsError:
                 return Outcome(tr._("This button is not valid any more."))
-            while len(state.seats) > state.table.players:
-                extra = next((i for i in range(len(state.seats) - 1, -1, -1)
-                              if state.seats[i].kind == "computer"), len(state.seats) - 1)
-                del state.seats[extra]
-            if state.private:
-                fill_computers(state)
+            self._fit_seats(state)
         elif op == "cancel":
             if not (creator or is_admin):
                 return Outcome(tr._("Only the creator or a chat admin can cancel."))
@@ -223,7 +238,18 @@ class Lobbies:
         else:
             return Outcome(tr._("This button is not valid any more."))
         lobby = await self.store.update_lobby(lobby.lobby_id, state=state.to_json())
-        return Outcome(reply, [self.show(lobby, state, group_tr)])
+        return Outcome(reply, [await self.show(lobby, state, group_tr)])
+
+    @staticmethod
+    def _fit_seats(state: LobbyState) -> None:
+        """After a change of table: seats past the new size go, computers first; a private
+        table is filled with computers again."""
+        while len(state.seats) > state.table.players:
+            extra = next((i for i in range(len(state.seats) - 1, -1, -1)
+                          if state.seats[i].kind == "computer"), len(state.seats) - 1)
+            del state.seats[extra]
+        if state.private:
+            fill_computers(state)
 
     async def start(self, lobby: LobbyRow, state: LobbyState, actor: Actor, tr: Tr,
                     group_tr: Tr) -> Outcome:
@@ -239,7 +265,7 @@ class Lobbies:
             state.waiting = []
             lobby = await self.store.update_lobby(lobby.lobby_id, state=state.to_json())
             return Outcome(tr._("Seats nobody claimed are free now: Join, or add a computer."),
-                           [self.show(lobby, state, group_tr)])
+                           [await self.show(lobby, state, group_tr)])
         refusal = await self.caps.refusal(lobby.chat_id, [s.user_id for s in state.seats
                                                           if s.user_id is not None],
                                           actor.user_id, tr)
@@ -256,9 +282,9 @@ class Lobbies:
                                 "/cancel ends it."))
         self.games.keep(stored)
         await self.deadlines.start(stored.match_id, state.timer)
-        self.people.remember_title(lobby.chat_id, state.title)
+        await self.people.remember_title(lobby.chat_id, state.title)
         notices: list[Notice] = [closed_lobby(
-            lobby, started_text(state, group_tr, self.people.seen_name))]
+            lobby, started_text(state, group_tr, await self.names(state)))]
         notices += await self.broadcast.change(stored, None, [])
         return Outcome(tr._("The match has started."), notices)
 
@@ -280,7 +306,7 @@ class Lobbies:
                 state = state_of(lobby)
                 if state.rematch_of != row.match_id:
                     return Outcome(tr._("A new match is being set up here already."),
-                                   [self.show(lobby, state, group_tr, repost=True)])
+                                   [await self.show(lobby, state, group_tr, repost=True)])
                 if actor.user_id not in state.waiting:
                     return Outcome(tr._("Your seat is ready: waiting for the others."))
                 state.waiting.remove(actor.user_id)
@@ -293,6 +319,7 @@ class Lobbies:
                          for s in row.seats]
                 state.seats = seats[1:] + seats[:1]
                 state.invited = []
+                state.menu = ""
                 state.rematch_of = row.match_id
                 state.waiting = [s.user_id for s in row.seats
                                  if s.user_id is not None and s.user_id != actor.user_id]
@@ -307,7 +334,7 @@ class Lobbies:
                 return await self.start(lobby, state, actor, tr, group_tr)
             lobby = await self.store.update_lobby(lobby.lobby_id, state=state.to_json())
             return Outcome(tr._("Your seat is ready: waiting for the others."),
-                           [self.show(lobby, state, group_tr,
+                           [await self.show(lobby, state, group_tr,
                                       repost=lobby.message_id is None)])
 
     async def expire(self, older_than: float) -> list[Notice]:

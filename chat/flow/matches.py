@@ -12,18 +12,15 @@ from collections.abc import Sequence
 
 from chat.describe import next_text, tour_frame
 from chat.flow.base import Actor, Decide, HintRequest
-from chat.flow.broadcast import Broadcast
-from chat.flow.deadlines import STAND_IN_LEVEL, Deadlines
-from chat.flow.games import Games
-from chat.flow.locks import Locks
-from chat.flow.people import People
+from chat.flow.deadlines import STAND_IN_LEVEL
+from chat.flow.parts import Parts, Room
 from chat.flow.steps import turn_is_over
 from chat.flow.views.messages import hint_message
 from chat.flow.views.texts import echo, illegal
 from chat.i18n import Tr
 from chat.model import LEVEL_NAMES
 from chat.notices import Outcome, Send
-from krendzu import Action, EndTurn, IllegalMove, Match
+from krendzu import Action, EndTurn, IllegalMove, Match, Redeal
 from krendzu.coords import frame_for
 from storage import (
     DuplicateUpdate,
@@ -32,22 +29,15 @@ from storage import (
     NotFound,
     SeatKind,
     SequenceConflict,
-    Store,
     StoredMatch,
 )
 
 log = logging.getLogger(__name__)
 
 
-class Matches:
-    def __init__(self, store: Store, locks: Locks, people: People, games: Games,
-                 deadlines: Deadlines, broadcast: Broadcast, decide: Decide) -> None:
-        self.store = store
-        self.locks = locks
-        self.people = people
-        self.games = games
-        self.deadlines = deadlines
-        self.broadcast = broadcast
+class Matches(Room):
+    def __init__(self, parts: Parts, decide: Decide) -> None:
+        super().__init__(parts)
         self.decide = decide
 
     async def play(self, match_id: int, actor: Actor, steps: Sequence[Action], *,
@@ -89,15 +79,16 @@ class Matches:
         game = stored.game
         done: list[Action] = []
         for i, step in enumerate(steps):
+            assert not isinstance(step, Redeal), "a deal is the engine's, never a player's"
             # Applied to the kept state before it is stored (checked already, so it is not
             # simulated again); if the store refuses it, the kept state is dropped.
             game.apply(step)
             try:
-                await self.store.append_move(
+                stored.moves += (await self.store.append_move(
                     stored.match_id, stored.next_seq - 1, step,
                     update_id=update_id if i == 0 else None,
                     final=game if game.is_over else None,
-                )
+                ),)
             except DuplicateUpdate:
                 self.games.forget(stored.match_id)
                 return Outcome(None)
@@ -130,11 +121,15 @@ class Matches:
         return stored.game.observation(seat), tour_frame(stored.game)
 
     async def hint_notice(self, stored: StoredMatch, seat: int, user_id: int, *,
-                          request: HintRequest | None = None) -> Send:
+                          request: HintRequest | None = None, seq: int | None = None) -> Send:
+        """The suggestion, with a Play it key for the move ``seq`` (the one ``request`` was
+        taken at; by default the stored match's next): pressed once the match moved on,
+        it is refused as out of date."""
+        seq = stored.next_seq if seq is None else seq
         view, frame = request or self.hint_request(stored, seat)
         reader = await self.broadcast.reader(stored.row, await self.people.user_tr(user_id))
         actions = await self.suggest(view)
-        return hint_message(stored, user_id, reader, view, frame, actions)
+        return hint_message(stored, user_id, reader, view, frame, actions, seq)
 
     async def suggest(self, view: object) -> list[Action]:
         """The normal level's suggestion (set by the application to run off the loop); a

@@ -1,62 +1,55 @@
-"""People and chats: names, languages and group titles, read through small caches.
+"""People and chats: names, languages and group titles, read from the store.
 
-Every change of a name or a language goes through here, so the caches stay true; a miss
-reads the store. Group titles are only known from what Telegram last showed (a lobby's
-state, an update): they name the group in private messages.
+Nothing here is kept by the process between units of work: another process (or a restart)
+may have changed a name, a language or a title since. Within one unit of work (an update,
+a computer's turn, a timer tick: :func:`chat.flow.base.begin_work`) a row is read once,
+however many steps of the flow ask for it, and a write updates that memo.
 """
 
 from __future__ import annotations
 
-from contextvars import ContextVar
+from collections.abc import Callable, Iterable
 
 from chat.describe import level_label, short_name, visible
-from chat.flow.base import Actor
+from chat.flow.base import Actor, begin_work, read_once, wrote
 from chat.i18n import Catalogs, Tr
 from chat.model import LEVEL_NAMES, InputError
-from storage import MatchRow, SeatKind, Store, UserRow
-
-#: The user rows read while one request is served (set by :meth:`People.begin_request` in
-#: the request's task): a person's row is read from the store once per request, however
-#: many steps of the flow ask for it. Outside a request every read goes to the store.
-REQUEST_USERS: ContextVar[dict[int, UserRow | None] | None] = ContextVar(
-    "krendzu_request_users", default=None)
+from storage import ChatRow, MatchRow, SeatKind, Store, UserRow
 
 
 class People:
     def __init__(self, store: Store, catalogs: Catalogs) -> None:
         self.store = store
         self.catalogs = catalogs
-        self._names: dict[int, str] = {}
-        self._languages: dict[int, str] = {}
-        #: Group languages (every change goes through this flow, so the cache stays true).
-        self._chat_languages: dict[int, str] = {}
-        self._titles: dict[int, str] = {}
 
     def begin_request(self) -> None:
-        """A new request (an update) starts in this task: read each user's row once."""
-        REQUEST_USERS.set({})
+        """A new request (an update) starts in this task: read each row once."""
+        begin_work()
 
     async def user_row(self, user_id: int) -> UserRow | None:
-        """The user's stored row, read once per request (always read outside one)."""
-        memo = REQUEST_USERS.get()
-        if memo is not None and user_id in memo:
-            return memo[user_id]
-        row = await self.store.get_user(user_id)
-        if memo is not None:
-            memo[user_id] = row
-        return row
+        """The user's stored row, read once per unit of work."""
+        return await read_once(("user", user_id), lambda: self.store.get_user(user_id))
+
+    async def chat_row(self, chat_id: int) -> ChatRow | None:
+        """The group's stored row, read once per unit of work."""
+        return await read_once(("chat", chat_id), lambda: self.store.get_chat(chat_id))
 
     async def _upsert_user(self, user_id: int, name: str, *, language: str | None = None,
                            can_write_privately: bool | None = None) -> UserRow:
         row = await self.store.upsert_user(user_id, name, language=language,
                                            can_write_privately=can_write_privately)
-        memo = REQUEST_USERS.get()
-        if memo is not None:
-            memo[user_id] = row
+        wrote(("user", user_id), row)
+        return row
+
+    async def _upsert_chat(self, chat_id: int, *, language: str | None = None,
+                           title: str | None = None, tidy: bool | None = None) -> ChatRow:
+        row = await self.store.upsert_chat(chat_id, language=language, title=title, tidy=tidy)
+        wrote(("chat", chat_id), row)
         return row
 
     async def see_user(self, actor: Actor, *, private: bool = False) -> Tr:
-        """Remember the user (name, language on first sight, that they started the bot)."""
+        """Remember the user (name, language on first sight, that they started the bot);
+        the language to answer them in (the group's for a request from a group)."""
         known = await self.user_row(actor.user_id)
         language = None
         if known is None or known.language is None:
@@ -70,9 +63,7 @@ class People:
                 actor.user_id, name, language=language,
                 can_write_privately=True if private else None,
             )
-        self._names[actor.user_id] = known.display_name
-        self._languages[actor.user_id] = known.language or "en"
-        return self.catalogs.get(known.language)
+        return self.catalogs.get(actor.reply_language or known.language)
 
     async def set_language(self, chat_id: int, actor: Actor, language: str) -> Tr:
         if language not in self.catalogs.languages:
@@ -82,41 +73,50 @@ class People:
         else:
             await self.see_user(actor)
             await self._upsert_user(actor.user_id, short_name(actor.name), language=language)
-            self._languages[actor.user_id] = language
         return self.catalogs.get(language)
 
     async def set_chat_language(self, chat_id: int, language: str) -> None:
-        await self.store.upsert_chat(chat_id, language=language)
-        self._chat_languages[chat_id] = language
+        await self._upsert_chat(chat_id, language=language)
+
+    async def adopt_chat_language(self, chat_id: int, language: str) -> Tr:
+        """The group's language, fixed to ``language`` now if it has none yet (the bot was
+        just added: the language of whoever added it). From then on the group's replies are
+        in it whoever writes, a Russian speaker in an English group included, until an
+        admin's ``/lang``."""
+        row = await self.chat_row(chat_id)
+        if row is not None and row.language is not None:
+            return self.catalogs.get(row.language)
+        await self.set_chat_language(chat_id, language)
+        return self.catalogs.get(language)
+
+    async def set_tidy(self, chat_id: int, on: bool) -> None:
+        await self._upsert_chat(chat_id, tidy=on)
+
+    async def is_tidy(self, chat_id: int) -> bool:
+        row = await self.chat_row(chat_id)
+        return row is None or row.tidy
 
     async def user_tr(self, user_id: int) -> Tr:
-        if user_id not in self._languages:
-            row = await self.store.get_user(user_id)
-            self._languages[user_id] = (row.language if row else None) or "en"
-            if row:
-                self._names[user_id] = short_name(row.display_name)
-        return self.catalogs.get(self._languages[user_id])
+        row = await self.user_row(user_id)
+        return self.catalogs.get((row.language if row else None) or "en")
 
     async def chat_tr(self, chat_id: int, fallback: str | None = None) -> Tr:
         if chat_id > 0:
             return await self.user_tr(chat_id)
-        if chat_id not in self._chat_languages:
-            row = await self.store.get_chat(chat_id)
-            if row is None or row.language is None:
-                return self.catalogs.get(fallback)  # not remembered: it may be set soon
-            self._chat_languages[chat_id] = row.language
-        return self.catalogs.get(self._chat_languages[chat_id])
+        row = await self.chat_row(chat_id)
+        if row is None or row.language is None:
+            return self.catalogs.get(fallback)  # not remembered: it may be set soon
+        return self.catalogs.get(row.language)
 
     async def name_of(self, user_id: int) -> str:
-        if user_id not in self._names:
-            row = await self.store.get_user(user_id)
-            # Cleaned again: a name stored before invisible characters were removed.
-            self._names[user_id] = short_name(row.display_name) if row else str(user_id)
-        return self._names[user_id]
+        row = await self.user_row(user_id)
+        # Cleaned again: a name stored before invisible characters were removed.
+        return short_name(row.display_name) if row else str(user_id)
 
-    def seen_name(self, user_id: int) -> str:
-        """The name if this process has seen it, else ``"?"`` (views that must not wait)."""
-        return self._names.get(user_id, "?")
+    async def names_of(self, user_ids: Iterable[int]) -> Callable[[int], str]:
+        """The names of ``user_ids`` for a view that must not wait (``"?"`` for others)."""
+        names = {u: await self.name_of(u) for u in set(user_ids)}
+        return lambda user_id: names.get(user_id, "?")
 
     async def seat_names(self, row: MatchRow, tr: Tr) -> tuple[str, ...]:
         """Display names by seat; computers of the same level get their seat number."""
@@ -132,17 +132,20 @@ class People:
                 names.append(label)
         return tuple(names)
 
-    def remember_title(self, chat_id: int, title: str | None) -> None:
+    async def remember_title(self, chat_id: int, title: str | None) -> None:
+        """The group's title as an update showed it (stored when it changed)."""
         title = " ".join(visible(title or "").split())  # shown inside our own sentences
-        if title:
-            self._titles[chat_id] = title
+        if title and chat_id < 0:
+            row = await self.chat_row(chat_id)
+            if row is None or row.title != title:
+                await self._upsert_chat(chat_id, title=title)
 
-    def knows_title(self, chat_id: int) -> bool:
-        return chat_id in self._titles
-
-    def title_of(self, chat_id: int) -> str | None:
-        """The group's title as last seen (``None``: not seen since the start)."""
-        return self._titles.get(chat_id)
+    async def title_of(self, chat_id: int) -> str | None:
+        """The group's title as last seen (``None``: never seen, or a private chat)."""
+        if chat_id > 0:
+            return None
+        row = await self.chat_row(chat_id)
+        return row.title if row else None
 
     async def was_unreachable(self, user_id: int) -> bool:
         """The user is known and their private chat refused us (blocked, never started)."""

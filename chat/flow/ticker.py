@@ -13,35 +13,27 @@ from __future__ import annotations
 
 import logging
 
+from chat.flow.announce import turn_button
 from chat.flow.base import Actor
-from chat.flow.broadcast import Broadcast
-from chat.flow.deadlines import HANDOVER_AFTER, STAND_IN_LEVEL, Deadlines
+from chat.flow.deadlines import HANDOVER_AFTER, STAND_IN_LEVEL
 from chat.flow.endings import Endings
-from chat.flow.games import Games
 from chat.flow.lobbies import Lobbies
-from chat.flow.locks import Locks
 from chat.flow.matches import Matches
-from chat.flow.people import People
-from chat.flow.views.texts import where
+from chat.flow.parts import Parts, Room
+from chat.flow.views.texts import clock_text
 from chat.i18n import Tr
-from chat.notices import Notice, Outcome, Send
+from chat.notices import BoardClock, Notice, Outcome, Send
 from krendzu import Action, Announce
 from krendzu.tour import ANNOUNCE
-from storage import MatchStatus, Store, StoredMatch
+from storage import MatchStatus, StoredMatch
 
 log = logging.getLogger(__name__)
 
 
-class Ticker:
-    def __init__(self, store: Store, locks: Locks, people: People, games: Games,
-                 deadlines: Deadlines, broadcast: Broadcast, matches: Matches,
-                 endings: Endings, lobbies: Lobbies) -> None:
-        self.store = store
-        self.locks = locks
-        self.people = people
-        self.games = games
-        self.deadlines = deadlines
-        self.broadcast = broadcast
+class Ticker(Room):
+    def __init__(self, parts: Parts, matches: Matches, endings: Endings,
+                 lobbies: Lobbies) -> None:
+        super().__init__(parts)
         self.matches = matches
         self.endings = endings
         self.lobbies = lobbies
@@ -84,18 +76,27 @@ class Ticker:
             if current is None or timer is None or seq is None:
                 await self.deadlines.reminded(match_id, seq or 0, None)
                 return []
-            stored, _, user_id = current
+            stored, seat, user_id = current
             await self.deadlines.reminded(match_id, seq, timer)
-            tr = await self.people.user_tr(user_id)
-            clock = self.deadlines.clock
-            left = max(1, round((timer.deadline or clock()) - clock()))
-            text = tr.n_("⏰ {n} second left for your move ({where}). Then the computer moves "
-                         "for you.",
-                         "⏰ {n} seconds left for your move ({where}). Then the computer "
-                         "moves for you.", left,
-                         where=where(tr, stored.row.chat_id,
-                                     self.people.title_of(stored.row.chat_id), inline=True))
-            return [Send(user_id, text, match_id=match_id)]
+            return await self._reminders(stored, seat, user_id)
+
+    async def _reminders(self, stored: StoredMatch, seat: int, user_id: int) -> list[Notice]:
+        """The clock refreshed where the player looks: a fresh panel at the bottom of their
+        private chat (it notifies them, and says what happens at zero) and the clock line of
+        the group's board post (one edit: within the group's flood limit)."""
+        tr = await self.people.user_tr(user_id)
+        names = await self.people.seat_names(stored.row, tr)
+        shown = await self.games.shown(stored.match_id, user_id)
+        notices: list[Notice] = [await self.broadcast.panel(stored, seat, user_id, tr, names,
+                                                            shown, reminder=True)]
+        left = await self.deadlines.seconds_left(stored)
+        if stored.row.chat_id < 0 and left:
+            group = await self.broadcast.reader(
+                stored.row, await self.people.chat_tr(stored.row.chat_id))
+            notices.append(BoardClock(stored.match_id, stored.row.chat_id,
+                                      clock_text(group.tr, left),
+                                      turn_button(stored, group, self.broadcast.bot_username)))
+        return notices
 
     async def timeout(self, match_id: int, seq: int | None) -> list[Notice]:
         """The deadline passed: the normal computer player makes the seat's turn.
@@ -148,11 +149,11 @@ class Ticker:
             return []
         outcome = await self.matches.play_for_seat(stored, actions)
         group_tr = await self.people.chat_tr(stored.row.chat_id)
-        return self._told(stored, user_id, handover, group_tr) + outcome.notices
+        return await self._told(stored, user_id, handover, group_tr) + outcome.notices
 
-    def _told(self, stored: StoredMatch, user_id: int, handover: bool, group_tr: Tr
-              ) -> list[Notice]:
-        name = self.people.seen_name(user_id)
+    async def _told(self, stored: StoredMatch, user_id: int, handover: bool, group_tr: Tr
+                    ) -> list[Notice]:
+        name = await self.people.name_of(user_id)
         line = group_tr._("⏰ {name} ran out of time: the computer moved for them.", name=name)
         if handover:
             line += " " + group_tr._("It keeps the seat until {name} is back (/back).",

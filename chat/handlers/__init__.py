@@ -13,8 +13,8 @@ module                handles
 ``welcome``           ``/start`` (join links), ``/help``, ``/rules``, ``/lang``
 ``lobby``             ``/new``, ``/join``, ``/leave``, ``/add``, ``/go``, ``/cancel``
 ``moves``             ``/play``, ``/pass``, ``/exchange``, ``/discard``, plain-text moves
-``match``             ``/hand`` ``/board`` ``/score`` ``/hint`` ``/export`` ``/resign``
-                      ``/kick`` ``/back`` ``/settings``
+``match``             ``/hand`` ``/board`` ``/score`` ``/hint`` ``/moves`` ``/export``
+                      ``/resign`` ``/kick`` ``/back`` ``/settings``
 ``buttons``           every inline button
 ``chats``             migration; the bot added, removed or blocked
 ``errors``            the one error handler
@@ -65,6 +65,7 @@ def register(app: Application) -> None:
         "discard": moves.discard,
         "hand": match.match_command("hand"), "board": match.match_command("board"),
         "score": match.match_command("score"), "hint": match.match_command("hint"),
+        "moves": match.match_command("moves"),
         "export": match.match_command("export"), "resign": match.match_command("resign"),
         "back": match.back, "kick": match.kick, "settings": match.settings,
         "stats": standings.stats, "top": standings.top, "history": standings.history,

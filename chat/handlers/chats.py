@@ -55,7 +55,10 @@ NEW_MATCH_LOBBY = 0
 async def greet_group(svc: Services, chat_id: int, language_code: str | None) -> None:
     """Added to a group: three lines and a button to set up a match. The greeting is the
     chat's newest message, so under privacy mode a bare ``/new`` reaches the bot too."""
-    tr = await svc.flow.chat_tr(chat_id, svc.flow.catalogs.pick(None, language_code).language)
+    # The group speaks the language of whoever added the bot (not of each sender) until an
+    # admin's /lang: a Russian speaker's command in an English group is answered in English.
+    tr = await svc.flow.adopt_chat_language(
+        chat_id, svc.flow.catalogs.pick(None, language_code).language)
     text = "\n".join([
         tr._("Hi! I am the Krendzu bot: card renju, «four in a row», for 2 to 4 players."),
         tr._("Press the button (or send /new) to set up a match; everyone's cards come to "

@@ -4,13 +4,14 @@ which language, and how to answer."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, cast
 
-from telegram import Update
+from telegram import Chat, Update
 from telegram.constants import ChatMemberStatus, ChatType
 from telegram.error import TelegramError
 from telegram.ext import CallbackContext, ContextTypes, ExtBot
@@ -21,7 +22,7 @@ from chat.delivery import Delivery
 from chat.describe import person_name
 from chat.flow import Actor, Flow
 from chat.i18n import Tr
-from chat.notices import Outcome, Send
+from chat.notices import Notice, Outcome, Send
 from chat.standings import Standings
 from chat.throttle import Throttle
 
@@ -30,7 +31,9 @@ if TYPE_CHECKING:  # handlers reach the store only through the flow
 
 log = logging.getLogger(__name__)
 
-Handler = Callable[[Update, "BotContext"], Awaitable[None]]
+Handler = Callable[[Update, "BotContext"], Coroutine[Any, Any, None]]
+#: A handler written against :class:`Call` (wrapped by :func:`handler`).
+CallHandler = Callable[["Call"], Awaitable[None]]
 
 #: How long an answer of getChatMember (admin or not) is trusted.
 ADMIN_SECONDS = 60.0
@@ -53,10 +56,10 @@ class Services:
     ticking: asyncio.Lock = field(default_factory=asyncio.Lock)
     #: Answers asked for again and again, kept briefly (:mod:`chat.caches`): admin checks by
     #: (chat, user) — a refused /cancel /kick /settings asks Telegram once a minute at most;
-    #: exported records by (match, finished tours).
+    #: exported records by (match, finished tours, language).
     admins: TtlCache[tuple[int, int], bool] = field(
         default_factory=lambda: TtlCache(ADMIN_SECONDS, 4096))
-    exports: ByteLru[tuple[int, int]] = field(
+    exports: ByteLru[tuple[int, int, str]] = field(
         default_factory=lambda: ByteLru(EXPORT_BYTES, 32))
     #: Per-user and per-chat limits (:mod:`chat.throttle`), checked by :func:`admission`.
     throttle: Throttle = field(default_factory=Throttle)
@@ -135,7 +138,13 @@ async def resolve(svc: Services, update: Update) -> Request | None:
     tr = await svc.flow.see_user(actor, private=private)
     chat = update.effective_chat
     if chat is not None and chat.type != ChatType.PRIVATE:
+        await svc.flow.remember_title(chat.id, chat.title)
         tr = await svc.flow.chat_tr(chat.id, tr.language)
+        if update.callback_query is None:
+            # What the flow answers a typed command (/join, a refused move) is said in the
+            # group: in the group's language, whatever the sender's own. (A button's toast
+            # is read by the presser alone: their own language, chat/handlers/buttons.py.)
+            actor = replace(actor, reply_language=tr.language)
     request = Request(update.update_id, actor, tr, reopened)
     CURRENT.set(request)
     return request
@@ -151,6 +160,80 @@ async def request_of(svc: Services, update: Update) -> Request:
     return request
 
 
+@dataclass(slots=True)
+class Call:
+    """One update as a handler sees it: the services, who acted, in which chat, and the
+    language to answer in — put together once by :func:`handler`, so no handler repeats
+    the preamble."""
+
+    update: Update
+    context: BotContext
+    svc: Services
+    request: Request
+    chat: Chat
+
+    @property
+    def flow(self) -> Flow:
+        return self.svc.flow
+
+    @property
+    def tr(self) -> Tr:
+        return self.request.tr
+
+    @property
+    def actor(self) -> Actor:
+        return self.request.actor
+
+    @property
+    def args(self) -> list[str]:
+        return list(self.context.args or [])
+
+    @property
+    def thread(self) -> int | None:
+        return thread_of(self.update)
+
+    @property
+    def private(self) -> bool:
+        return self.chat.type == ChatType.PRIVATE
+
+    async def say(self, text: str) -> None:
+        """Answer in this chat (an information reply: it waits behind play)."""
+        await say(self.svc, self.update, text)
+
+    async def answer(self, outcome: Outcome) -> None:
+        await answer(self.svc, self.update, outcome)
+
+    def deliver(self, notices: Sequence[Notice]) -> None:
+        self.svc.delivery.run(list(notices))
+
+    def reply_kind(self, part: str = "") -> str:
+        return reply_kind(self.svc, self.update, part)
+
+    async def is_admin(self) -> bool:
+        return await is_admin(self.update, self.context)
+
+
+def handler(body: CallHandler) -> Handler:
+    """A PTB callback from ``body(call)``: updates without a chat or a user are ignored."""
+
+    @functools.wraps(body)
+    async def run(update: Update, context: BotContext) -> None:
+        chat = update.effective_chat
+        if update.effective_user is None:
+            return
+        svc = services(context)
+        request = await request_of(svc, update)
+        if chat is None:
+            if update.callback_query is not None:
+                # A button of an inline message: none of ours has one.
+                await update.callback_query.answer(
+                    request.tr._("This button is not valid any more."))
+            return
+        await body(Call(update, context, svc, request, chat))
+
+    return run
+
+
 async def reply_tr(svc: Services, update: Update) -> Tr:
     """The language to answer in: the user's in a private chat, the group's in a group."""
     return (await request_of(svc, update)).tr
@@ -158,8 +241,6 @@ async def reply_tr(svc: Services, update: Update) -> Tr:
 
 async def answer(svc: Services, update: Update, outcome: Outcome, tr: Tr | None = None) -> None:
     """Deliver the notices; say the reply (privately if it names a held card)."""
-    svc.flow.remember_title(update.effective_chat.id if update.effective_chat else 0,
-                            update.effective_chat.title if update.effective_chat else None)
     notices = list(outcome.notices)
     if outcome.reply and update.effective_chat is not None:
         chat = update.effective_chat

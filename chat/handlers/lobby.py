@@ -2,71 +2,48 @@
 
 from __future__ import annotations
 
-from telegram import Update
-
 from chat.describe import visible
-from chat.handlers.context import (
-    BotContext,
-    Handler,
-    actor_of,
-    answer,
-    is_admin,
-    reply_tr,
-    say,
-    services,
-    thread_of,
-)
-from chat.handlers.match import leave_match, match_command
-from chat.model import (
-    InputError,
-)
+from chat.handlers.context import Call, Handler, handler
+from chat.handlers.match import leave_match, match_op
+from chat.model import InputError
 
 
-async def new(update: Update, context: BotContext) -> None:
-    svc = services(context)
-    chat = update.effective_chat
-    if chat is None:
-        return
-    tr = await reply_tr(svc, update)
+@handler
+async def new(call: Call) -> None:
     try:
-        outcome = await svc.flow.new_lobby(chat.id, thread_of(update), actor_of(update),
-                                           (context.args or [])[:10],
-                                           title=visible(chat.title or ""))
+        outcome = await call.flow.new_lobby(call.chat.id, call.thread, call.actor,
+                                            call.args[:10], title=visible(call.chat.title or ""))
     except InputError as exc:
-        await say(svc, update, tr._(exc.key, **exc.values))
+        await call.say(call.tr._(exc.key, **exc.values))
         return
-    await answer(svc, update, outcome, tr)
+    await call.answer(outcome)
+
+
+async def lobby_op(call: Call, op: str) -> None:
+    """``/join``, ``/leave``, ``/add LEVEL``, ``/go``, ``/cancel`` on the set-up here."""
+    chosen = op
+    if op == "add":
+        chosen = f"add:{(call.args or ['normal'])[0].lower()[:10]}"
+    if op == "leave" and not await call.flow.is_set_up(call.chat.id, call.thread):
+        await leave_match(call)
+        return
+    admin = await call.is_admin() if op == "cancel" else False
+    await call.answer(await call.flow.lobby_action(call.chat.id, call.thread, call.actor,
+                                                   chosen, is_admin=admin))
 
 
 def lobby_command(op: str) -> Handler:
-    async def handler(update: Update, context: BotContext) -> None:
-        svc = services(context)
-        chat = update.effective_chat
-        if chat is None:
-            return
-        chosen = op
-        if op == "add":
-            level = (context.args or ["normal"])[0].lower()[:10]
-            chosen = f"add:{level}"
-        if op == "leave" and not await svc.flow.is_set_up(chat.id, thread_of(update)):
-            await leave_match(svc, update)
-            return
-        outcome = await svc.flow.lobby_action(chat.id, thread_of(update), actor_of(update),
-                                              chosen, is_admin=await is_admin(update, context)
-                                              if op == "cancel" else False)
-        await answer(svc, update, outcome)
+    async def body(call: Call) -> None:
+        await lobby_op(call, op)
 
-    handler.__name__ = f"lobby_{op}"
-    return handler
+    body.__name__ = f"lobby_{op}"
+    return handler(body)
 
 
-async def cancel_any(update: Update, context: BotContext) -> None:
+@handler
+async def cancel_any(call: Call) -> None:
     """``/cancel``: the lobby being set up, or else the match being played."""
-    svc = services(context)
-    chat = update.effective_chat
-    if chat is None:
-        return
-    if await svc.flow.is_set_up(chat.id, thread_of(update)):
-        await lobby_command("cancel")(update, context)
+    if await call.flow.is_set_up(call.chat.id, call.thread):
+        await lobby_op(call, "cancel")
     else:
-        await match_command("cancel")(update, context)
+        await match_op(call, "cancel")

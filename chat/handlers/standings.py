@@ -3,77 +3,50 @@
 
 from __future__ import annotations
 
-from telegram import Update
-from telegram.constants import ChatType
-
-from chat.handlers.context import (
-    BotContext,
-    actor_of,
-    reply_kind,
-    reply_tr,
-    say,
-    services,
-    thread_of,
-)
+from chat.handlers.context import Call, handler
 from chat.notices import Send
 from chat.standings import EVERYWHERE, Card
 
 
-async def history(update: Update, context: BotContext) -> None:
+@handler
+async def history(call: Call) -> None:
     """``/history``: the chat's recent matches with their results."""
-    svc = services(context)
-    tr = await reply_tr(svc, update)
-    chat = update.effective_chat
-    if chat is not None:
-        await say(svc, update, await svc.standings.history(chat.id, thread_of(update), tr))
+    await call.say(await call.svc.standings.history(call.chat.id, call.thread, call.tr))
 
 
-async def stats(update: Update, context: BotContext) -> None:
+@handler
+async def stats(call: Call) -> None:
     """``/stats [name]``: a card with a player's figures and rating plot (yours by default;
     in a group the figures of that group, in private over all chats)."""
-    svc = services(context)
-    tr = await reply_tr(svc, update)
-    chat = update.effective_chat
-    if chat is None:
-        return
-    group = chat.type != ChatType.PRIVATE
-    user_id = actor_of(update).user_id
-    message = update.effective_message
+    user_id = call.actor.user_id
+    message = call.update.effective_message
     replied = message.reply_to_message if message is not None else None
     typed = None
     if replied is not None and replied.from_user is not None and not replied.from_user.is_bot:
         user_id = replied.from_user.id
-    elif context.args:
-        typed = " ".join(context.args).strip().lstrip("@")[:64]
-    found = await svc.standings.stats(user_id, tr, scope=chat.id if group else None,
-                                      scope_title=chat.title or "" if group else "",
-                                      typed_name=typed)
-    await send_card(update, context, found)
+    elif call.args:
+        typed = " ".join(call.args).strip().lstrip("@")[:64]
+    group = not call.private
+    found = await call.svc.standings.stats(user_id, call.tr,
+                                           scope=call.chat.id if group else None,
+                                           scope_title=call.chat.title or "" if group else "",
+                                           typed_name=typed)
+    await send_card(call, found)
 
 
-async def top(update: Update, context: BotContext) -> None:
+@handler
+async def top(call: Call) -> None:
     """``/top``: the chat's leaderboard; ``/top global``: over all chats."""
-    svc = services(context)
-    tr = await reply_tr(svc, update)
-    chat = update.effective_chat
-    if chat is None:
-        return
-    overall = bool(context.args) and context.args[0].lower() in EVERYWHERE
-    group = chat.type != ChatType.PRIVATE
-    card = await svc.standings.top(tr, scope=None if overall or not group else chat.id,
-                                   scope_title=chat.title or "")
-    await send_card(update, context, card)
+    overall = bool(call.args) and call.args[0].lower() in EVERYWHERE
+    card = await call.svc.standings.top(
+        call.tr, scope=None if overall or call.private else call.chat.id,
+        scope_title=call.chat.title or "")
+    await send_card(call, card)
 
 
-async def send_card(update: Update, context: BotContext,
-                    card: Card | str) -> None:
-    svc = services(context)
-    chat = update.effective_chat
-    if chat is None:
-        return
+async def send_card(call: Call, card: Card | str) -> None:
     if isinstance(card, str):
-        await say(svc, update, card)
+        await call.say(card)
         return
-    svc.delivery.run([Send(chat.id, card.caption, thread_id=thread_of(update),
-                           photo=card.picture, group=chat.type != ChatType.PRIVATE,
-                           info=reply_kind(svc, update))])
+    call.deliver([Send(call.chat.id, card.caption, thread_id=call.thread, photo=card.picture,
+                       group=not call.private, info=call.reply_kind())])

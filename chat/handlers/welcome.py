@@ -2,50 +2,32 @@
 
 from __future__ import annotations
 
-from telegram import Update
-from telegram.constants import ChatType
-
-from chat.handlers.context import (
-    BotContext,
-    actor_of,
-    answer,
-    is_admin,
-    is_private,
-    reply_kind,
-    reply_tr,
-    request_of,
-    say,
-    services,
-    thread_of,
-)
+from chat.handlers.context import Call, handler
 from chat.i18n import Tr
-from chat.model import (
-    InputError,
-)
+from chat.model import InputError
 from chat.notices import Send
 from chat.painter import rules_picture
 
 
-async def start(update: Update, context: BotContext) -> None:
-    svc = services(context)
-    request = await request_of(svc, update)
-    actor, tr = request.actor, request.tr
-    private = is_private(update)
-    returning = request.reopened
-    args = context.args or []
-    if private and args and args[0].startswith("j"):
-        await answer(svc, update, await svc.flow.join_by_link(actor, args[0][:64]))
+@handler
+async def start(call: Call) -> None:
+    actor, args = call.actor, call.args
+    if call.private and args and args[0].startswith("j"):
+        await call.answer(await call.flow.join_by_link(actor, args[0][:64]))
+    elif call.private and args and args[0].startswith("t"):
+        # A board post's "your move" button.
+        call.deliver(await call.flow.open_turn(actor.user_id, args[0][:32]))
     else:
-        await say(svc, update, welcome_text(tr))
-    if private:
+        await call.say(welcome_text(call.tr))
+    if call.private:
         # Opened the chat without the link (search, a forwarded name): seat them anyway at
         # every table that waits for them.
-        for outcome in await svc.flow.seat_invited(actor):
-            await answer(svc, update, outcome)
-    if returning:
+        for outcome in await call.flow.seat_invited(actor):
+            await call.answer(outcome)
+    if call.request.reopened:
         # Blocked the bot mid-match (or never started it) and pressed Start: the hand and
         # the panel come by themselves, not only on /hand.
-        svc.delivery.run(await svc.flow.welcome_back(actor.user_id))
+        call.deliver(await call.flow.welcome_back(actor.user_id))
 
 
 def welcome_text(tr: Tr) -> str:
@@ -60,10 +42,9 @@ def welcome_text(tr: Tr) -> str:
     ])
 
 
-async def help_command(update: Update, context: BotContext) -> None:
-    svc = services(context)
-    tr = await reply_tr(svc, update)
-    await say(svc, update, help_text(tr))
+@handler
+async def help_command(call: Call) -> None:
+    await call.say(help_text(call.tr))
 
 
 def help_text(tr: Tr) -> str:
@@ -81,8 +62,9 @@ def help_text(tr: Tr) -> str:
              "/discard CARD … — the cards you give away"),
         tr._("/hand — your cards (privately); /board — the position; /score — the score; "
              "/hint — a suggestion (privately)"),
-        tr._("/export — the record and a replay; /resign; /cancel — end the match "
-             "(creator or admin)"),
+        tr._("/moves [T] — the tour's moves, numbered; /export — the record and every "
+             "tour's replay"),
+        tr._("/resign; /cancel — end the match (creator or admin)"),
         tr._("/back — after timeouts, take your seat back from the computer"),
         tr._("/stats [NAME] — figures and rating; /top [global] — the leaderboard; /history — "
              "recent matches (/export N sends one)"),
@@ -96,24 +78,20 @@ def help_text(tr: Tr) -> str:
     ])
 
 
-async def rules(update: Update, context: BotContext) -> None:
-    svc = services(context)
-    tr = await reply_tr(svc, update)
-    chat = update.effective_chat
-    if chat is None:
-        return
-    group = chat.type != ChatType.PRIVATE
-    notices = [Send(chat.id, rules_text(tr), thread_id=thread_of(update), group=group,
-                    info=reply_kind(svc, update))]
+@handler
+async def rules(call: Call) -> None:
+    tr, group = call.tr, not call.private
+    notices = [Send(call.chat.id, rules_text(tr), thread_id=call.thread, group=group,
+                    info=call.reply_kind())]
     pictures = [("rules", tr._("Card values and combinations, drawn with real cards.")),
                 ("board", tr._("A tour on the board: a goal and an own goal."))]
     if not group:  # how to place a card matters where the moves are made
         pictures.append(("coordinates", tr._("Where a card may go, and how /hint shows it.")))
     for kind, caption in pictures:
-        picture = await rules_picture(kind, tr.language)
-        notices.append(Send(chat.id, caption, thread_id=thread_of(update), photo=picture,
-                            group=group, info=reply_kind(svc, update, f"/{kind}")))
-    svc.delivery.run(notices)
+        picture = await rules_picture(kind, tr)
+        notices.append(Send(call.chat.id, caption, thread_id=call.thread, photo=picture,
+                            group=group, info=call.reply_kind(f"/{kind}")))
+    call.deliver(notices)
 
 
 def language_name(code: str) -> str:
@@ -145,26 +123,21 @@ def rules_text(tr: Tr) -> str:
     ])
 
 
-async def lang(update: Update, context: BotContext) -> None:
-    svc = services(context)
-    chat = update.effective_chat
-    if chat is None:
-        return
-    args = context.args or []
+@handler
+async def lang(call: Call) -> None:
+    args = call.args
     language = (args[0] if args else "").lower()[:5]
-    if (chat.type != ChatType.PRIVATE and language in svc.flow.catalogs.languages
-            and not await svc.flow.sets_up(chat.id, thread_of(update), actor_of(update).user_id)
-            and not await is_admin(update, context)):
+    if (not call.private and language in call.flow.catalogs.languages
+            and not await call.flow.sets_up(call.chat.id, call.thread, call.actor.user_id)
+            and not await call.is_admin()):
         # The group's language is everyone's: its admins decide (or whoever is setting up a
         # match there, so a new group can start in its language).
-        tr = await reply_tr(svc, update)
-        await say(svc, update, tr._("Only a chat admin, or whoever is setting up a match here, "
-                                    "can change the group's language."))
+        await call.say(call.tr._("Only a chat admin, or whoever is setting up a match here, "
+                                 "can change the group's language."))
         return
     try:
-        tr = await svc.flow.set_language(chat.id, actor_of(update), language)
+        tr = await call.flow.set_language(call.chat.id, call.actor, language)
     except InputError as exc:
-        tr = await reply_tr(svc, update)
-        await say(svc, update, tr._(exc.key, **exc.values))
+        await call.say(call.tr._(exc.key, **exc.values))
         return
-    await say(svc, update, tr._("Language: {name}.", name=language_name(tr.language)))
+    await call.say(tr._("Language: {name}.", name=language_name(tr.language)))

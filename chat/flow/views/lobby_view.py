@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from chat.describe import level_label, table_label
+from chat.describe import level_label, preset_label, table_label
+from chat.flow.lobby_state import OFF, SETTING_OPTIONS, current_choice, setting_choices
 from chat.flow.views import codec
 from chat.i18n import Tr
 from chat.model import LEVELS, Button, Keyboard, LobbyState
 from chat.notices import ShowLobby
-from krendzu import Table
+from krendzu import DEAL_PRESETS, Table
 from storage import LobbyRow
 
 NameOf = Callable[[int], str]
@@ -45,7 +46,7 @@ def lobby_text(state: LobbyState, tr: Tr, name_of: NameOf) -> str:
     settings = state.settings()
     lines = [tr._("🃏 Krendzu — a new match"), "", table_label(tr, state.table, long=True)]
     deal = settings.deal_sizes
-    preset = settings.preset if settings.preset != "custom" else tr._("custom")
+    preset = preset_label(tr, settings.preset)
     lines.append(tr._("Tours: {tours} · Deal: {a}/{d} ({preset}) · Exchange: {exchange}",
                       tours=settings.tour_count, a=deal.attacker, d=deal.defender,
                       preset=preset, exchange=state.exchange or tr._("off")))
@@ -75,7 +76,10 @@ def lobby_text(state: LobbyState, tr: Tr, name_of: NameOf) -> str:
         lines.append(tr._("Waiting for {names} to press Start in my private chat.",
                           names=", ".join(waiting)))
     lines.append("")
-    if state.private:
+    if state.menu == "settings":
+        lines.append(tr._("⚙ Settings: ✓ marks the current choices. ◀ Back returns to the "
+                          "seats and Start."))
+    elif state.private:
         lines.append(tr._("Choose the computer's level and press Start."))
     elif state.full:
         lines.append(tr._("All seats are taken: press Start (or /go)."))
@@ -86,25 +90,65 @@ def lobby_text(state: LobbyState, tr: Tr, name_of: NameOf) -> str:
 
 
 def lobby_keyboard(lobby: LobbyRow, state: LobbyState, tr: Tr, bot_username: str) -> Keyboard:
+    """The main view: at most eight buttons (seats, computers, ⚙ Settings, Start, Cancel);
+    the computer levels and the settings open on a press (:attr:`LobbyState.menu`)."""
     lid = lobby.lobby_id
+    if state.menu == "settings":
+        return settings_keyboard(lid, state, tr)
+    back = Button(tr._("◀ Back"), codec.lobby_data(lid, codec.menu_op(codec.MENU_MAIN)))
+    settings = Button(tr._("⚙ Settings"), codec.lobby_data(lid, codec.menu_op(codec.MENU_SETTINGS)))
     rows: Keyboard = []
     if state.private:
         rows.append([Button(("✓ " if state.level == lv else "") + level_label(tr, lv),
                             codec.lobby_data(lid, f"level:{lv}")) for lv in LEVELS])
+        rows.append([settings])
     else:
         rows.append([Button(tr._("Join"), codec.lobby_data(lid, "join")),
                      Button(tr._("Leave"), codec.lobby_data(lid, "leave"))])
-        if not state.full:
+        if state.full:
+            rows.append([settings])
+        elif state.menu == "add":
             rows.append([Button("+ " + level_label(tr, lv), codec.lobby_data(lid, f"add:{lv}"))
-                         for lv in LEVELS])
+                         for lv in LEVELS] + [back])
+        else:
+            rows.append([Button(tr._("🤖 Add computer"),
+                                codec.lobby_data(lid, codec.menu_op(codec.MENU_ADD))),
+                         settings])
         if any(u for u in state.invited if state.seat_of(u) is None):
             rows.append([Button(tr._("🔑 Open my private chat to join"),
                                 url=codec.join_link(bot_username, lid, state.invite_key))])
-    rows.append([Button(tr._("Table ↻"), codec.lobby_data(lid, "table")),
-                 Button(tr._("Tours ↻"), codec.lobby_data(lid, "tours")),
-                 Button(tr._("Deal ↻"), codec.lobby_data(lid, "deal")),
-                 Button(tr._("Exchange ↻"), codec.lobby_data(lid, "exchange")),
-                 Button(tr._("Timer ↻"), codec.lobby_data(lid, "timer"))])
     rows.append([Button(tr._("▶ Start"), codec.lobby_data(lid, "go")),
                  Button(tr._("✖ Cancel"), codec.lobby_data(lid, "cancel"))])
+    return rows
+
+
+def settings_keyboard(lid: int, state: LobbyState, tr: Tr) -> Keyboard:
+    """The settings sub-menu: the tables on two rows, then one row per option (its name,
+    then its values), the current value ✓; ◀ Back and Start below."""
+    choices = setting_choices(state)
+
+    def choice(option: str, value: str, text: str) -> Button:
+        mark = "✓ " if current_choice(state, option) == value else ""
+        return Button(mark + text, codec.lobby_data(lid, codec.setting_op(option, value)))
+
+    tables = {t.value: table_label(tr, t) for t in Table}
+    rows: Keyboard = [
+        [choice("table", t.value, tables[t.value]) for t in (Table.DUEL, Table.TEAMS)],
+        [choice("table", t.value, tables[t.value])
+         for t in (Table.TRIO_LONE_ATTACKER, Table.TRIO_LONE_DEFENDER)],
+    ]
+    names = {"tours": tr._("Tours:"), "deal": tr._("Deal:"), "exchange": tr._("Exchange:"),
+             "timer": tr._("Timer:")}
+    presets = DEAL_PRESETS[state.table]
+    for option in SETTING_OPTIONS[1:]:
+        row = [Button(names[option], codec.lobby_data(lid, codec.setting_op(option)))]
+        for value in choices[option]:
+            if option == "deal":
+                text = f"{presets[value].attacker}/{presets[value].defender}"
+            else:
+                text = tr._("off") if value == OFF else value
+            row.append(choice(option, value, text))
+        rows.append(row)
+    rows.append([Button(tr._("◀ Back"), codec.lobby_data(lid, codec.menu_op(codec.MENU_MAIN))),
+                 Button(tr._("▶ Start"), codec.lobby_data(lid, "go"))])
     return rows

@@ -15,13 +15,16 @@ from chat.describe import (
     role_text,
     roles_line,
     score_text,
+    together,
+    tour_moves,
+    tour_over_line,
     tour_text,
 )
 from chat.flow.views import codec
 from chat.flow.views.texts import hand_title, steps_text, where
 from chat.i18n import Tr
 from chat.model import Button
-from chat.notices import BoardPicture, DropPanel, Notice, Send
+from chat.notices import BoardPicture, BoardPost, DropPanel, Notice, Send
 from krendzu import Action, Match, MatchView, Place
 from krendzu import Outcome as MatchOutcome
 from krendzu.coords import LabelFrame
@@ -74,7 +77,7 @@ def score_report(game: Match, tr: Tr, names: Sequence[str]) -> str:
     view = game.observation(None)
     per_tour = []
     for i, tour in enumerate(game.tours):
-        side = " & ".join(names[s] for s in tour.roles.attackers)
+        side = together(tr, [names[s] for s in tour.roles.attackers])
         if tour.is_over:
             per_tour.append(tr.n_("Tour {t}: {side} scored {n} point.",
                                   "Tour {t}: {side} scored {n} points.", tour.points,
@@ -87,20 +90,30 @@ def score_report(game: Match, tr: Tr, names: Sequence[str]) -> str:
 
 
 def hint_message(stored: StoredMatch, user_id: int, reader: Reader, view: MatchView,
-                 frame: LabelFrame, actions: Sequence[Action]) -> Send:
-    """The normal level's suggestion, drawn on the player's board."""
+                 frame: LabelFrame, actions: Sequence[Action], seq: int) -> Send:
+    """The normal level's suggestion, drawn on the player's board, with a Play it key that
+    plays it at move ``seq`` (the button data carries the whole turn; a press after the
+    match moved on is refused as out of date)."""
     tr = reader.tr
     places = tuple((a.card, a.x, a.y) for a in actions if isinstance(a, Place))
     text = (tr._("💡 Suggestion: {move}", move=steps_text(tr, actions, frame))
             if actions else tr._("No suggestion."))
-    return Send(user_id, text, picture=BoardPicture(view, reader.names, tr.language,
-                                                    private=True, suggestion=places),
+    op = codec.play_op(actions)
+    try:
+        data = codec.match_data(stored.match_id, seq, op) if op else None
+    except ValueError:  # over Telegram's 64 bytes: the suggestion is typed instead
+        data = None
+    keyboard = [[Button(tr._("▶ Play it"), data)]] if data else None
+    return Send(user_id, text, keyboard=keyboard,
+                picture=BoardPicture(view, reader.names, tr.language, private=True,
+                                     suggestion=places),
                 match_id=stored.match_id)
 
 
 def closing(stored: StoredMatch, text: str) -> list[Notice]:
-    """A match ended early (resigned, cancelled, nobody left): ``text`` in its chat, the
-    panels gone, and in a group each player told privately too."""
+    """A match ended without a result (cancelled, nobody left): ``text`` in its chat, the
+    panels gone, and in a group each player told privately too. (A resignation is a
+    result: :func:`resigned`.)"""
     notices: list[Notice] = [Send(stored.row.chat_id, text, thread_id=stored.row.thread_id,
                                   group=stored.row.chat_id < 0)]
     for seat in stored.row.seats:
@@ -112,16 +125,23 @@ def closing(stored: StoredMatch, text: str) -> list[Notice]:
 
 
 def summary(stored: StoredMatch, outcome: MatchOutcome, group: Reader,
-            players: Mapping[int, Reader], title: str | None) -> list[Notice]:
-    """The match played to its end: the result, score and every tour in its chat, with a
-    Rematch button; in a group each player gets the result privately (``players``: each
-    player's reader by user id)."""
+            players: Mapping[int, Reader], title: str | None, *,
+            reason: str | None = None) -> list[Notice]:
+    """The match played to its end, or resigned (``reason``: the line naming who resigned
+    and who takes the match, said instead of the result): the result, score and every tour
+    in its chat, with a Rematch button; in a group each player gets the result privately
+    (``players``: each player's reader by user id)."""
     game = stored.game
     tr, names = group.tr, group.names
-    lines = [tr._("🏁 The match is over."), result_text(tr, outcome, names),
+    lines = [tr._("🏁 The match is over."), reason or result_text(tr, outcome, names),
              score_text(tr, game.observation(None), names)]
     for i, tour in enumerate(game.tours):
-        side = " & ".join(names[s] for s in tour.roles.attackers)
+        side = together(tr, [names[s] for s in tour.roles.attackers])
+        if not tour.is_over:  # the tour a resignation broke off
+            lines.append(tr.n_("Tour {t}, broken off: {side} {n} point.",
+                               "Tour {t}, broken off: {side} {n} points.", tour.points,
+                               t=i + 1, side=side))
+            continue
         lines.append(tr.n_("Tour {t}: {side} scored {n} point.",
                            "Tour {t}: {side} scored {n} points.", tour.points, t=i + 1,
                            side=side))
@@ -136,6 +156,95 @@ def summary(stored: StoredMatch, outcome: MatchOutcome, group: Reader,
                 reader = players[seat.user_id]
                 utr, unames = reader.tr, reader.names
                 notices.append(Send(seat.user_id, "\n".join([
-                    where(utr, stored.row.chat_id, title), result_text(utr, outcome, unames),
+                    where(utr, stored.row.chat_id, title),
+                    reason or result_text(utr, outcome, unames),
                     score_text(utr, game.observation(None), unames)]), silent=True))
     return notices
+
+
+def resigned(stored: StoredMatch, outcome: MatchOutcome, line: str, group: Reader,
+             players: Mapping[int, Reader], title: str | None) -> list[Notice]:
+    """A match ended by a resignation (``line`` says who resigned and who takes it), told
+    as a match played to its end is (:func:`chat.flow.announce.announce`): the final board
+    post with the result in its picture (a tidy group's live board gives way to it, a
+    private chat's followed board turns into it), in a group the moves of the tour it broke
+    off, every panel closed, and the summary with its Rematch button."""
+    row, game = stored.row, stored.game
+    tr, names = group.tr, group.names
+    view = game.observation(None)
+    footer = score_text(tr, view, names) + "\n" + tr._("The match is over.")
+    notices: list[Notice] = [BoardPost(
+        row.match_id, row.chat_id, row.thread_id, (line,), footer,
+        BoardPicture(view, names, tr.language, outcome=outcome))]
+    if row.chat_id < 0 and any(tour_moves(tr, game.tour, names)):
+        notices.append(tour_summary(stored, game.tour_index, group))
+    notices += [DropPanel(row.match_id, seat.user_id) for seat in row.seats
+                if seat.user_id is not None]
+    return notices + summary(stored, outcome, group, players, title, reason=line)
+
+
+#: Telegram's longest message, counted as Telegram counts: in UTF-16 code units.
+TEXT_LIMIT = 4096
+
+
+def utf16_length(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def moves_text(tr: Tr, game: Match, tour_index: int, names: Sequence[str], *,
+               head: Sequence[str] = (), foot: Sequence[str] = (),
+               limit: int = TEXT_LIMIT) -> str:
+    """``head``, the tour's exchange and numbered moves (:func:`chat.describe.tour_moves`),
+    who scored once it is over, and ``foot``, within ``limit``. A longer list keeps its
+    newest moves, the ones a reader asks about, and says how many earlier ones it leaves
+    out (the /export record keeps every move of a finished tour)."""
+    tour = game.tours[tour_index]
+    exchange, moves = tour_moves(tr, tour, names)
+    top = [*head, *exchange]
+    if not moves:
+        top.append(tr._("No card has been placed yet."))
+    bottom = [*([tour_over_line(tr, game, tour_index, names)] if tour.is_over else []),
+              *foot]
+
+    def note(n: int) -> list[str]:
+        return [tr.n_("… {n} earlier move is not shown.",
+                      "… {n} earlier moves are not shown.", n)] if n else []
+
+    # Each line counted with its line break: one more than the text, hence ``limit + 1``.
+    fixed = sum(utf16_length(line) + 1 for line in (*top, *bottom))
+    sizes = [utf16_length(move) + 1 for move in moves]
+    total, dropped = fixed + sum(sizes), 0
+    while dropped < len(moves) and total + sum(
+            utf16_length(line) + 1 for line in note(dropped)) > limit + 1:
+        total -= sizes[dropped]
+        dropped += 1
+    return "\n".join([*top, *note(dropped), *moves[dropped:], *bottom])
+
+
+def moves_report(game: Match, tour_index: int, tr: Tr, names: Sequence[str]) -> str:
+    """``/moves``: a tour's moves so far (the current tour unless another is asked for),
+    and who moves next while it is being played."""
+    view = game.observation(None)
+    head = [tr._("Moves of tour {t}/{total}:", t=tour_index + 1,
+                 total=game.settings.tour_count)]
+    running = tour_index == game.tour_index and not game.tours[tour_index].is_over
+    return moves_text(tr, game, tour_index, names, head=head,
+                      foot=[next_text(tr, view, names)] if running else [])
+
+
+def tour_summary(stored: StoredMatch, tour_index: int, group: Reader) -> Send:
+    """A tour played out, told in its group below the board post that ended it: the tour's
+    numbered moves, who scored, the score.
+
+    A message of its own, not more lines in the board post's caption: a caption holds 1024
+    characters while a long tour's list runs to a few thousand, and a board post gives way
+    to the next one (a tidy group deletes it), whereas the summaries stay, so the group
+    keeps every tour's moves in a message of up to 4096 (longer: the newest moves, and the
+    /export record holds them all). Silent, as board posts are."""
+    tr, names, game = group.tr, group.names, stored.game
+    head = ["📋 " + tr._("Tour {t}/{total}: the moves", t=tour_index + 1,
+                        total=game.settings.tour_count)]
+    text = moves_text(tr, game, tour_index, names, head=head,
+                      foot=[score_text(tr, game.observation(None), names)])
+    return Send(stored.row.chat_id, text, thread_id=stored.row.thread_id, silent=True,
+                group=stored.row.chat_id < 0)

@@ -45,6 +45,24 @@ def where(tr: Tr, chat_id: int, title: str | None, *, inline: bool = False) -> s
     return tr._("🃏 Match in “{title}”", title=title)
 
 
+def clock_time(seconds: int) -> str:
+    """``95`` → ``1:35``."""
+    seconds = max(0, seconds)
+    return f"{seconds // 60}:{seconds % 60:02d}"
+
+
+def clock_text(tr: Tr, seconds: int, *, panel: bool = False, reminder: bool = False) -> str:
+    """The turn timer's line: the board post's (``⏱ 1:30 to move``), or the panel's, which
+    also says what happens at zero. The board's line is the caption's last, starting with
+    ``⏱``, so that the reminder can refresh it (:class:`chat.notices.BoardClock`)."""
+    time = clock_time(seconds)
+    if reminder:
+        return tr._("⏰ {time} left for your move: then the computer moves for you.", time=time)
+    if panel:
+        return tr._("⏱ {time} for your move: then the computer moves for you.", time=time)
+    return tr._("⏱ {time} to move", time=time)
+
+
 def hand_title(tr: Tr, hand: Sequence[Card]) -> str:
     if not hand:
         return tr._("No cards left")

@@ -1,0 +1,363 @@
+"""One notice, one or two Bot API calls: pictures drawn when they go out, keyboards, the
+caption and text limits, and the messages delivery must find again (the private panels, a
+tidy group's board post, a private board that follows computer moves).
+
+:class:`Sender` knows nothing of queues, pacing or retries (:mod:`chat.delivery` does): it
+sends one notice and raises what Telegram answered. The ids of the messages it edits later
+are kept in the store (panels, board posts), so another process or a restart edits the same
+message; only two courtesies are this process's own: which private chat's newest message is
+a followed board (lost, the next board is a new photo) and which groups were told that a
+player cannot be written to (lost, the group may be told once more).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from typing import Any
+
+from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, InputMediaPhoto, Message
+from telegram.error import BadRequest, ChatMigrated, Forbidden, TelegramError
+
+from chat.model import Keyboard
+from chat.notices import (
+    BoardClock,
+    BoardPost,
+    Drawing,
+    DropPanel,
+    EditPanel,
+    Notice,
+    Send,
+    ShowLobby,
+)
+from chat.painter import Painter
+from storage import NotFound, Store
+
+log = logging.getLogger(__name__)
+
+CAPTION_LIMIT = 1024
+TEXT_LIMIT = 4096
+FOLLOW_LINES = 12  # move lines kept in a followed board's caption
+
+
+def markup(keyboard: Keyboard | None) -> InlineKeyboardMarkup | None:
+    if not keyboard:
+        return None
+    return InlineKeyboardMarkup([
+        [InlineKeyboardButton(b.label, url=b.url) if b.url
+         else InlineKeyboardButton(b.label, callback_data=b.data) for b in row]
+        for row in keyboard if row
+    ])
+
+
+def fit(text: str, limit: int) -> str:
+    """Keep the end of ``text`` (the newest lines and the footer) within ``limit``."""
+    if len(text) <= limit:
+        return text
+    lines = text.split("\n")
+    while len(lines) > 2 and len("\n".join(["…", *lines])) > limit:
+        lines.pop(0)
+    out = "\n".join(["…", *lines])
+    return out if len(out) <= limit else out[: limit - 1] + "…"
+
+
+def chat_of(notice: Notice) -> int:
+    """The chat a notice is written to (and queued for)."""
+    if isinstance(notice, Send | ShowLobby | BoardPost | BoardClock):
+        return notice.chat_id
+    if isinstance(notice, EditPanel | DropPanel):
+        return notice.user_id
+    raise TypeError(type(notice).__name__)
+
+
+class Sender:
+    def __init__(self, bot: Bot, store: Store, painter: Painter) -> None:
+        self.bot = bot
+        self.store = store
+        self.painter = painter
+        #: Set by the application: text for the group when a player cannot be written to.
+        self.on_forbidden: Callable[[int, int], Awaitable[None]] | None = None
+        self.moved: dict[int, int] = {}  # group → supergroup after a migration
+        #: (match, user) pairs whose group was told the user cannot be written to.
+        self._told: set[tuple[int, int]] = set()
+        #: Private chats whose newest message is a board following computer moves:
+        #: chat → (message id, the post as it shows). The next such board edits it in place.
+        self._follow: dict[int, tuple[int, BoardPost]] = {}
+
+    async def deliver(self, notice: Notice) -> None:
+        if isinstance(notice, Send):
+            await self.send(notice)
+        elif isinstance(notice, BoardPost):
+            await self._board(notice)
+        elif isinstance(notice, ShowLobby):
+            await self._lobby(notice)
+        elif isinstance(notice, BoardClock):
+            await self._board_clock(notice)
+        elif isinstance(notice, EditPanel):
+            await self._edit_panel(notice)
+        elif isinstance(notice, DropPanel):
+            known = await self.store.set_panel(notice.match_id, notice.user_id, None)
+            if known:
+                with contextlib.suppress(TelegramError):
+                    await self.bot.edit_message_reply_markup(notice.user_id, known[0],
+                                                             reply_markup=None)
+
+    # Private panels ---------------------------------------------------------------------
+
+    async def knows_panel(self, match_id: int, user_id: int) -> bool:
+        return await self.store.get_panel(match_id, user_id) is not None
+
+    async def panel_pressed(self, match_id: int, user_id: int, message_id: int, *,
+                            is_photo: bool) -> None:
+        """A button of ``message_id`` was pressed: it is the player's panel (a message sent
+        before the panel was stored is learnt this way), so the next edit goes there."""
+        await self.store.set_panel(match_id, user_id, (message_id, is_photo))
+
+    async def _edit_panel(self, notice: EditPanel) -> None:
+        known = await self.store.get_panel(notice.match_id, notice.user_id)
+        if known is None:
+            if notice.fallback is not None:
+                await self.send(notice.fallback)
+            return
+        message_id, is_photo = known
+        try:
+            if is_photo and notice.picture is not None:
+                # A move changed the position: the photo goes with the caption, in one call.
+                data = await self.painter.board(notice.picture)
+                await self.bot.edit_message_media(
+                    InputMediaPhoto(data, caption=fit(notice.text, CAPTION_LIMIT)),
+                    chat_id=notice.user_id, message_id=message_id,
+                    reply_markup=markup(notice.keyboard))
+            elif is_photo:
+                await self.bot.edit_message_caption(
+                    notice.user_id, message_id, caption=fit(notice.text, CAPTION_LIMIT),
+                    reply_markup=markup(notice.keyboard))
+            else:
+                await self.bot.edit_message_text(
+                    fit(notice.text, TEXT_LIMIT), notice.user_id, message_id,
+                    reply_markup=markup(notice.keyboard))
+        except BadRequest as exc:
+            if "not modified" in str(exc):
+                return
+            log.info("panel edit failed (%s); sending a new one", exc)
+            await self.store.set_panel(notice.match_id, notice.user_id, None)
+            if notice.fallback is not None:
+                await self.send(notice.fallback)
+            return
+        if notice.keyboard is None:
+            await self.store.set_panel(notice.match_id, notice.user_id, None)
+
+    # Board posts ------------------------------------------------------------------------
+
+    async def _board(self, notice: BoardPost) -> None:
+        if notice.chat_id > 0:
+            await self._follow_board(notice)
+            return
+        text = fit("\n".join([*notice.lines, notice.footer]), CAPTION_LIMIT)
+        message = await self.send(Send(notice.chat_id, text, thread_id=notice.thread_id,
+                                       silent=True, picture=notice.picture, group=True,
+                                       keyboard=notice.keyboard))
+        if message is None:
+            return
+        try:
+            old = await self.store.set_board_message(notice.match_id, message.message_id,
+                                                     text)
+        except NotFound:
+            return
+        chat = await self.store.get_chat(notice.chat_id)
+        if old and old != message.message_id and (chat is None or chat.tidy):
+            # One live board (the default; /settings tidy=off keeps every post): a new post
+            # and the old one deleted, rather than an edit in place, so that the newest board
+            # is always the group's newest message and the move notifies like any message.
+            with contextlib.suppress(TelegramError):
+                await self.bot.delete_message(self.moved.get(notice.chat_id, notice.chat_id),
+                                              old)
+
+    async def _board_clock(self, notice: BoardClock) -> None:
+        """The clock line of the newest board post, refreshed (at the turn's reminder)."""
+        known = await self.store.board_message(notice.match_id)
+        if known is None:
+            return
+        message_id, caption = known
+        lines = caption.split("\n")
+        if lines and lines[-1].startswith("⏱"):
+            lines.pop()
+        caption = fit("\n".join([*lines, notice.clock]), CAPTION_LIMIT)
+        try:
+            await self.bot.edit_message_caption(
+                self.moved.get(notice.chat_id, notice.chat_id), message_id, caption=caption,
+                reply_markup=markup(notice.keyboard))
+        except BadRequest as exc:
+            log.info("match %s: could not refresh the board's clock (%s)", notice.match_id,
+                     exc)
+            return
+        await self.store.set_board_message(notice.match_id, message_id, caption)
+
+    async def _follow_board(self, notice: BoardPost) -> None:
+        """A player alone with computers watches them move: a run of their moves edits one
+        board message (while it is the chat's newest) instead of posting a photo each."""
+        chat = notice.chat_id
+        known = self._follow.get(chat)
+        if known is not None:
+            message_id, shown = known
+            # Its lines stay above the new ones unless the labels moved (BoardPost.merged).
+            lines = (shown.merged(notice) or notice).lines[-FOLLOW_LINES:]
+            caption = fit("\n".join([*lines, notice.footer]), CAPTION_LIMIT)
+            try:
+                data = await self.painter.board(notice.picture)
+                await self.bot.edit_message_media(InputMediaPhoto(data, caption=caption),
+                                                  chat_id=chat, message_id=message_id)
+                self._follow[chat] = (message_id, replace(notice, lines=lines))
+                return
+            except TelegramError as exc:
+                log.info("could not update the followed board (%s); posting anew", exc)
+        text = fit("\n".join([*notice.lines, notice.footer]), CAPTION_LIMIT)
+        message = await self.send(Send(chat, text, silent=True, picture=notice.picture))
+        if message is not None:
+            self._follow[chat] = (message.message_id, notice)
+
+    # Lobbies ----------------------------------------------------------------------------
+
+    async def _lobby(self, notice: ShowLobby) -> None:
+        if notice.message_id is not None:
+            try:
+                await self.bot.edit_message_text(fit(notice.text, TEXT_LIMIT), notice.chat_id,
+                                                 notice.message_id,
+                                                 reply_markup=markup(notice.keyboard))
+                return
+            except BadRequest as exc:
+                if "not modified" in str(exc):
+                    return
+                # A refused edit did not count at Telegram: its slot of the gate serves the post.
+                log.info("lobby %s: edit failed (%s); posting anew", notice.lobby_id, exc)
+        message = await self.send(Send(notice.chat_id, notice.text, thread_id=notice.thread_id,
+                                       keyboard=notice.keyboard, group=notice.chat_id < 0))
+        if message is not None and notice.keyboard:
+            with contextlib.suppress(NotFound):
+                await self.store.update_lobby(notice.lobby_id, message_id=message.message_id)
+
+    # Messages ---------------------------------------------------------------------------
+
+    async def send(self, send: Send) -> Message | None:
+        chat_id = self.moved.get(send.chat_id, send.chat_id)
+        kwargs: dict[str, Any] = {
+            "chat_id": chat_id, "reply_markup": markup(send.keyboard),
+            "disable_notification": send.silent,
+        }
+        if send.thread_id:
+            kwargs["message_thread_id"] = send.thread_id
+        try:
+            message = await self._call_send(send, kwargs)
+        except ChatMigrated as exc:
+            self.moved[send.chat_id] = exc.new_chat_id
+            with contextlib.suppress(Exception):
+                await self.store.migrate_chat(send.chat_id, exc.new_chat_id)
+            kwargs["chat_id"] = exc.new_chat_id
+            message = await self._call_send(send, kwargs)
+        except Forbidden:
+            if send.chat_id > 0:
+                await self._forbidden(send)
+            else:
+                log.info("chat %s does not let me write (removed?)", send.chat_id)
+            return None
+        if message is not None and send.chat_id > 0:
+            self._told = {t for t in self._told if t[1] != send.chat_id}
+            self._follow.pop(send.chat_id, None)  # a newer message: stop editing the old
+        if message is not None and send.panel_of is not None:
+            match_id, user_id = send.panel_of
+            old = await self.store.set_panel(match_id, user_id,
+                                             (message.message_id, send.picture is not None))
+            if old and old[0] != message.message_id:
+                await self._retire_panel(chat_id, old, send.replaces)
+        return message
+
+    async def _retire_panel(self, chat_id: int, old: tuple[int, bool],
+                            note: str | None) -> None:
+        """A newer panel replaced ``old`` (message id, whether a photo): its keyboard goes
+        and its caption (or text) becomes ``note``, in one call.
+
+        The whole caption is replaced rather than a line added: the old one still asked for
+        a move ("Your move: choose a card"), and a short note that describes no position can
+        never disagree with the older board its photo shows; the newer panel below says
+        everything current. Without a note only the keyboard goes."""
+        message_id, is_photo = old
+        if note:
+            try:
+                if is_photo:
+                    await self.bot.edit_message_caption(chat_id, message_id, caption=note,
+                                                        reply_markup=None)
+                else:
+                    await self.bot.edit_message_text(note, chat_id, message_id,
+                                                     reply_markup=None)
+                return
+            except TelegramError as exc:  # gone, or not the kind remembered: keys at least
+                log.info("could not mark the replaced panel (%s)", exc)
+        with contextlib.suppress(TelegramError):
+            await self.bot.edit_message_reply_markup(chat_id, message_id, reply_markup=None)
+
+    async def _call_send(self, send: Send, kwargs: dict[str, Any]) -> Message | None:
+        """One send. Flood waits are the rate limiter's; network trouble and longer flood
+        waits reach the chat's worker, which tries again with back-off."""
+        send = await self._draw(send)
+        if send.picture is not None or send.hand is not None or send.photo:
+            try:
+                return await self._send_picture(send, kwargs)
+            except BadRequest as exc:
+                if "rights" not in str(exc).lower() and "photo" not in str(exc).lower():
+                    raise
+                log.info("chat %s refuses photos: sending text", kwargs["chat_id"])
+        if send.document is not None:
+            name, data = send.document
+            return await self.bot.send_document(
+                document=data, filename=name, caption=fit(send.text, CAPTION_LIMIT), **kwargs)
+        if send.animation is not None:
+            name, drawn = send.animation
+            assert isinstance(drawn, bytes), "drawn by _draw"
+            return await self.bot.send_animation(animation=drawn, filename=name,
+                                                 caption=fit(send.text, CAPTION_LIMIT), **kwargs)
+        return await self.bot.send_message(text=fit(send.text, TEXT_LIMIT), **kwargs)
+
+    async def _draw(self, send: Send) -> Send:
+        """Draw the reply's described picture (:class:`Drawing`) now that it is its turn to
+        go: a reply still queued holds no picture, and one dropped is never drawn."""
+        if isinstance(send.photo, Drawing):
+            send = replace(send, photo=await self.painter.draw(send.photo))
+        if send.animation is not None:
+            name, drawing = send.animation
+            if isinstance(drawing, Drawing):
+                send = replace(send, animation=(name, await self.painter.draw(drawing)))
+        return send
+
+    async def _send_picture(self, send: Send, kwargs: dict[str, Any]) -> Message:
+        data: bytes
+        if isinstance(send.photo, bytes) and send.photo:
+            data = send.photo
+        elif send.picture is not None:
+            data = await self.painter.board(send.picture)
+        else:
+            assert send.hand is not None
+            data = await self.painter.hand(send.hand, send.language, send.hand_title)
+        return await self.bot.send_photo(photo=data, caption=fit(send.text, CAPTION_LIMIT),
+                                         **kwargs)
+
+    # Players who cannot be written to ---------------------------------------------------
+
+    async def report_unreachable(self, match_id: int, user_id: int) -> None:
+        """Tell the match's group (once, until the user can be written to again) that a
+        seated player cannot get their cards."""
+        if self.on_forbidden is None or (match_id, user_id) in self._told:
+            return
+        self._told.add((match_id, user_id))
+        await self.on_forbidden(match_id, user_id)
+
+    async def _forbidden(self, send: Send) -> None:
+        with contextlib.suppress(Exception):
+            row = await self.store.get_user(send.chat_id)
+            if row is not None:
+                await self.store.upsert_user(send.chat_id, row.display_name,
+                                             can_write_privately=False)
+        match_id = send.match_id or (send.panel_of[0] if send.panel_of else None)
+        if match_id is not None:
+            await self.report_unreachable(match_id, send.chat_id)
