@@ -222,7 +222,6 @@ def describe_moves(tr: Tr, before: Match, actions: Sequence[Action],
         new_tour = game.tour_index != tour_index
         if isinstance(action, Place):
             pending.append((action.card, action.x, action.y))
-        if isinstance(action, Place):
             for combo in tour.combos[combos_before:]:
                 lines.append(_combo_line(tr, tour, combo, names))
         if isinstance(action, Announce):

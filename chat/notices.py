@@ -149,10 +149,12 @@ class Announced:
 
 @dataclass(frozen=True, slots=True)
 class DropPanel:
-    """The player's panel is out of date: remove its keyboard."""
+    """The player's panel is out of date: remove its keyboard (and, with a ``note``, say
+    why instead of its old caption, which still asked for a move)."""
 
     match_id: int
     user_id: int
+    note: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -100,9 +100,7 @@ class Sender:
         elif isinstance(notice, DropPanel):
             known = await self.store.set_panel(notice.match_id, notice.user_id, None)
             if known:
-                with contextlib.suppress(TelegramError):
-                    await self.bot.edit_message_reply_markup(notice.user_id, known[0],
-                                                             reply_markup=None)
+                await self._retire_panel(notice.user_id, known, notice.note)
 
     # Private panels ---------------------------------------------------------------------
 

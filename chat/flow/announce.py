@@ -183,10 +183,10 @@ def announce(change: Change, audience: Audience) -> Announcement:
                                              outcome=result)))
             else:
                 # Typed: the answer belongs below what was typed, not in an old panel.
-                notices.append(DropPanel(row.match_id, user_id))
+                notices.append(DropPanel(row.match_id, user_id, panels.closed_note(tr)))
                 notices.append(Send(user_id, text.strip(), match_id=row.match_id))
         elif not to_move:
-            notices.append(DropPanel(row.match_id, user_id))
+            notices.append(DropPanel(row.match_id, user_id, panels.closed_note(tr)))
         if new_tour and seat_view is not None:
             notices.append(deal_message(stored, seat.seat, user_id, reader, audience.title))
         if to_move:

@@ -49,6 +49,11 @@ def second_of(stage: str) -> Card | None:
         return None
 
 
+def closed_note(tr: Tr) -> str:
+    """What a panel says once it is closed because play moved on (its keys are gone)."""
+    return tr._("⤵ This panel is closed: the game moved on. The newest messages are below.")
+
+
 def panel(stored: StoredMatch, seat: int, user_id: int, tr: Tr, names: Sequence[str],
           lines: Sequence[str], title: str | None, *, edit: bool = False, stage: str = "",
           card: Card | None = None, column: int | None = None,
