@@ -131,6 +131,7 @@ def test_benchmark_figures_live_in_docs_benchmarks() -> None:
 
 
 # `make run` without a token: the guide, and no "make: *** ... Error" line after it.
+MAKE_ERROR = re.compile(r"make(\[\d+\])?: \*\*\*")
 
 def make_run(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
     """``make run`` in the repository as a newcomer types it, with this interpreter's bin as
@@ -152,7 +153,8 @@ def test_make_run_without_a_token_prints_the_guide_and_no_make_error(tmp_path: P
     done = make_run(tmp_path)
     output = done.stdout + done.stderr
     assert HOW_TO_GET_A_TOKEN.strip() in output
-    assert "make: ***" not in output and "Error" not in output, output
+    # Under CI the tests run inside `make test`: a nested make says "make[1]: ***".
+    assert not MAKE_ERROR.search(output) and "Error" not in output, output
     assert done.returncode == 0, output
 
 
@@ -164,5 +166,5 @@ def test_make_run_still_fails_when_the_bot_fails(tmp_path: Path) -> None:
                     TELEGRAM_API_BASE_URL=f"http://127.0.0.1:{port}")
     output = done.stdout + done.stderr
     assert done.returncode != 0
-    assert "make: ***" in output and "Error" in output
+    assert MAKE_ERROR.search(output) and "Error" in output
     assert HOW_TO_GET_A_TOKEN.strip() not in output
