@@ -29,7 +29,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	$(BIN)/mypy --strict krendzu
-	$(BIN)/mypy render storage chat
+	$(BIN)/mypy render storage chat engines
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/engine.py
@@ -38,6 +38,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/ai.py
 	$(BIN)/python benchmarks/bot.py
 	$(BIN)/python benchmarks/abuse.py
+	$(BIN)/python benchmarks/engines.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 
-from chat.config import HOW_TO_GET_A_TOKEN, load_config
+from chat.config import HOW_TO_GET_A_TOKEN, ConfigError, load_config
 from chat.logs import configure as configure_logging
 
 #: Exit status without a token: EX_CONFIG of sysexits.h. Still a failure for a script or a
@@ -15,13 +15,21 @@ NO_TOKEN = 78
 
 
 def main() -> int:
-    config = load_config()
+    try:
+        config = load_config()
+    except ConfigError as exc:  # e.g. a webhook URL without its secret
+        print(exc, file=sys.stderr)
+        return 1
     if not config.token:
         print(HOW_TO_GET_A_TOKEN, file=sys.stderr)
         return NO_TOKEN
     # The token is masked in every log line and traceback; request and update contents
     # (hands) are not logged even at DEBUG (see chat/logs.py).
-    configure_logging(config.log_level, config.token)
+    configure_logging(config.log_level, config.token, config.webhook_secret)
+    if config.webhook_url:  # Telegram posts the updates to the bot's web server (chat/web.py)
+        from chat.web import serve
+
+        return serve(config)
     from telegram.error import InvalidToken
 
     from chat.app import build_application

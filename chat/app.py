@@ -39,7 +39,7 @@ DRAIN_SECONDS = 5.0
 
 PRIVATE_COMMANDS = ("new", "play", "pass", "hand", "board", "score", "hint", "exchange",
                     "discard", "back", "stats", "top", "history", "moves", "export", "resign",
-                    "cancel", "lang", "rules", "help")
+                    "cancel", "lang", "engine", "rules", "help")
 GROUP_COMMANDS = ("new", "join", "leave", "add", "go", "play", "pass", "board", "score", "hand",
                   "back", "kick", "stats", "top", "history", "moves", "export", "resign",
                   "cancel", "lang", "settings", "rules", "help")
@@ -51,6 +51,7 @@ def command_descriptions(tr: Tr) -> dict[str, str]:
         "join": tr._("take a seat"),
         "leave": tr._("leave your seat"),
         "add": tr._("add a computer player: /add easy|normal|hard"),
+        "engine": tr._("your outside engines: /engine new NAME"),
         "go": tr._("start the match"),
         "play": tr._("place cards: /play QC M12"),
         "pass": tr._("pass (defender)"),
@@ -137,7 +138,8 @@ def build_application(
         flow = Flow(store, catalogs, thinker.decide, bot_username=app.bot.username,
                     clock=clock, timer_grace=config.timer_grace,
                     max_matches_per_user=config.max_matches_per_user,
-                    max_matches_per_chat=config.max_matches_per_chat)
+                    max_matches_per_chat=config.max_matches_per_chat,
+                    engine_api_url=config.engine_api_url)
         painter = Painter(config.draw_workers, catalogs)
         delivery = Delivery(app.bot, store, painter=painter, group_limit=config.group_limit,
                             clock=clock, limiter=limiter)
@@ -163,6 +165,11 @@ def build_application(
                 group=True)])
 
         delivery.on_forbidden = cannot_write
+        attached = None
+        if config.jobs:  # the scaled mode: announcements, timers, computers are jobs
+            from chat.jobs import attach
+
+            attached = app.bot_data["jobs"] = await attach(config, store, flow, delivery)
         throttle = Throttle(user_per_minute=config.user_per_minute,
                             info_per_user=config.info_per_user,
                             info_per_chat=config.info_per_chat)
@@ -173,7 +180,17 @@ def build_application(
             await set_commands(app, catalogs)
         except Exception:
             log.warning("could not register the command menu", exc_info=True)
-        delivery.run(await flow.resume())
+        if attached is None:
+            delivery.run(await flow.resume())
+        else:  # what was stored but not announced: the job workers' (chat/jobs.py)
+            await attached.resume()
+        if config.engine_api_url and not config.webhook_url:
+            # The engine protocol while polling: a web server for it alone, in this process
+            # (in webhook mode chat/web.py serves it beside the webhook).
+            from chat.engines_api import run_in_polling
+
+            app.bot_data["engine_server"] = await run_in_polling(
+                lambda: app.bot_data["services"], config.web_listen)
         assert app.job_queue is not None, "python-telegram-bot[job-queue] is required"
         app.job_queue.run_repeating(
             turn_timers, interval=config.timer_tick, first=config.timer_tick,
@@ -195,9 +212,18 @@ def build_application(
         svc: h.Services | None = app.bot_data.get("services")
         if svc is None:
             return
+        engine_server = app.bot_data.pop("engine_server", None)
+        if engine_server is not None:
+            server, task, _api = engine_server
+            server.should_exit = True
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(task, DRAIN_SECONDS)
         await svc.pacer.close()
         await svc.delivery.close()
         svc.thinker.close()
+        attached = app.bot_data.pop("jobs", None)
+        if attached is not None:
+            await attached.close()
         await svc.store.close()
 
     app = (builder.post_init(post_init).post_stop(post_stop).post_shutdown(post_shutdown)
@@ -212,5 +238,6 @@ async def turn_timers(context: Any) -> None:
     if svc is None or svc.ticking.locked():
         return  # the previous tick is still at work
     async with svc.ticking:
-        svc.delivery.run(await svc.flow.timers.tick())
+        if "jobs" not in context.application.bot_data:  # else the timers are jobs
+            svc.delivery.run(await svc.flow.timers.tick())
         svc.delivery.run(await svc.flow.timers.expire_lobbies(svc.lobby_seconds))

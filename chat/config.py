@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 HOW_TO_GET_A_TOKEN = """\
 No Telegram bot token found.
@@ -21,6 +23,8 @@ No Telegram bot token found.
 @dataclass(frozen=True, slots=True)
 class Config:
     token: str | None
+    #: What the store opens: the PostgreSQL URL of KRENDZU_DATABASE_URL when it is set,
+    #: else the SQLite file of KRENDZU_DB (storage.open_store tells them apart).
     database: str
     log_level: str
     api_base_url: str | None = None
@@ -51,6 +55,25 @@ class Config:
     #: Information replies (/rules, /help, /stats, /top, ...) per person and per chat a minute.
     info_per_user: float = 6.0
     info_per_chat: float = 12.0
+    #: Webhook mode (chat/web.py) when set: the public HTTPS URL Telegram posts updates to.
+    webhook_url: str | None = None
+    #: What Telegram sends in ``X-Telegram-Bot-Api-Secret-Token`` (required with the URL).
+    webhook_secret: str | None = None
+    #: Where the bot's web server listens, ``host:port`` (behind a proxy or a balancer).
+    web_listen: str = "127.0.0.1:8080"
+    #: The public base URL of that web server (``KRENDZU_PUBLIC_URL``): when set, the bot
+    #: serves the engine protocol for outside engines under ``/api/engine/v1`` (also when
+    #: polling) and ``/engine`` registers them.
+    public_url: str | None = None
+    #: The scaled mode's durable jobs (``KRENDZU_JOBS=procrastinate``, PostgreSQL only):
+    #: moves are announced, turns timed and computers moved by ``python -m chat.jobs worker``
+    #: processes instead of this one (chat/jobs.py).
+    jobs: bool = False
+
+    @property
+    def engine_api_url(self) -> str | None:
+        """Where engines connect, or ``None`` when the engine protocol is not served."""
+        return f"{self.public_url.rstrip('/')}/api/engine/v1" if self.public_url else None
 
 
 def read_env_file(path: Path) -> dict[str, str]:
@@ -92,9 +115,14 @@ def load_config(env_file: Path | None = Path(".env")) -> Config:
         return min(max(value, low), high)
 
     token = get("TELEGRAM_BOT_TOKEN")
+    listen = get("KRENDZU_WEB_LISTEN", "127.0.0.1:8080") or "127.0.0.1:8080"
+    webhook_url, webhook_secret = webhook_settings(
+        get("KRENDZU_WEBHOOK_URL"), get("KRENDZU_WEBHOOK_SECRET"), listen,
+        get("TELEGRAM_API_BASE_URL", "https://api.telegram.org"))
     return Config(
         token=token.strip() if token else None,
-        database=get("KRENDZU_DB", "krendzu.sqlite3") or "krendzu.sqlite3",
+        database=(get("KRENDZU_DATABASE_URL")
+                  or get("KRENDZU_DB", "krendzu.sqlite3") or "krendzu.sqlite3"),
         log_level=(get("LOG_LEVEL", "INFO") or "INFO").upper(),
         api_base_url=get("TELEGRAM_API_BASE_URL", "https://api.telegram.org"),
         ai_delay=number("KRENDZU_AI_DELAY", 1.5, 0.0, 10.0),
@@ -110,4 +138,65 @@ def load_config(env_file: Path | None = Path(".env")) -> Config:
         user_per_minute=number("KRENDZU_USER_PER_MINUTE", 120.0, 1.0, 10000.0),
         info_per_user=number("KRENDZU_INFO_PER_USER", 6.0, 1.0, 10000.0),
         info_per_chat=number("KRENDZU_INFO_PER_CHAT", 12.0, 1.0, 10000.0),
+        webhook_url=webhook_url,
+        webhook_secret=webhook_secret,
+        web_listen=listen,
+        public_url=(get("KRENDZU_PUBLIC_URL") or "").strip() or None,
+        jobs=jobs_setting(get("KRENDZU_JOBS"), get("KRENDZU_DATABASE_URL")),
     )
+
+
+def jobs_setting(value: str | None, database_url: str | None) -> bool:
+    """``KRENDZU_JOBS``: empty (or ``off``) keeps every job in this process; ``procrastinate``
+    needs the PostgreSQL of ``KRENDZU_DATABASE_URL``, where the jobs live."""
+    chosen = (value or "").strip().lower()
+    if chosen in ("", "off", "0", "no", "false"):
+        return False
+    if chosen != "procrastinate":
+        raise ConfigError(f"KRENDZU_JOBS must be procrastinate or empty, not {value!r}")
+    if not (database_url or "").startswith(("postgresql://", "postgres://")):
+        raise ConfigError("KRENDZU_JOBS=procrastinate needs KRENDZU_DATABASE_URL "
+                          "(postgresql://…): the jobs live in that database")
+    return True
+
+
+class ConfigError(ValueError):
+    """A setting that cannot work (the message says which and why): the bot does not start
+    rather than run half-configured."""
+
+
+#: Telegram's rule for a webhook's secret token is 1 to 256 of these; at least 16 here, so
+#: that it cannot be guessed.
+SECRET = re.compile(r"[A-Za-z0-9_-]{16,256}")
+
+
+def webhook_settings(url: str | None, secret: str | None, listen: str,
+                     api_base_url: str | None) -> tuple[str | None, str | None]:
+    """The webhook mode's settings, checked: without a URL the bot polls and the others do
+    not matter. Telegram itself posts only to ``https://`` URLs; a Bot API server of one's own
+    (``TELEGRAM_API_BASE_URL`` elsewhere, as the tests' fake) may post to ``http://``."""
+    url = (url or "").strip() or None
+    if url is None:
+        return None, None
+    parts = urlsplit(url)
+    telegram = (api_base_url or "https://api.telegram.org").rstrip("/") in (
+        "https://api.telegram.org", "http://api.telegram.org")
+    plain_allowed = parts.scheme == "http" and not telegram
+    if not parts.hostname or not (parts.scheme == "https" or plain_allowed):
+        raise ConfigError(f"KRENDZU_WEBHOOK_URL must be a public https:// URL, not {url!r}")
+    secret = (secret or "").strip()
+    if not SECRET.fullmatch(secret):
+        raise ConfigError("KRENDZU_WEBHOOK_SECRET is required with KRENDZU_WEBHOOK_URL: "
+                          "16 to 256 characters of A-Z, a-z, 0-9, _ and - (for example "
+                          "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`)")
+    split_listen(listen)
+    return url, secret
+
+
+def split_listen(listen: str) -> tuple[str, int]:
+    """``host:port`` (``[::1]:8080`` for IPv6) as a host and a port; ConfigError if not."""
+    host, sep, port = listen.strip().rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ConfigError(f"KRENDZU_WEB_LISTEN must be host:port, not {listen!r}")
+    return host, int(port)

@@ -33,7 +33,7 @@ from chat.notices import Announced, BoardPost, ComputerTurn, Notice, Send
 from chat.painter import Painter
 from chat.ratelimit import ChatRateLimiter
 from chat.sending import Sender, chat_of
-from storage import Store
+from storage import Store, is_engine_user
 
 log = logging.getLogger(__name__)
 
@@ -152,6 +152,8 @@ class Delivery:
                 self._keep(task)
                 continue
             chat = chat_of(notice)
+            if is_engine_user(chat):
+                continue  # an outside engine's seat: it learns through the engine protocol
             item = _Item(notice)
             queue = self._queues.setdefault(chat, deque())
             if item.info is not None:

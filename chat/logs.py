@@ -108,9 +108,10 @@ def quiet_levels(level: int) -> dict[str, int]:
     return {name: max(floor, level) for name, floor in QUIET.items()}
 
 
-def configure(level_name: str, token: str | None) -> Redactor:
+def configure(level_name: str, token: str | None, *others: str | None) -> Redactor:
     """Set up logging for ``bot.py``: the level, the quiet loggers, the redactor on every
-    root handler, and unhandled exceptions logged (masked) instead of printed."""
+    root handler (masking the token and ``others``, e.g. the webhook's secret), and
+    unhandled exceptions logged (masked) instead of printed."""
     level = logging.getLevelName(level_name.upper())
     if not isinstance(level, int):
         level = logging.INFO
@@ -119,7 +120,7 @@ def configure(level_name: str, token: str | None) -> Redactor:
     root.setLevel(level)
     for name, floor in quiet_levels(level).items():
         logging.getLogger(name).setLevel(floor)
-    redactor = Redactor(secrets_of(token))
+    redactor = Redactor([*secrets_of(token), *(o for o in others if o)])
     for handler in root.handlers:
         if not any(isinstance(f, Redactor) for f in handler.filters):
             handler.addFilter(redactor)

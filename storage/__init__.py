@@ -5,6 +5,7 @@ inside this package. ``open_store()`` picks the backend from a URL or path::
 
     store = await open_store("krendzu.sqlite3")      # SQLite file (WAL), the default
     store = await open_store(":memory:")             # tests
+    store = await open_store("postgresql://u:pw@host/krendzu")  # PostgreSQL (scaled mode)
     stored = await store.create_match(chat_id, Settings(), [SeatSpec.human(7), ...])
     await store.append_move(stored.match_id, stored.next_seq, "QC@0,0", update_id=42)
 
@@ -19,10 +20,13 @@ import time
 from collections.abc import Callable
 
 from storage.base import (
+    ENGINE_USER_BASE,
     ActiveMatchExists,
     ChatRow,
     CorruptMatch,
     DuplicateUpdate,
+    EngineExists,
+    EngineRow,
     LobbyExists,
     LobbyRow,
     LobbyStatus,
@@ -44,16 +48,28 @@ from storage.base import (
     StoredMatch,
     TimerRow,
     UserRow,
+    Visibility,
+    engine_user_id,
+    is_engine_user,
     rebuild_game,
 )
 
 #: Environment variable naming the database; the default file is in the working directory.
 DB_ENV = "KRENDZU_DB"
 DEFAULT_DB = "krendzu.sqlite3"
+#: Environment variable with a PostgreSQL URL; when set it wins over ``KRENDZU_DB``.
+DATABASE_URL_ENV = "KRENDZU_DATABASE_URL"
 
 
 def default_target() -> str:
-    return os.environ.get(DB_ENV) or DEFAULT_DB
+    """``$KRENDZU_DATABASE_URL`` (PostgreSQL) if set, else ``$KRENDZU_DB`` or the default
+    SQLite file."""
+    return os.environ.get(DATABASE_URL_ENV) or os.environ.get(DB_ENV) or DEFAULT_DB
+
+
+def is_postgres(target: str | os.PathLike[str]) -> bool:
+    """Whether a target is a PostgreSQL URL (``postgresql://`` or ``postgres://``)."""
+    return os.fspath(target).startswith(("postgresql://", "postgres://"))
 
 
 def sqlite_path(target: str | os.PathLike[str]) -> str:
@@ -70,8 +86,8 @@ def sqlite_path(target: str | os.PathLike[str]) -> str:
             if rest.startswith("/"):
                 rest = rest[1:]  # sqlite:///rel -> rel, sqlite:////abs -> /abs
         return rest or ":memory:"
-    if text.startswith(("postgres://", "postgresql://")):
-        raise StorageError("no PostgreSQL backend yet: implement storage.base.Store for it")
+    if is_postgres(text):
+        raise StorageError("a PostgreSQL URL names no SQLite file (storage.postgres serves it)")
     if "://" in text:
         raise StorageError(f"unknown storage URL {text!r}")
     return text
@@ -81,23 +97,33 @@ async def open_store(target: str | os.PathLike[str] | None = None, *,
                      clock: Callable[[], float] = time.time) -> Store:
     """Open (creating and migrating as needed) the store ``target`` names.
 
-    ``None`` means ``$KRENDZU_DB`` or ``krendzu.sqlite3``. ``clock`` dates what is stored
-    (tests inject one). Raises :class:`SchemaTooNew` for a database written by a newer
-    version of the code.
+    ``None`` means ``$KRENDZU_DATABASE_URL``, else ``$KRENDZU_DB`` or ``krendzu.sqlite3``;
+    a ``postgresql://`` URL opens the PostgreSQL backend, anything else a SQLite file.
+    ``clock`` dates what is stored (tests inject one). Raises :class:`SchemaTooNew` for a
+    database written by a newer version of the code.
     """
-    path = sqlite_path(default_target() if target is None else target)
+    chosen = default_target() if target is None else target
+    if is_postgres(chosen):
+        from storage.postgres import PostgresStore
+
+        return await PostgresStore.open(os.fspath(chosen), clock=clock)
+    path = sqlite_path(chosen)
     from storage.sqlite import SqliteStore
 
     return await SqliteStore.open(path, clock=clock)
 
 
 __all__ = [
+    "DATABASE_URL_ENV",
     "DB_ENV",
     "DEFAULT_DB",
+    "ENGINE_USER_BASE",
     "ActiveMatchExists",
     "ChatRow",
     "CorruptMatch",
     "DuplicateUpdate",
+    "EngineExists",
+    "EngineRow",
     "LobbyExists",
     "LobbyRow",
     "LobbyStatus",
@@ -119,7 +145,11 @@ __all__ = [
     "StoredMatch",
     "TimerRow",
     "UserRow",
+    "Visibility",
     "default_target",
+    "engine_user_id",
+    "is_engine_user",
+    "is_postgres",
     "open_store",
     "rebuild_game",
     "sqlite_path",

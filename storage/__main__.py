@@ -5,8 +5,11 @@
     python -m storage info [--db PATH]            schema version, pragmas, row counts
     python -m storage check [--db PATH]           integrity check and rebuild of every match
 
-``--db`` defaults to ``$KRENDZU_DB`` or ``krendzu.sqlite3``. Output is one JSON object;
-exit 0 when all is well, 1 when ``check`` finds a problem, 2 on errors.
+``--db`` defaults to ``$KRENDZU_DATABASE_URL``, else ``$KRENDZU_DB`` or ``krendzu.sqlite3``.
+On PostgreSQL (a ``postgresql://`` URL) ``backup`` writes a ``pg_dump`` custom-format file
+(restore it with ``pg_restore``), ``check`` rebuilds every active match and ``info`` is
+SQLite's only. Output is one JSON object; exit 0 when all is well, 1 when ``check`` finds a
+problem, 2 on errors.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import sys
 import time
 from typing import Any
 
-from storage import StorageError, default_target, sqlite_path
+from storage import StorageError, default_target, is_postgres, open_store, sqlite_path
 from storage.migrations import LATEST
 from storage.sqlite import MEMORY, SqliteStore, backup_file
 
@@ -32,7 +35,18 @@ def _db_file(target: str) -> str:
     return path
 
 
+async def pg_backup(db: str, out: str) -> dict[str, Any]:
+    started = time.perf_counter()
+    async with await open_store(db) as store:
+        await store.backup(out)
+        schema = await store.schema_version()
+    return {"backup": out, "bytes": os.path.getsize(out), "schema_version": schema,
+            "seconds": round(time.perf_counter() - started, 3)}
+
+
 def cmd_backup(db: str, out: str) -> dict[str, Any]:
+    if is_postgres(db):
+        return asyncio.run(pg_backup(db, out))
     path = _db_file(db)
     started = time.perf_counter()
     backup_file(path, out)
@@ -49,6 +63,9 @@ def cmd_backup(db: str, out: str) -> dict[str, Any]:
 
 
 async def cmd_migrate(db: str) -> dict[str, Any]:
+    if is_postgres(db):
+        async with await open_store(db) as pg:
+            return {"schema_version": await pg.schema_version()}
     store = await SqliteStore.open(sqlite_path(db))
     try:
         return {"db": store.path, "schema_version": await store.schema_version()}
@@ -87,6 +104,19 @@ def cmd_info(db: str) -> dict[str, Any]:
 
 
 async def cmd_check(db: str) -> tuple[dict[str, Any], bool]:
+    if is_postgres(db):
+        from storage.postgres import PostgresStore
+
+        async with await PostgresStore.open(db, upgrade=False) as pg:
+            problems = []
+            rebuilt = 0
+            for row in await pg.active_matches():
+                try:
+                    await pg.load_match(row.match_id)
+                    rebuilt += 1
+                except StorageError as exc:
+                    problems.append(str(exc))
+        return {"problems": problems, "active_rebuilt": rebuilt}, not problems
     store = await SqliteStore.open(_db_file(db), upgrade=False)
     try:
         problems = await store.integrity_check()
@@ -110,7 +140,8 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("migrate", "info", "check"):
         sub.add_parser(name)
     for p in sub.choices.values():
-        p.add_argument("--db", help="database (default $KRENDZU_DB or krendzu.sqlite3)")
+        p.add_argument("--db", help="database: a SQLite file or a postgresql:// URL "
+                       "(default $KRENDZU_DATABASE_URL, $KRENDZU_DB or krendzu.sqlite3)")
     args = parser.parse_args(argv)
     db = args.db or default_target()
     ok = True

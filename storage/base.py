@@ -11,7 +11,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 from types import TracebackType
 from typing import Any, Self
@@ -84,6 +84,76 @@ class LobbyExists(StorageError):
 
 class CorruptMatch(StorageError):
     """Stored moves that the engine refuses: the log no longer rebuilds the match."""
+
+
+class EngineExists(StorageError):
+    """An engine of that name (compared case-insensitively) is registered already."""
+
+
+# Outside engines (issue 31) ---------------------------------------------------------------
+
+#: An outside engine plays under a user id of its own, far below every Telegram id (users
+#: are positive, groups down to about -10**13): its seat is a person's seat, so statistics,
+#: ratings, ``/top``, turn timers and stand-ins treat it exactly like a person's, and
+#: nothing is ever sent to it through Telegram (delivery drops notices addressed to it).
+ENGINE_USER_BASE = 4 * 10**15
+
+
+def engine_user_id(engine_id: int) -> int:
+    """The user id an engine plays under (its row in ``users`` is "🤖 NAME")."""
+    return -(ENGINE_USER_BASE + engine_id)
+
+
+def is_engine_user(user_id: int | None) -> bool:
+    """Whether ``user_id`` is an outside engine's (not a Telegram account)."""
+    return user_id is not None and user_id <= -ENGINE_USER_BASE
+
+
+class Visibility(StrEnum):
+    """Who may seat an engine: anyone, only its owner, nobody."""
+
+    OPEN = "open"
+    OWNER = "owner"
+    OFF = "off"
+
+
+#: Concurrent matches an engine plays unless its owner says otherwise.
+DEFAULT_ENGINE_MATCHES = 4
+
+
+@dataclass(frozen=True, slots=True)
+class EngineRow:
+    """A registered outside engine. Its token is never stored, only its SHA-256."""
+
+    engine_id: int
+    owner_id: int
+    name: str
+    visibility: Visibility
+    max_matches: int
+    created_at: datetime
+
+    @property
+    def user_id(self) -> int:
+        return engine_user_id(self.engine_id)
+
+    @property
+    def display_name(self) -> str:
+        return engine_display_name(self.name)
+
+
+def engine_display_name(name: str) -> str:
+    return f"🤖 {name}"
+
+
+def engine_row(r: Any) -> EngineRow:
+    """An ``engines`` row (SQLite's or PostgreSQL's, read by column name)."""
+    return EngineRow(engine_id=int(r["engine_id"]), owner_id=int(r["owner_id"]),
+                     name=str(r["name"]), visibility=Visibility(r["visibility"]),
+                     max_matches=int(r["max_matches"]),
+                     created_at=datetime.fromtimestamp(float(r["created_at"]), UTC))
+
+
+ENGINE_COLUMNS = "engine_id, owner_id, name, visibility, max_matches, created_at"
 
 
 # Rows -----------------------------------------------------------------------------------
@@ -641,10 +711,46 @@ class Store(abc.ABC):
         indexed look-up, not a scan of every player) in one chat or over all chats; of
         several players of that name, the one with the most wins."""
 
+    # Outside engines (issue 31) -----------------------------------------------------------
+
+    @abc.abstractmethod
+    async def create_engine(self, owner_id: int, name: str, token_hash: str) -> EngineRow:
+        """Register an engine and the user it plays under (``🤖 NAME``, never written to),
+        in one write; :class:`EngineExists` if the name (case-folded) is taken."""
+
+    @abc.abstractmethod
+    async def get_engine(self, engine_id: int) -> EngineRow | None: ...
+
+    @abc.abstractmethod
+    async def engine_by_name(self, name: str) -> EngineRow | None:
+        """The engine called ``name``, compared case-insensitively."""
+
+    @abc.abstractmethod
+    async def engine_by_token(self, token_hash: str) -> EngineRow | None:
+        """The engine whose token has this SHA-256 (hex)."""
+
+    @abc.abstractmethod
+    async def engines_of(self, owner_id: int) -> list[EngineRow]:
+        """The engines a person registered, oldest first."""
+
+    @abc.abstractmethod
+    async def update_engine(self, engine_id: int, *, token_hash: str | None = None,
+                            visibility: Visibility | None = None,
+                            max_matches: int | None = None) -> EngineRow:
+        """Change an engine (``None`` leaves a field); :class:`NotFound` if there is none.
+        A new token hash makes the old token stop working at once."""
+
+    @abc.abstractmethod
+    async def delete_engine(self, engine_id: int) -> bool:
+        """Forget an engine (its token stops working; the matches it played and its
+        statistics stay under its user). False if there was none."""
+
     # Administration and inspection ------------------------------------------------------
-    # Nothing in the bot calls these: ``python -m storage``, operators and tests do. The
-    # bot's own update ids are remembered by ``append_move(update_id=...)`` and pruned
-    # automatically; the ledger methods below inspect and maintain it by hand.
+    # Nothing in the bot calls these but the update ledger's ``mark_update`` and
+    # ``seen_update``: ``python -m storage``, operators and tests do. The bot's own update
+    # ids are remembered by ``append_move(update_id=...)`` and pruned automatically; in
+    # webhook mode (chat/web.py) every update processed is marked too, so that a copy
+    # Telegram delivers again is recognised.
 
     @abc.abstractmethod
     async def schema_version(self) -> int:

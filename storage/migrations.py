@@ -274,6 +274,28 @@ _V7 = (
     """,
 )
 
+_V8 = (
+    # Outside engines (issue 31). An engine plays under a user of its own (id
+    # storage.base.engine_user_id(engine_id), far below every Telegram id): its seats are
+    # ordinary human seats of that user, so statistics, ratings and /top need nothing new.
+    # Only the SHA-256 of its token is kept. AUTOINCREMENT: a deleted engine's id (and so
+    # its user, with that user's statistics) is never given to another engine.
+    """
+    CREATE TABLE engines (
+        engine_id   INTEGER PRIMARY KEY AUTOINCREMENT,
+        owner_id    INTEGER NOT NULL,
+        name        TEXT NOT NULL,
+        name_key    TEXT NOT NULL UNIQUE,  -- storage.base.name_key(name)
+        token_hash  TEXT NOT NULL UNIQUE,  -- hex SHA-256 of the token
+        visibility  TEXT NOT NULL DEFAULT 'open'
+                        CHECK (visibility IN ('open', 'owner', 'off')),
+        max_matches INTEGER NOT NULL DEFAULT 4 CHECK (max_matches >= 1),
+        created_at  REAL NOT NULL
+    )
+    """,
+    "CREATE INDEX engines_by_owner ON engines (owner_id, engine_id)",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "core tables: chats, users, matches, seats, move log", _V1),
     Migration(2, "processed updates, user statistics, indices, final totals", _V2),
@@ -282,6 +304,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "finer statistics; ratings and their history; tidy chats", _V5),
     Migration(6, "players looked up by name", _V6),
     Migration(7, "group titles; private panels' messages and lines", _V7),
+    Migration(8, "outside engines", _V8),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import json
 import logging
 import os
@@ -32,12 +31,15 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
-from krendzu import DEAL_PRESETS, Match, Outcome, PlayerAction, Settings, match_outcome
-from krendzu.stats import SeatStatistics, seat_statistics
+from krendzu import Match, Outcome, PlayerAction, Settings, match_outcome
+from krendzu.stats import seat_statistics
 from storage.base import (
+    ENGINE_COLUMNS,
     ActiveMatchExists,
     ChatRow,
     DuplicateUpdate,
+    EngineExists,
+    EngineRow,
     LobbyExists,
     LobbyRow,
     LobbyStatus,
@@ -59,10 +61,27 @@ from storage.base import (
     StoredMatch,
     TimerRow,
     UserRow,
+    Visibility,
+    engine_display_name,
+    engine_row,
+    engine_user_id,
     name_key,
     normalize_action,
     rebuild_game,
 )
+from storage.common import MAX_SEED as _MAX_SEED
+from storage.common import PRUNE_EVERY, UPDATE_TTL_SECONDS
+from storage.common import STATS_FIELDS as _STATS_FIELDS
+from storage.common import STATS_SUMS as _STATS_SUMS
+from storage.common import at as _at
+from storage.common import at_or_none as _dt
+from storage.common import chat_settings_dump as _chat_settings_dump
+from storage.common import chat_settings_load as _chat_settings_load
+from storage.common import consume_exception as _consume_exception
+from storage.common import panel_lines_load as _panel_lines_load
+from storage.common import settings_from as _settings_from
+from storage.common import settings_json as _settings_json
+from storage.common import stats_params as _stats_params
 from storage.migrations import LATEST, MIGRATIONS, VERSION_TABLE, Migration
 
 log = logging.getLogger(__name__)
@@ -76,13 +95,8 @@ ReadOp = Callable[[aiosqlite.Connection], Awaitable[T]]
 
 MEMORY = ":memory:"
 BUSY_TIMEOUT_MS = 5000
-#: Telegram redelivers an update for at most a day; keep ids two days, then forget them.
-UPDATE_TTL_SECONDS = 2 * 24 * 3600
-#: Prune processed update ids every this many insertions (inside that write).
-PRUNE_EVERY = 512
 #: At most this many writes share one commit (bounds the latency of a busy moment).
 MAX_BATCH = 128
-_MAX_SEED = 2**63
 
 
 # Connecting and migrating -------------------------------------------------------------
@@ -280,47 +294,8 @@ def _fsync_dir(path: str) -> None:
 # Conversions ----------------------------------------------------------------------------
 
 
-def _dt(ts: float | None) -> datetime | None:
-    return None if ts is None else datetime.fromtimestamp(ts, UTC)
-
-
-def _settings_json(settings: Settings) -> dict[str, Any]:
-    data = settings.to_json()
-    data["preset"] = settings.preset
-    return data
-
-
-def _settings_from(table: str, data: dict[str, Any]) -> Settings:
-    settings = Settings.from_json(table, data)
-    preset = data.get("preset")
-    presets = DEAL_PRESETS[settings.table]
-    if isinstance(preset, str) and presets.get(preset) == settings.deal:
-        return Settings(
-            table=settings.table,
-            tours=settings.tours,
-            exchange_limit=settings.exchange_limit,
-            preset=preset,
-        )
-    return settings
-
-
-def _chat_settings_dump(settings: Settings) -> str:
-    return json.dumps({"table": settings.table.value, **_settings_json(settings)})
-
-
-def _chat_settings_load(text: str | None) -> Settings | None:
-    if text is None:
-        return None
-    data = json.loads(text)
-    return _settings_from(data.pop("table"), data)
-
-
 # Rows: every dataclass is built from named columns (the connection's row factory is
 # ``sqlite3.Row``), so a column added to a SELECT cannot shift another field.
-
-
-def _at(ts: float) -> datetime:
-    return datetime.fromtimestamp(ts, UTC)
 
 
 #: A match row of ``matches m`` with its move count and its seats (a JSON array of objects
@@ -383,15 +358,6 @@ def _move_row(r: sqlite3.Row) -> MoveRow:
 
 
 _CHAT_COLUMNS = "chat_id, language, default_settings, created_at, updated_at, tidy, title"
-
-
-def _panel_lines_load(text: str) -> list[str]:
-    """Stored panel lines; anything unreadable reads as none (they are only a courtesy)."""
-    try:
-        lines = json.loads(text)
-    except ValueError:
-        return []
-    return [str(x) for x in lines] if isinstance(lines, list) else []
 
 
 def _chat_row(r: sqlite3.Row) -> ChatRow:
@@ -472,16 +438,11 @@ _STATS_COLUMNS = """
     SUM(s.suit_combos) AS suit_combos, SUM(s.progression_combos) AS progression_combos,
     SUM(s.own_goals_conceded) AS own_goals_conceded
 """
-_STATS_FIELDS = tuple(f.name for f in dataclasses.fields(StatsRow))
 
 
 def _stats_row(r: sqlite3.Row) -> StatsRow:
     return StatsRow(**{name: r[name] for name in _STATS_FIELDS})
 
-
-#: The columns of ``user_stats`` a finished match adds to (``matches`` is counted apart).
-_STATS_SUMS = ("wins", "draws", "points_scored", "points_conceded", "tours_attacked",
-               "tours_defended", "suit_combos", "progression_combos", "own_goals_conceded")
 
 #: Adds one finished match to a player's row (named parameters: see _stats_params).
 _ADD_STATS = f"""
@@ -492,13 +453,6 @@ _ADD_STATS = f"""
         best_tour = MAX(best_tour, excluded.best_tour),
         {", ".join(f"{c} = {c} + excluded.{c}" for c in _STATS_SUMS)}
 """
-
-
-def _stats_params(user_id: int, chat_id: int, gained: SeatStatistics) -> dict[str, Any]:
-    """What a seat's statistics gain (the engine's figures, stored as they are), as the
-    named parameters of ``_ADD_STATS``."""
-    return {**dataclasses.asdict(gained), "user_id": user_id, "chat_id": chat_id,
-            "wins": int(gained.win), "draws": int(gained.draw)}
 
 
 _STATS_ORDER = "wins DESC, draws DESC, points_scored DESC, matches ASC, s.user_id ASC"
@@ -1538,6 +1492,75 @@ class SqliteStore(Store):
                 (now - self._update_ttl,),
             )
 
+    # Outside engines (issue 31) -----------------------------------------------------------
+
+    async def create_engine(self, owner_id: int, name: str, token_hash: str) -> EngineRow:
+        now = self._clock()
+
+        async def work(conn: aiosqlite.Connection) -> EngineRow:
+            if await self._fetchone(conn, "SELECT 1 FROM engines WHERE name_key = ?",
+                                    (name_key(name),)) is not None:
+                raise EngineExists(f"an engine is called {name!r} already")
+            try:
+                cur = await conn.execute(
+                    "INSERT INTO engines (owner_id, name, name_key, token_hash, created_at) "
+                    "VALUES (?, ?, ?, ?, ?)", (owner_id, name, name_key(name), token_hash, now))
+            except sqlite3.IntegrityError as exc:
+                raise EngineExists(f"an engine is called {name!r} already") from exc
+            engine_id = int(cur.lastrowid or 0)
+            display = engine_display_name(name)
+            await conn.execute(
+                "INSERT INTO users (user_id, display_name, can_write_privately, created_at, "
+                "updated_at, name_key) VALUES (?, ?, 0, ?, ?, ?) ON CONFLICT (user_id) DO "
+                "UPDATE SET display_name = excluded.display_name, name_key = excluded.name_key",
+                (engine_user_id(engine_id), display, now, now, name_key(display)))
+            row = await self._fetchone(
+                conn, f"SELECT {ENGINE_COLUMNS} FROM engines WHERE engine_id = ?", (engine_id,))
+            assert row is not None
+            return engine_row(row)
+
+        return await self._write(work)
+
+    async def _engines(self, where: str, params: Sequence[Any]) -> list[EngineRow]:
+        return await self._select(f"SELECT {ENGINE_COLUMNS} FROM engines {where}", params,
+                                  engine_row)
+
+    async def get_engine(self, engine_id: int) -> EngineRow | None:
+        rows = await self._engines("WHERE engine_id = ?", (engine_id,))
+        return rows[0] if rows else None
+
+    async def engine_by_name(self, name: str) -> EngineRow | None:
+        rows = await self._engines("WHERE name_key = ?", (name_key(name),))
+        return rows[0] if rows else None
+
+    async def engine_by_token(self, token_hash: str) -> EngineRow | None:
+        rows = await self._engines("WHERE token_hash = ?", (token_hash,))
+        return rows[0] if rows else None
+
+    async def engines_of(self, owner_id: int) -> list[EngineRow]:
+        return await self._engines("WHERE owner_id = ? ORDER BY engine_id", (owner_id,))
+
+    async def update_engine(self, engine_id: int, *, token_hash: str | None = None,
+                            visibility: Visibility | None = None,
+                            max_matches: int | None = None) -> EngineRow:
+        async def work(conn: aiosqlite.Connection) -> EngineRow:
+            await conn.execute(
+                "UPDATE engines SET token_hash = COALESCE(?, token_hash), "
+                "visibility = COALESCE(?, visibility), "
+                "max_matches = COALESCE(?, max_matches) WHERE engine_id = ?",
+                (token_hash, None if visibility is None else str(visibility), max_matches,
+                 engine_id))
+            row = await self._fetchone(
+                conn, f"SELECT {ENGINE_COLUMNS} FROM engines WHERE engine_id = ?", (engine_id,))
+            if row is None:
+                raise NotFound(f"engine {engine_id}")
+            return engine_row(row)
+
+        return await self._write(work)
+
+    async def delete_engine(self, engine_id: int) -> bool:
+        return await self._change("DELETE FROM engines WHERE engine_id = ?", (engine_id,)) > 0
+
     # Administration and inspection ------------------------------------------------------
     # Nothing in the bot calls these: ``python -m storage``, the benchmarks, operators and
     # tests do.
@@ -1619,12 +1642,6 @@ def _public(exc: BaseException) -> BaseException:
     if isinstance(exc, asyncio.CancelledError):
         return StorageError("the write was interrupted (the store is closing)")
     return exc
-
-
-def _consume_exception(task: asyncio.Task[Any]) -> None:
-    """Retrieve the outcome of a shielded task whose caller may have gone (no warnings)."""
-    if not task.cancelled() and task.exception() is not None:
-        log.debug("storage: call failed: %r", task.exception())
 
 
 __all__ = [

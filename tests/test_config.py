@@ -44,3 +44,18 @@ def test_languages_from_telegram_codes() -> None:
     # Russian only for Russian-language users: a Ukrainian one gets English (issue 27).
     assert language_of("ru") == "ru" and language_of("uk-UA") == "en"
     assert language_of("en-GB") == "en" and language_of(None) == "en"
+
+
+def test_a_database_url_selects_postgresql(tmp_path: Path, monkeypatch) -> None:
+    """KRENDZU_DATABASE_URL wins over KRENDZU_DB: the store then is PostgreSQL
+    (storage.open_store picks the backend from what it is given)."""
+    env = tmp_path / ".env"
+    env.write_text("KRENDZU_DATABASE_URL=postgresql://bot:pw@db/krendzu\n", encoding="utf-8")
+    monkeypatch.delenv("KRENDZU_DATABASE_URL", raising=False)
+    monkeypatch.setenv("KRENDZU_DB", "x.sqlite3")
+    assert load_config(env).database == "postgresql://bot:pw@db/krendzu"
+    monkeypatch.setenv("KRENDZU_DATABASE_URL", "postgres:///krendzu?host=/run/pg")
+    assert load_config(env).database == "postgres:///krendzu?host=/run/pg"
+    assert load_config(None).database == "postgres:///krendzu?host=/run/pg"
+    monkeypatch.delenv("KRENDZU_DATABASE_URL")
+    assert load_config(None).database == "x.sqlite3"

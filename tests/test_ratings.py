@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
 from openskill.models import PlackettLuce
@@ -23,8 +22,8 @@ async def finished(store, table: Table, humans: list[int], seed: int, chat: int 
     return row, game
 
 
-async def test_a_duel_rates_both_players_once_as_computed_by_hand(tmp_path: Path) -> None:
-    async with await open_store(tmp_path / "k.sqlite3") as store:
+async def test_a_duel_rates_both_players_once_as_computed_by_hand(store_target: str) -> None:
+    async with await open_store(store_target) as store:
         await add_users(store, 1, 2)
         for seed in range(20):  # a match with a winner
             row, game = await finished(store, Table.DUEL, [1, 2], seed)
@@ -47,8 +46,8 @@ async def test_a_duel_rates_both_players_once_as_computed_by_hand(tmp_path: Path
         assert row.match_id not in [r.match_id for r in await store.unrated_matches()]
 
 
-async def test_computers_rate_people_and_stay_fixed(tmp_path: Path) -> None:
-    async with await open_store(tmp_path / "k.sqlite3") as store:
+async def test_computers_rate_people_and_stay_fixed(store_target: str) -> None:
+    async with await open_store(store_target) as store:
         await add_users(store, 1)
         for seed in range(SHOW_AFTER):
             row, game = await finished(store, Table.DUEL, [1], seed)
@@ -61,8 +60,8 @@ async def test_computers_rate_people_and_stay_fixed(tmp_path: Path) -> None:
         assert COMPUTER_RATINGS[1][0] < COMPUTER_RATINGS[2][0] < COMPUTER_RATINGS[3][0]
 
 
-async def test_teams_move_together_and_trios_rank_three_sides(tmp_path: Path) -> None:
-    async with await open_store(tmp_path / "k.sqlite3") as store:
+async def test_teams_move_together_and_trios_rank_three_sides(store_target: str) -> None:
+    async with await open_store(store_target) as store:
         await add_users(store, 1, 2, 3, 4)
         for seed in range(30):
             row, game = await finished(store, Table.TEAMS, [1, 2, 3, 4], seed)
@@ -83,8 +82,8 @@ async def test_teams_move_together_and_trios_rank_three_sides(tmp_path: Path) ->
             assert after[uid].mu > before[uid].mu  # type: ignore[index]
 
 
-async def test_finer_statistics_add_up(tmp_path: Path) -> None:
-    async with await open_store(tmp_path / "k.sqlite3") as store:
+async def test_finer_statistics_add_up(store_target: str) -> None:
+    async with await open_store(store_target) as store:
         await add_users(store, 1, 2)
         scored = conceded = 0
         for seed in range(4):
@@ -100,8 +99,8 @@ async def test_finer_statistics_add_up(tmp_path: Path) -> None:
         assert stats.own_goals_conceded <= stats.points_conceded
 
 
-async def test_a_concession_and_a_trio_resignation_rank_last(tmp_path: Path) -> None:
-    async with await open_store(tmp_path / "k.sqlite3") as store:
+async def test_a_concession_and_a_trio_resignation_rank_last(store_target: str) -> None:
+    async with await open_store(store_target) as store:
         await add_users(store, 1, 2, 3)
         stored = await store.create_match(-7, Settings(table=Table.DUEL),
                                           seats_for(Table.DUEL, [1, 2]), seed=3)

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from krendzu import Settings
 from storage import LobbyExists, LobbyStatus, NotFound, SeatSpec, open_store
 
 
-async def test_lobby_lifecycle_and_start_in_one_transaction(tmp_path: Path) -> None:
-    path = tmp_path / "k.sqlite3"
+async def test_lobby_lifecycle_and_start_in_one_transaction(store_target: str) -> None:
+    path = store_target
     async with await open_store(path) as store:
         lobby = await store.create_lobby(-100, 7, {"table": "duel", "seats": []}, thread_id=5)
         assert lobby.status is LobbyStatus.OPEN and lobby.thread_id == 5
@@ -39,8 +37,8 @@ async def test_lobby_lifecycle_and_start_in_one_transaction(tmp_path: Path) -> N
         assert (await store.get_lobby(lobby.lobby_id)).match_id == stored.match_id
 
 
-async def test_start_with_a_closed_lobby_writes_nothing(tmp_path: Path) -> None:
-    async with await open_store(tmp_path / "k.sqlite3") as store:
+async def test_start_with_a_closed_lobby_writes_nothing(store_target: str) -> None:
+    async with await open_store(store_target) as store:
         lobby = await store.create_lobby(-1, 7, {})
         await store.update_lobby(lobby.lobby_id, status=LobbyStatus.CLOSED)
         with pytest.raises(NotFound):
@@ -49,8 +47,8 @@ async def test_start_with_a_closed_lobby_writes_nothing(tmp_path: Path) -> None:
         assert await store.active_match(-1) is None
 
 
-async def test_announced_marker_only_grows(tmp_path: Path) -> None:
-    async with await open_store(tmp_path / "k.sqlite3") as store:
+async def test_announced_marker_only_grows(store_target: str) -> None:
+    async with await open_store(store_target) as store:
         stored = await store.create_match(-1, Settings(), [SeatSpec.computer(1),
                                                            SeatSpec.computer(2)])
         assert stored.row.announced_seq == 0
@@ -64,8 +62,8 @@ async def test_announced_marker_only_grows(tmp_path: Path) -> None:
         assert row.announced_seq == 1 and row.move_count == 1
 
 
-async def test_migrate_chat_moves_matches_and_lobbies(tmp_path: Path) -> None:
-    async with await open_store(tmp_path / "k.sqlite3") as store:
+async def test_migrate_chat_moves_matches_and_lobbies(store_target: str) -> None:
+    async with await open_store(store_target) as store:
         await store.upsert_chat(-5, language="ru")
         stored = await store.create_match(-5, Settings(), [SeatSpec.computer(1),
                                                            SeatSpec.computer(2)])

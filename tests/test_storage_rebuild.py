@@ -1,11 +1,11 @@
 """Rebuild equals live: a match stored move by move and reloaded by a fresh connection is the
-same match, for every table, with and without exchanges, finished or stopped midway."""
+same match, for every table, with and without exchanges, finished or stopped midway (on a
+SQLite file and on PostgreSQL, and in memory)."""
 
 from __future__ import annotations
 
 import asyncio
 import random
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -19,10 +19,10 @@ SETTINGS_IDS = [f"{s.table.value}-x{s.exchange_limit}" for s in TABLE_SETTINGS]
 
 @pytest.mark.parametrize("match_settings", TABLE_SETTINGS, ids=SETTINGS_IDS)
 @pytest.mark.parametrize("seed", [1, 2])
-async def test_rebuild_equals_live_on_a_real_file(
-    tmp_path: Path, match_settings, seed: int
+async def test_rebuild_equals_live_after_a_reopen(
+    store_target: str, match_settings, seed: int
 ) -> None:
-    path = tmp_path / "rebuild.db"
+    path = store_target
     rng = random.Random(seed)
     humans = [11, 12, 13, 14][: rng.randint(1, match_settings.table.players)]
     lives = {}

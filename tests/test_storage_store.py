@@ -1,4 +1,8 @@
-"""The store's contract: rows, the conflict rule, duplicate updates, queries, statistics."""
+"""The store's contract: rows, the conflict rule, duplicate updates, queries, statistics.
+
+Every test that takes ``store`` or ``store_target`` runs on each backend (SQLite, also in
+memory, and PostgreSQL: ``tests/conftest.py``); the ``file_store`` ones look beneath the
+interface at SQLite itself (``tests/test_storage_postgres.py`` does that for PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -37,10 +41,18 @@ from tests.storage_helpers import add_users, play_and_store, seats_for, snapshot
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture(params=["file", "memory"])
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
-    target = tmp_path / "s.db" if request.param == "file" else ":memory:"
-    s = await open_store(target)
+@pytest.fixture(params=["file", "memory", "postgres"])
+def any_target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Every backend; SQLite also in memory, as most of the other tests use it."""
+    if request.param == "postgres":
+        url: str = request.getfixturevalue("pg_url")
+        return url
+    return str(tmp_path / "s.db") if request.param == "file" else ":memory:"
+
+
+@pytest.fixture
+async def store(any_target: str) -> AsyncIterator[Store]:
+    s = await open_store(any_target)
     yield s
     await s.close()
 
@@ -239,10 +251,10 @@ async def test_conflict_rule_under_concurrent_tasks(store: Store) -> None:
     assert snapshot(loaded.game) == snapshot(game)
 
 
-async def test_conflict_rule_across_connections(tmp_path: Path) -> None:
-    """Two stores on one file (as two processes would be): the write lock decides."""
-    path = tmp_path / "two.db"
-    one, two = await open_store(path), await open_store(path)
+async def test_conflict_rule_across_connections(store_target: str) -> None:
+    """Two stores on one database (as two processes would be): SQLite's write lock, or
+    PostgreSQL's per-match advisory lock and the (match, seq) key, decide."""
+    one, two = await open_store(store_target), await open_store(store_target)
     try:
         await add_users(one, 1)
         stored = await one.create_match(1, Settings(), seats_for(Table.DUEL, [1]))
@@ -303,12 +315,12 @@ async def test_actions_are_checked_and_canonical(store: Store) -> None:
         await store.append_move(4040, 1, "pass")
 
 
-async def test_corrupt_log_is_reported(file_store: SqliteStore) -> None:
-    await add_users(file_store, 1)
-    stored = await file_store.create_match(1, Settings(), seats_for(Table.DUEL, [1]))
-    await file_store.append_move(stored.match_id, 1, "pass")  # not legal at the opening
+async def test_corrupt_log_is_reported(store: Store) -> None:
+    await add_users(store, 1)
+    stored = await store.create_match(1, Settings(), seats_for(Table.DUEL, [1]))
+    await store.append_move(stored.match_id, 1, "pass")  # not legal at the opening
     with pytest.raises(CorruptMatch, match="move 1"):
-        await file_store.load_match(stored.match_id)
+        await store.load_match(stored.match_id)
 
 
 # Duplicate Telegram updates -------------------------------------------------------------
@@ -367,9 +379,9 @@ async def test_same_update_raced_by_concurrent_tasks(store: Store) -> None:
     assert (await store.get_match(stored.match_id)).move_count == 1
 
 
-async def test_update_ids_are_pruned_by_age(tmp_path: Path) -> None:
+async def test_update_ids_are_pruned_by_age(store_target: str) -> None:
     now = [1_000_000.0]
-    store = await SqliteStore.open(tmp_path / "u.db", clock=lambda: now[0])
+    store = await open_store(store_target, clock=lambda: now[0])
     try:
         for uid in range(10):
             assert await store.mark_update(uid)
@@ -494,15 +506,15 @@ async def test_statistics_per_chat_and_over_all_chats(store: Store) -> None:
 # Robustness -----------------------------------------------------------------------------
 
 
-async def test_cancelled_caller_leaves_a_consistent_store(file_store: SqliteStore) -> None:
-    await add_users(file_store, 1)
-    stored = await file_store.create_match(1, Settings(), seats_for(Table.DUEL, [1]))
+async def test_cancelled_caller_leaves_a_consistent_store(store: Store) -> None:
+    await add_users(store, 1)
+    stored = await store.create_match(1, Settings(), seats_for(Table.DUEL, [1]))
     game = stored.game
     rng = random.Random(13)
     for _ in range(20):
         a = rng.choice(game.legal_actions())
         task = asyncio.ensure_future(
-            file_store.append_move(stored.match_id, len(game.history) + 1, a)
+            store.append_move(stored.match_id, len(game.history) + 1, a)
         )
         await asyncio.sleep(rng.random() * 0.002)
         task.cancel()
@@ -510,16 +522,17 @@ async def test_cancelled_caller_leaves_a_consistent_store(file_store: SqliteStor
             await task
         await asyncio.sleep(0.01)
         # Committed or not, never half: the store reports the truth and keeps working.
-        row = await file_store.get_match(stored.match_id)
+        row = await store.get_match(stored.match_id)
         if row.move_count == len(game.history) + 1:
             game.apply(a)
         assert row.move_count == len(game.history)
-    assert snapshot((await file_store.load_match(stored.match_id)).game) == snapshot(game)
-    assert await file_store.integrity_check() == []
+    assert snapshot((await store.load_match(stored.match_id)).game) == snapshot(game)
+    if isinstance(store, SqliteStore):
+        assert await store.integrity_check() == []
 
 
-async def test_closed_store_refuses(tmp_path: Path) -> None:
-    store = await open_store(tmp_path / "c.db")
+async def test_closed_store_refuses(store_target: str) -> None:
+    store = await open_store(store_target)
     await store.close()
     await store.close()  # idempotent
     with pytest.raises(StorageError):

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from krendzu import Settings
 from storage import MatchStatus, SeatSpec, StandIn, open_store
 
 
-async def test_timer_deadline_reminder_and_stretch(tmp_path: Path) -> None:
-    path = tmp_path / "k.sqlite3"
+async def test_timer_deadline_reminder_and_stretch(store_target: str) -> None:
+    path = store_target
     async with await open_store(path) as store:
         await store.upsert_user(7, "Ann")
         stored = await store.create_match(-1, Settings(), [SeatSpec.human(7),
@@ -43,8 +41,8 @@ async def test_timer_deadline_reminder_and_stretch(tmp_path: Path) -> None:
         assert await store.timer_of(mid) is None
 
 
-async def test_finished_matches_have_no_due_timers_and_stand_ins(tmp_path: Path) -> None:
-    async with await open_store(tmp_path / "k.sqlite3") as store:
+async def test_finished_matches_have_no_due_timers_and_stand_ins(store_target: str) -> None:
+    async with await open_store(store_target) as store:
         await store.upsert_user(7, "Ann")
         stored = await store.create_match(-1, Settings(), [SeatSpec.human(7),
                                                            SeatSpec.computer(2)])

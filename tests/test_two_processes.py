@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
@@ -20,10 +19,11 @@ GROUP = -100
 
 
 @pytest.fixture
-async def flows(tmp_path: Path) -> AsyncIterator[tuple[Flow, Flow]]:
-    db = tmp_path / "k.sqlite3"
+async def flows(store_target: str) -> AsyncIterator[tuple[Flow, Flow]]:
+    """Two flows, each with a store of its own on one database: a SQLite file, or
+    PostgreSQL (``tests/conftest.py``), where each store is a pool as a process has."""
     thinker = Thinker(workers=0)
-    stores = [await open_store(db) for _ in range(2)]
+    stores = [await open_store(store_target) for _ in range(2)]
     yield tuple(Flow(s, Catalogs(), thinker.decide, bot_username="kbot")  # type: ignore[misc]
                 for s in stores)
     thinker.close()

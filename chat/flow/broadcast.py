@@ -13,6 +13,7 @@ from chat.flow.announce import Audience, Change, announce
 from chat.flow.deadlines import Deadlines
 from chat.flow.games import Games
 from chat.flow.people import People
+from chat.flow.signals import Signals
 from chat.flow.views import panel as panels
 from chat.flow.views.messages import Reader
 from chat.flow.views.texts import clock_text
@@ -29,15 +30,26 @@ class Broadcast:
         self.people = people
         self.games = games
         self.deadlines = deadlines
+        #: Wakes the engine protocol's streams after each stored change (chat.flow.signals).
+        self.signals = Signals()
+        #: The scaled mode (chat/jobs.py): a stored change is announced by the announcement
+        #: job deferred in the move's own transaction, not by the process that stored it, so
+        #: :meth:`change` only times the next turn unless ``drain`` (the job itself) asks. A
+        #: match's start (no moves: nothing for the job to find) is told at once as ever.
+        self.by_jobs = False
 
     async def reader(self, row: MatchRow, tr: Tr) -> Reader:
         return Reader(tr, await self.people.seat_names(row, tr))
 
     async def change(self, stored: StoredMatch, before: Match | None,
                      actions: Sequence[Action], *, mover: int | None = None,
-                     from_panel: bool = False) -> list[Notice]:
+                     from_panel: bool = False, drain: bool = False) -> list[Notice]:
         """Notices telling everyone about ``actions`` (applied to ``before``) and what next."""
         row, game = stored.row, stored.game
+        if self.by_jobs and actions and not drain:
+            await self.deadlines.after_moves(stored)
+            self.signals.changed(row.match_id)
+            return []
         group = await self.reader(row, await self.people.chat_tr(row.chat_id))
         players: dict[int, Reader] = {}
         for seat in row.seats:
@@ -65,6 +77,7 @@ class Broadcast:
             shown[mover] = None
         shown.update(out.panels)
         await self.games.show(row.match_id, shown)
+        self.signals.changed(row.match_id)
         return out.notices
 
     async def panel(self, stored: StoredMatch, seat: int, user_id: int, tr: Tr,

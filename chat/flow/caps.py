@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from chat.flow.people import People
 from chat.i18n import Tr
-from storage import Store
+from storage import Store, is_engine_user
 
 
 class Caps:
@@ -30,6 +30,8 @@ class Caps:
                              "chat may have at once. Start a new one when one of them is "
                              "over.", count)
         for user_id in user_ids:
+            if is_engine_user(user_id):  # its own cap: chat.flow.engines
+                continue
             count = await self.store.count_active_matches(user_id=user_id)
             if count < self.per_user:
                 continue

@@ -13,6 +13,7 @@ from chat.flow.broadcast import Broadcast
 from chat.flow.caps import Caps
 from chat.flow.deadlines import Deadlines
 from chat.flow.endings import Endings
+from chat.flow.engines import EngineAnswer, Engines
 from chat.flow.games import Games
 from chat.flow.invites import Invites
 from chat.flow.lobbies import Lobbies
@@ -22,7 +23,7 @@ from chat.flow.parts import Parts
 from chat.flow.people import People
 from chat.flow.presses import Presses
 from chat.flow.reports import Reports
-from chat.flow.restart import resume
+from chat.flow.restart import pending, resume
 from chat.flow.ticker import Ticker
 from chat.i18n import Catalogs, Tr
 from chat.model import LobbyState
@@ -41,7 +42,8 @@ class Flow:
     def __init__(self, store: Store, catalogs: Catalogs, decide: Decide, *,
                  bot_username: str, clock: Callable[[], float] = time.time,
                  timer_grace: float = 60.0, max_matches_per_user: int = 3,
-                 max_matches_per_chat: int = 5, locks: Locks | None = None) -> None:
+                 max_matches_per_chat: int = 5, locks: Locks | None = None,
+                 engine_api_url: str | None = None) -> None:
         self.store = store
         self.catalogs = catalogs
         self.decide = decide
@@ -61,6 +63,10 @@ class Flow:
         self.reports = Reports(self.people, self.games, self.deadlines, self.broadcast)
         self.lobbies = Lobbies(parts, self.caps, bot_username=bot_username, clock=clock)
         self.invites = Invites(store, self.people, self.lobbies)
+        #: Outside engines (issue 31): ``/engine``, ``/add @NAME``, their tokens.
+        self.engines = Engines(store, self.people, api_url=engine_api_url)
+        if engine_api_url is not None:
+            self.lobbies.engines = self.engines
         self.presses = Presses(parts, self.matches, self.lobbies)
         #: Turn timers, /back, a seat handed over, idle set-ups (the job queue ticks it).
         self.timers = Ticker(parts, self.matches, self.endings, self.lobbies)
@@ -144,6 +150,12 @@ class Flow:
 
     async def seat_invited(self, actor: Actor) -> list[Outcome]:
         return await self.invites.seat_invited(actor)
+
+    # Outside engines: chat.flow.engines ---------------------------------------------------
+
+    async def engine_command(self, actor: Actor, args: list[str], *,
+                             private: bool) -> EngineAnswer:
+        return await self.engines.command(actor, args, private=private)
 
     # Matches: chat.flow.games, chat.flow.matches, chat.flow.presses -----------------------
 
@@ -243,3 +255,11 @@ class Flow:
     async def resume(self) -> list[Notice]:
         return await resume(self.store, self.games, self.deadlines, self.broadcast,
                             self.endings)
+
+    async def announce_pending(self, match_id: int) -> list[Notice]:
+        """The scaled mode's announcement job: every stored move after the match's
+        ``announced`` marker, told (chat.flow.restart.pending); its last notice
+        (:class:`~chat.notices.Announced`) says where the marker goes once delivered."""
+        begin_work()
+        self.games.forget(match_id)  # another process stored the moves
+        return await pending(await self.games.load(match_id), self.broadcast)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from chat.describe import level_label
 from chat.flow.base import Actor
 from chat.flow.caps import Caps
+from chat.flow.engines import ENGINE_DUEL_TIMER, Engines
 from chat.flow.lobby_state import choose, cycle, fill_computers, state_of
 from chat.flow.parts import Parts, Room
 from chat.flow.views import codec
@@ -37,6 +38,7 @@ from storage import (
     MatchStatus,
     NotFound,
     SeatSpec,
+    is_engine_user,
 )
 
 
@@ -48,11 +50,16 @@ class Lobbies(Room):
         self.bot_username = bot_username
         self.clock = clock
         self._lobbies_checked = 0.0
+        #: Outside engines (``/add @NAME``), when the bot serves the engine protocol.
+        self.engines: Engines | None = None
 
     async def show(self, lobby: LobbyRow, state: LobbyState, tr: Tr, *,
                    repost: bool = False) -> ShowLobby:
+        engines: list[str] = []
+        if self.engines is not None and state.menu == "add" and not state.private:
+            engines = await self.engines.offered(lobby.creator_id)
         return show_lobby(lobby, state, tr, await self.names(state), self.bot_username,
-                          repost=repost)
+                          repost=repost, engines=engines)
 
     async def names(self, state: LobbyState) -> NameOf:
         """The names a lobby's view shows, read before it is drawn."""
@@ -180,11 +187,22 @@ class Lobbies(Room):
             state.invited = [u for u in state.invited if u != actor.user_id]
             state.waiting = [u for u in state.waiting if u != actor.user_id]
             reply = tr._("You left the table.")
-            if not any(s.kind == "human" for s in state.seats):
+            if not any(s.kind == "human" and not is_engine_user(s.user_id)
+                       for s in state.seats):
                 await self.store.update_lobby(lobby.lobby_id, state=state.to_json(),
                                               status=LobbyStatus.CLOSED)
                 return Outcome(reply, [closed_lobby(lobby, group_tr._(
                     "The table is empty: set-up cancelled. /new starts again."))])
+        elif op.startswith("add:@") and self.engines is not None:
+            if not (seated or creator):
+                return Outcome(tr._("Only seated players can add computer players."))
+            refusal = await self.engines.seat(state, actor, op[5:], tr)
+            if refusal is not None:
+                return Outcome(refusal)
+            if state.full:
+                state.menu = ""
+            reply = tr._("{name} joined.", name=await self.people.name_of(state.seats[-1].user_id
+                                                                          or 0))
         elif op.startswith("add:") or op == "add":
             level = op[4:] or "normal"
             if level not in LEVELS:
@@ -269,6 +287,9 @@ class Lobbies(Room):
         refusal = await self.caps.refusal(lobby.chat_id, [s.user_id for s in state.seats
                                                           if s.user_id is not None],
                                           actor.user_id, tr)
+        if refusal is None and self.engines is not None:
+            refusal = await self.engines.start_refusal(
+                [s.user_id for s in state.seats if s.user_id is not None], tr)
         if refusal is not None:
             return Outcome(refusal)
         specs = [SeatSpec.human(s.user_id) if s.kind == "human" and s.user_id is not None
@@ -281,7 +302,10 @@ class Lobbies(Room):
             return Outcome(tr._("A match is already being played here: /board shows it, "
                                 "/cancel ends it."))
         self.games.keep(stored)
-        await self.deadlines.start(stored.match_id, state.timer)
+        timer = state.timer
+        if timer is None and any(is_engine_user(s.user_id) for s in state.seats):
+            timer = ENGINE_DUEL_TIMER  # an engine never makes the table wait unbounded
+        await self.deadlines.start(stored.match_id, timer)
         await self.people.remember_title(lobby.chat_id, state.title)
         notices: list[Notice] = [closed_lobby(
             lobby, started_text(state, group_tr, await self.names(state)))]
@@ -321,8 +345,9 @@ class Lobbies(Room):
                 state.invited = []
                 state.menu = ""
                 state.rematch_of = row.match_id
-                state.waiting = [s.user_id for s in row.seats
-                                 if s.user_id is not None and s.user_id != actor.user_id]
+                state.waiting = [s.user_id for s in row.seats  # engines never press
+                                 if s.user_id is not None and s.user_id != actor.user_id
+                                 and not is_engine_user(s.user_id)]
                 group_tr = await self.people.chat_tr(row.chat_id, state.language)
                 try:
                     lobby = await self.store.create_lobby(row.chat_id, actor.user_id,

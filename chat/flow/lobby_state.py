@@ -8,7 +8,7 @@ import logging
 
 from chat.model import LEVELS, TIMER_STEPS, LobbySeat, LobbyState
 from krendzu import DEAL_PRESETS, SettingsError, Table
-from storage import LobbyRow
+from storage import LobbyRow, is_engine_user
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +25,9 @@ def state_of(lobby: LobbyRow) -> LobbyState:
 def fill_computers(state: LobbyState) -> None:
     """A private table: its one person, and computers of the chosen level in every other
     seat."""
-    state.seats = [s for s in state.seats if s.kind == "human"][:1]
+    people = [s for s in state.seats if s.kind == "human" and not is_engine_user(s.user_id)]
+    engines = [s for s in state.seats if s.kind == "human" and is_engine_user(s.user_id)]
+    state.seats = (people[:1] + engines)[:state.table.players]
     while len(state.seats) < state.table.players:
         state.seats.append(LobbySeat("computer", level=state.level))
 

@@ -12,7 +12,7 @@ from chat.flow.endings import Endings
 from chat.flow.games import Games
 from chat.notices import ComputerTurn, Notice
 from krendzu import Match
-from storage import MatchStatus, SeatKind, Store
+from storage import MatchStatus, SeatKind, Store, StoredMatch
 
 log = logging.getLogger(__name__)
 
@@ -36,11 +36,7 @@ async def resume(store: Store, games: Games, deadlines: Deadlines, broadcast: Br
             continue
         game = stored.game
         if row.announced_seq < len(game.history):
-            before = Match(row.labels, row.settings, seed=row.seed)
-            for text in (m.action for m in stored.moves[: row.announced_seq]):
-                before.apply(text)
-            actions = list(game.history[row.announced_seq:])
-            notices += await broadcast.change(stored, before, actions)
+            notices += await pending(stored, broadcast)
         else:
             if (row.status is MatchStatus.ACTIVE
                     and not await deadlines.someone_present(stored)
@@ -55,3 +51,17 @@ async def resume(store: Store, games: Games, deadlines: Deadlines, broadcast: Br
                 notices.append(ComputerTurn(row.match_id, stored.next_seq))
             await deadlines.after_moves(stored)
     return notices
+
+
+async def pending(stored: StoredMatch, broadcast: Broadcast) -> list[Notice]:
+    """The announcement of every stored move after the match's ``announced`` marker (none
+    when the marker is at the end): what a restart owes, and what the scaled mode's
+    announcement job sends (its last notice moves the marker)."""
+    row, game = stored.row, stored.game
+    if row.announced_seq >= len(game.history):
+        return []
+    before = Match(row.labels, row.settings, seed=row.seed)
+    for text in (m.action for m in stored.moves[: row.announced_seq]):
+        before.apply(text)
+    actions = list(game.history[row.announced_seq:])
+    return await broadcast.change(stored, before, actions, drain=True)

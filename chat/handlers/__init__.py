@@ -19,6 +19,7 @@ module                handles
 ``chats``             migration; the bot added, removed or blocked
 ``errors``            the one error handler
 ``standings``         ``/stats``, ``/top``, ``/history``
+``engines``           ``/engine`` (outside engines: chat/flow/engines.py)
 ====================  ==============================================================
 """
 
@@ -39,6 +40,7 @@ from chat.handlers import (
     admission,
     buttons,
     chats,
+    engines,
     errors,
     lobby,
     match,
@@ -69,6 +71,7 @@ def register(app: Application) -> None:
         "export": match.match_command("export"), "resign": match.match_command("resign"),
         "back": match.back, "kick": match.kick, "settings": match.settings,
         "stats": standings.stats, "top": standings.top, "history": standings.history,
+        "engine": engines.engine,
     }
     for name, callback in commands.items():
         app.add_handler(CommandHandler(name, callback))

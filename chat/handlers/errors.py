@@ -3,13 +3,40 @@
 from __future__ import annotations
 
 import logging
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 
 from telegram import Update
-from telegram.error import NetworkError
+from telegram.error import BadRequest, NetworkError, TelegramError
 
 from chat.handlers.context import BotContext, reply_tr, say, services
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class Attempt:
+    """One webhook delivery of an update, being processed inside its request (chat/web.py).
+
+    PTB hands a handler's exception to the error handler and does not raise it, so the
+    webhook learns of a failure here: the failures are recorded, and while Telegram will
+    deliver the update again (``retry``) no apology is sent: the redelivery is the answer."""
+
+    update_id: int
+    retry: bool = True
+    failures: list[BaseException] = field(default_factory=list)
+
+
+#: The delivery being processed in this task (set by chat/web.py only; polling has none).
+ATTEMPT: ContextVar[Attempt | None] = ContextVar("krendzu_attempt", default=None)
+
+
+def worth_retrying(error: BaseException | None) -> bool:
+    """Whether processing the update again may succeed: not when the Bot API itself refused
+    a call (a bad request, a blocked user): it would refuse the same call again."""
+    if isinstance(error, BadRequest):
+        return False
+    return isinstance(error, NetworkError) or not isinstance(error, TelegramError)
 
 
 async def on_error(update: object, context: BotContext) -> None:
@@ -19,7 +46,16 @@ async def on_error(update: object, context: BotContext) -> None:
         log.warning("getting updates failed (%s); trying again", type(context.error).__name__)
         return
     log.error("handler failed: %s", type(context.error).__name__, exc_info=context.error)
-    if not isinstance(update, Update) or update.effective_chat is None:
+    if not isinstance(update, Update):
+        return
+    attempt = ATTEMPT.get()
+    if (attempt is not None and attempt.update_id == update.update_id
+            and worth_retrying(context.error)):
+        assert context.error is not None
+        attempt.failures.append(context.error)
+        if attempt.retry:
+            return  # answered 500: Telegram delivers the update again
+    if update.effective_chat is None:
         return
     try:
         svc = services(context)

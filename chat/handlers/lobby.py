@@ -23,7 +23,9 @@ async def lobby_op(call: Call, op: str) -> None:
     """``/join``, ``/leave``, ``/add LEVEL``, ``/go``, ``/cancel`` on the set-up here."""
     chosen = op
     if op == "add":
-        chosen = f"add:{(call.args or ['normal'])[0].lower()[:10]}"
+        word = (call.args or ["normal"])[0]
+        # ``/add @NAME``: an outside engine (chat/flow/engines.py); names keep their case.
+        chosen = f"add:@{word[1:41]}" if word.startswith("@") else f"add:{word.lower()[:10]}"
     if op == "leave" and not await call.flow.is_set_up(call.chat.id, call.thread):
         await leave_match(call)
         return

@@ -72,6 +72,7 @@ def help_text(tr: Tr) -> str:
              "an absent player (creator or admin)"),
         tr._("/lang ru|en — language; /rules — the rules; /settings — the group's settings "
              "(admins)"),
+        tr._("/engine — your outside engines (in the private chat); /add @NAME — seat one"),
         "",
         tr._("Cards: QC, 10D (or TD), Q♣, Дт. Cells: a column letter and a row number, "
              "e.g. M12; the first card of every tour is at M13."),

@@ -33,6 +33,31 @@ The server (stdlib ``ThreadingHTTPServer`` in a daemon thread) takes GET/POST wi
 strings, form, JSON and multipart bodies. The state is guarded by a lock, so the test may act
 and inspect from its own thread/loop while the server threads answer the bot.
 
+Webhooks
+========
+After ``setWebhook`` (url, ``secret_token``, ``allowed_updates``, ``max_connections``) the
+fake POSTs every update to the URL instead of answering getUpdates (which then fails with 409
+Conflict, as on Telegram), from threads of its own (``tests/fakebot/webhook.py``):
+
+- with ``X-Telegram-Bot-Api-Secret-Token`` when a secret was set;
+- one update at a time per queue: a chat's messages and member changes, a user's button
+  presses; the next of a queue goes only after a 2xx answer to the previous, so a failing
+  update holds its chat back, as on Telegram; queues in parallel (``max_connections``);
+- a non-2xx answer, a closed connection or no answer within ``fake.webhook_timeout`` (60 s)
+  is tried again after ``webhook_retry_first`` · 2^(n-1) clock seconds (1, 2, 4 …; at most
+  ``webhook_retry_cap``, 60; or the answer's ``Retry-After``): fast under a fast clock, never
+  with a frozen FakeClock that is not advanced;
+- ``fake.drop_webhook(count=1, answered=True)``: the next deliveries break: the answer is lost
+  after the bot processed the update, or (``answered=False``) the connection closes right
+  after the request went out; either way the update comes again;
+- ``fake.webhook_attempts(update_id=None)`` -> every try (:class:`WebhookAttempt`:
+  ``update_id``, ``attempt``, ``queue``, ``time``, ``wall``, ``status`` (None: no answer),
+  ``error``, ``answered_at``); ``getWebhookInfo`` shows pending updates and the last error.
+
+``deleteWebhook`` (PTB's polling calls it first) stops the deliveries; the updates not yet
+answered 2xx are there for getUpdates. ``wait_until_idle`` with a webhook set waits until
+every update was answered 2xx.
+
 The world
 =========
 ``FakeTelegram(token=..., bot_username=..., bot_id=None, clock=None, *, privacy=True,
@@ -141,7 +166,7 @@ errors such as "Character '.' is reserved and must be escaped with the preceding
 
 Limitations: photos keep their uploaded bytes (Telegram would re-encode them to JPEG) and the
 small PhotoSize shares them; URLs as files are refused ("failed to get HTTP URL content"); no
-webhook delivery, inline queries, polls, stickers, videos or albums; entities are not
+https webhooks (http only), inline queries, polls, stickers, videos or albums; entities are not
 auto-detected in the bot's own texts (no url/mention entities added); forum topic ids are not
 validated; private chats have no per-chat rate limit.
 """
@@ -159,6 +184,7 @@ from tests.fakebot.model import (
     Message,
 )
 from tests.fakebot.transport import FakeRequest
+from tests.fakebot.webhook import WebhookAttempt
 
 __all__ = [
     "ApiError",
@@ -171,5 +197,6 @@ __all__ = [
     "FakeUser",
     "FileRecord",
     "Message",
+    "WebhookAttempt",
     "errors",
 ]

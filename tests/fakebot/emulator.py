@@ -27,6 +27,7 @@ from tests.fakebot.text import (
     parse_markdown_v2,
     trim,
 )
+from tests.fakebot.webhook import Deliverer, WebhookAttempt
 
 UPDATE_TYPES = (
     "message", "edited_message", "channel_post", "edited_channel_post", "business_connection",
@@ -163,6 +164,19 @@ class FakeTelegram:
         self.update_log: list[dict] = []  # every update ever queued, in order
         self.errors: list[BaseException] = []  # emulator bugs (answered with HTTP 500)
         self.webhook_url = ""
+        #: setWebhook's secret_token (sent back in X-Telegram-Bot-Api-Secret-Token).
+        self.webhook_secret = ""
+        self.webhook_max_connections = 40
+        #: Seconds (wall) a delivery waits for the bot's answer (Telegram: 60).
+        self.webhook_timeout = 60.0
+        #: Back-off of redeliveries in clock seconds: first, doubling, at most cap.
+        self.webhook_retry_first = 1.0
+        self.webhook_retry_cap = 60.0
+        #: Every delivery try (tests/fakebot/webhook.py), oldest first.
+        self.webhook_log: list[WebhookAttempt] = []
+        self.webhook_last_error: tuple[int, str] | None = None
+        self._webhook_faults: list[str] = []
+        self._deliverer = Deliverer(self)
         #: While True the in-process transport fails every call but getUpdates with a
         #: NetworkError (the bot's requests never reach "Telegram").
         self.outage = False
@@ -548,6 +562,19 @@ class FakeTelegram:
         """The calls answered 429 (to ``chat``, or to any)."""
         return [c for c in self.calls_to(chat=chat, ok=False) if c.status == 429]
 
+    def webhook_attempts(self, update_id: int | None = None) -> list[WebhookAttempt]:
+        """The webhook delivery tries (of one update), oldest first."""
+        with self._lock:
+            return [a for a in self.webhook_log if update_id in (None, a.update_id)]
+
+    def drop_webhook(self, count: int = 1, *, answered: bool = True) -> None:
+        """The next ``count`` webhook deliveries break: with ``answered`` the bot's answer is
+        lost on the way (the bot processed the update; Telegram sends it again), else the
+        connection closes right after the request was sent (the bot may still be at it when
+        the copy comes)."""
+        with self._lock:
+            self._webhook_faults.extend(["lose" if answered else "drop"] * count)
+
     def pending_updates(self) -> list[dict]:
         """Updates queued and not yet confirmed by an offset."""
         with self._lock:
@@ -642,7 +669,10 @@ class FakeTelegram:
         return self.wait_for_sync(find, timeout)
 
     def _idle(self, quiet: float) -> bool:
-        undelivered = any(u["update_id"] > self._delivered_upto for u in self._updates)
+        if self.webhook_url:  # delivered means answered 2xx
+            undelivered = bool(self._updates) or not self._deliverer.idle
+        else:
+            undelivered = any(u["update_id"] > self._delivered_upto for u in self._updates)
         return not undelivered and time.monotonic() - self._last_activity >= quiet
 
     async def wait_until_idle(self, quiet: float = 0.2, timeout: float = 10.0) -> None:
@@ -676,9 +706,10 @@ class FakeTelegram:
         return f"http://{address[0]}:{address[1]}"
 
     def stop(self) -> None:
-        """Stop the HTTP server (if any) and end every waiting getUpdates."""
+        """Stop the HTTP server (if any), webhook deliveries and every waiting getUpdates."""
         with self._lock:
             self._stopping = True
+            self._deliverer.stop()
             self._notify()
         if self._server is not None:
             self._server.shutdown()
@@ -1219,19 +1250,46 @@ class FakeTelegram:
 
     def _m_deletewebhook(self, p: dict, files: dict) -> bool:
         self.webhook_url = ""
+        self.webhook_secret = ""
+        self._deliverer.stop()
         if _bool(p, "drop_pending_updates"):
             self._updates.clear()
         return True
 
     def _m_setwebhook(self, p: dict, files: dict) -> bool:
-        self.webhook_url = _str(p, "url") or ""
+        url = _str(p, "url") or ""
+        if not url:  # an empty URL removes the webhook
+            return self._m_deletewebhook(p, files)
+        # Telegram takes only https (ports 443, 80, 88, 8443); a Bot API server of one's
+        # own, as this fake, may post to http too.
+        if not re.match(r"https?://[^/?#]+", url):
+            raise bad("bad webhook: An HTTPS URL must be provided for webhook")
+        secret = _str(p, "secret_token") or ""
+        if secret and not re.fullmatch(r"[A-Za-z0-9_-]{1,256}", secret):
+            raise bad("secret token contains unallowed characters")
+        connections = _int(p, "max_connections", 40) or 40
+        if not 1 <= connections <= 100:
+            raise bad("bad webhook: max_connections must be between 1 and 100")
+        allowed = p.get("allowed_updates")
+        if allowed is not None:
+            self._allowed = frozenset(allowed) if allowed else None
         if _bool(p, "drop_pending_updates"):
             self._updates.clear()
+        self.webhook_url, self.webhook_secret = url, secret
+        self.webhook_max_connections = connections
+        self._deliverer.start()
         return True
 
     def _m_getwebhookinfo(self, p: dict, files: dict) -> dict:
-        return {"url": self.webhook_url, "has_custom_certificate": False,
-                "pending_update_count": len(self._updates)}
+        info: dict[str, Any] = {"url": self.webhook_url, "has_custom_certificate": False,
+                                "pending_update_count": len(self._updates)}
+        if self.webhook_url:
+            info["max_connections"] = self.webhook_max_connections
+            if self._allowed is not None:
+                info["allowed_updates"] = sorted(self._allowed)
+            if self.webhook_last_error is not None:
+                info["last_error_date"], info["last_error_message"] = self.webhook_last_error
+        return info
 
     def _m_close(self, p: dict, files: dict) -> bool:
         return True

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from chat.model import MAX_CALLBACK_BYTES, InputError
 from krendzu import Action, Announce, Card, Discard, EndTurn, Pass, Place
 
-_LOBBY_DATA = re.compile(r"^v1:l:([0-9]{1,12}):([a-z0-9:=/_-]{1,40})$")
+_LOBBY_DATA = re.compile(r"^v1:l:([0-9]{1,12}):([a-z0-9:=/_@-]{1,40})$")  # add:@engine
 _MATCH_DATA = re.compile(r"^v1:m:([0-9]{1,12}):([0-9]{1,6}):([A-Za-z0-9@,:=/_-]{1,40})$")
 
 

@@ -7,7 +7,7 @@ view never waits for the store.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from chat.describe import level_label, preset_label, table_label
 from chat.flow.lobby_state import OFF, SETTING_OPTIONS, current_choice, setting_choices
@@ -22,11 +22,13 @@ NameOf = Callable[[int], str]
 
 
 def show_lobby(lobby: LobbyRow, state: LobbyState, tr: Tr, name_of: NameOf,
-               bot_username: str, *, repost: bool = False) -> ShowLobby:
-    """The lobby message edited in place, or (``repost``) sent anew below the chat."""
+               bot_username: str, *, repost: bool = False,
+               engines: Sequence[str] = ()) -> ShowLobby:
+    """The lobby message edited in place, or (``repost``) sent anew below the chat.
+    ``engines``: the creator's outside engines, offered beside the computer levels."""
     return ShowLobby(lobby.lobby_id, lobby.chat_id, lobby.thread_id,
                      None if repost else lobby.message_id, lobby_text(state, tr, name_of),
-                     lobby_keyboard(lobby, state, tr, bot_username))
+                     lobby_keyboard(lobby, state, tr, bot_username, engines))
 
 
 def closed_lobby(lobby: LobbyRow, text: str) -> ShowLobby:
@@ -89,7 +91,8 @@ def lobby_text(state: LobbyState, tr: Tr, name_of: NameOf) -> str:
     return "\n".join(lines)
 
 
-def lobby_keyboard(lobby: LobbyRow, state: LobbyState, tr: Tr, bot_username: str) -> Keyboard:
+def lobby_keyboard(lobby: LobbyRow, state: LobbyState, tr: Tr, bot_username: str,
+                   engines: Sequence[str] = ()) -> Keyboard:
     """The main view: at most eight buttons (seats, computers, ⚙ Settings, Start, Cancel);
     the computer levels and the settings open on a press (:attr:`LobbyState.menu`)."""
     lid = lobby.lobby_id
@@ -110,6 +113,10 @@ def lobby_keyboard(lobby: LobbyRow, state: LobbyState, tr: Tr, bot_username: str
         elif state.menu == "add":
             rows.append([Button("+ " + level_label(tr, lv), codec.lobby_data(lid, f"add:{lv}"))
                          for lv in LEVELS] + [back])
+            if engines:  # the creator's outside engines: /add @NAME as a button
+                rows.append([Button("+ 🤖 " + name,
+                                    codec.lobby_data(lid, f"add:@{name.lower()}"))
+                             for name in engines[:3]])
         else:
             rows.append([Button(tr._("🤖 Add computer"),
                                 codec.lobby_data(lid, codec.menu_op(codec.MENU_ADD))),

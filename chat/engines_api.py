@@ -1,0 +1,372 @@
+"""The engine protocol (issue 31), version 1: HTTP routes through which outside programs
+play at Krendzu tables. Described for engine authors in ``docs/engines.md``.
+
+Every request carries ``Authorization: Bearer <token>`` (the token ``/engine new`` showed);
+answers are JSON, streams newline-delimited JSON with a blank keep-alive line at least every
+:data:`KEEPALIVE` seconds:
+
+- ``GET  /api/engine/v1/stream``: ``gameStart`` when the engine's match starts (and, on
+  connecting, for each match it is playing), ``gameFinish`` when one ends.
+- ``GET  /api/engine/v1/game/{id}/stream``: ``gameFull`` first, then ``gameState`` after every
+  change: exactly what the engine's seat may see (:func:`observation_json`).
+- ``POST /api/engine/v1/game/{id}/move``: ``{"move": "QC M12", "seq": N}``; the same words as
+  ``/play`` (``pass``, ``end``, ``exchange 2``, ``discard QC 7H`` too). ``seq`` is the
+  ``seq`` of the state the move answers: a move for another position is refused (``stale``),
+  never applied to a newer one.
+- ``POST /api/engine/v1/game/{id}/resign``.
+
+Errors are ``{"code": ..., "message": ...}`` with a stable code (:data:`CODES`) and the
+message a person would read. A token sees only its own engine's games: any other id is
+``unknown_game`` (404), as is one that does not exist. Every request counts against the
+token's bucket (``aiolimiter``, as :mod:`chat.throttle`): beyond it, ``rate_limited`` (429).
+
+A move goes through :meth:`chat.flow.Flow.play` with the engine as the actor, exactly as a
+person's ``/play``: the same checks, the same lock, group posts and panels in step. Streams
+learn of changes through :mod:`chat.flow.signals` (in-process; its docstring says how the
+scaled mode would use PostgreSQL's LISTEN/NOTIFY).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import BaseRoute, Mount, Route
+
+from chat.describe import next_text, tour_frame
+from chat.flow import Actor
+from chat.flow.matches import check
+from chat.flow.steps import words_to_steps
+from chat.model import InputError, ascii_number
+from chat.throttle import Buckets
+from krendzu import Action, Announce, Discard, EndTurn, Pass, Place, parse_card
+from krendzu.tour import PLAY
+from krendzu.viewjson import view_to_json
+from storage import EngineRow, MatchStatus, NotFound, StoredMatch
+
+if TYPE_CHECKING:
+    from chat.handlers import Services
+
+log = logging.getLogger(__name__)
+
+VERSION = 1
+PREFIX = f"/api/engine/v{VERSION}"
+#: A blank line at least this often on every stream (the protocol promises ≤ 10 s).
+KEEPALIVE = 5.0
+#: How long a stream waits for a signal before it reads the match again anyway.
+RECHECK = 1.0
+#: Requests per minute per token (bursts up to that many).
+REQUESTS_PER_MINUTE = 600.0
+#: The stable error codes and their HTTP status.
+CODES: dict[str, int] = {
+    "bad_token": 401, "unknown_game": 404, "not_your_turn": 409, "stale": 409,
+    "illegal_move": 422, "malformed": 400, "game_over": 409, "rate_limited": 429,
+}
+
+
+def error(code: str, message: str) -> JSONResponse:
+    return JSONResponse({"code": code, "message": message}, status_code=CODES[code])
+
+
+def step_text(step: Action, frame: Any) -> str | None:
+    """A legal step in the words of ``/play`` (``None`` for a cell no label names yet)."""
+    if isinstance(step, Place):
+        return f"{step.card.code()} {frame.label(step.x, step.y)}" if frame.fits(
+            step.x, step.y) else None
+    if isinstance(step, Pass):
+        return "pass"
+    if isinstance(step, EndTurn):
+        return "end"
+    if isinstance(step, Announce):
+        return f"exchange {step.count}"
+    if isinstance(step, Discard):
+        return f"discard {step.card.code()}"
+    return None
+
+
+def observation_json(stored: StoredMatch, seat: int, names: tuple[str, ...],
+                     deadline: float | None) -> dict[str, Any]:
+    """What the engine's seat may see, and nothing more: built from
+    ``game.observation(seat)`` (the engine's own view, which hides every other hand and
+    every other seat's discards), never from the match itself."""
+    game = stored.game
+    view = game.observation(seat)
+    tour = view.tour
+    frame = tour_frame(game)
+    over = stored.row.status is not MatchStatus.ACTIVE or view.match_over
+
+    def cell(x: int, y: int) -> str:
+        return frame.fit(x, y).label(x, y) if not frame.fits(x, y) else frame.label(x, y)
+
+    legal = [] if over else [t for t in (step_text(a, frame) for a in tour.legal) if t]
+    role = "attacker" if seat in tour.roles.attackers else "defender"
+    return {
+        "id": stored.match_id,
+        "status": stored.row.status.value,
+        "table": stored.row.settings.table.value,
+        "tours": game.tour_count,
+        "tour": view.tour_index + 1,
+        "players": list(names),
+        "seat": seat,
+        "role": role,
+        "attackers": list(tour.roles.attackers),
+        "phase": tour.phase,
+        "hand": [c.code() for c in tour.hand],
+        "handSizes": list(tour.hand_sizes),
+        "board": [{"card": c.code(), "cell": cell(x, y)} for c, x, y in tour.placements],
+        "pending": [{"card": c.code(), "cell": cell(x, y)} for c, x, y in tour.pending],
+        "played": [c.code() for c, _x, _y in tour.placements],
+        "exchange": {"limit": tour.exchange_limit,
+                     "announced": [list(a) for a in tour.announcements],
+                     "discardsDone": list(tour.discards_done),
+                     "myDiscards": [c.code() for c in tour.own_discards],
+                     "myDraws": [c.code() for c in tour.own_draws]},
+        "tourPoints": tour.points,
+        "totals": list(view.totals),
+        "turn": None if over else tour.current_player,
+        "myTurn": not over and tour.current_player == seat,
+        "defenderSecondCard": (not over and tour.phase == PLAY and tour.current_player == seat
+                               and role == "defender" and tour.step_in_turn == 1),
+        "legal": legal,
+        "moves": len(game.history),
+        "seq": stored.next_seq,
+        "deadline": deadline,
+        # The same view in the engine's coordinates, complete (krendzu.viewjson): what the
+        # built-in players decide from.
+        "view": view_to_json(view),
+    }
+
+
+def parse_move(stored: StoredMatch, seat: int, text: str) -> list[Action]:
+    """The engine's words as steps, as ``/play``, ``/exchange`` and ``/discard`` read them;
+    :class:`InputError` for words that are no move."""
+    words = text.split()
+    if not words or len(text) > 120:
+        raise InputError("Write a card and a cell, e.g. /play QC M12.")
+    verb = words[0].lower()
+    if verb == "exchange":
+        if len(words) != 2 or not ascii_number(words[1]) or len(words[1]) > 2:
+            raise InputError("Write how many cards you exchange, e.g. /exchange 2.")
+        return [Announce(int(words[1]))]
+    if verb == "discard":
+        try:
+            cards = [parse_card(w) for w in words[1:9]]
+        except ValueError as exc:
+            raise InputError("Name the cards you give away, e.g. /discard QC 7H.") from exc
+        if not cards:
+            raise InputError("Name the cards you give away, e.g. /discard QC 7H.")
+        return [Discard(c) for c in cards]
+    return words_to_steps(stored.game, seat, words)
+
+
+class EngineApi:
+    """The routes' endpoints over the running bot's services."""
+
+    def __init__(self, services: Callable[[], Services], *,
+                 per_minute: float = REQUESTS_PER_MINUTE) -> None:
+        self._services = services
+        self.buckets = Buckets(per_minute)
+
+    @property
+    def svc(self) -> Services:
+        return self._services()
+
+    def routes(self) -> list[BaseRoute]:
+        return [Mount(PREFIX, routes=[
+            Route("/stream", self.event_stream, methods=["GET"]),
+            Route("/game/{game}/stream", self.game_stream, methods=["GET"]),
+            Route("/game/{game}/move", self.move, methods=["POST"]),
+            Route("/game/{game}/resign", self.resign, methods=["POST"]),
+        ])]
+
+    # Who is asking ------------------------------------------------------------------------
+
+    async def _engine(self, request: Request) -> EngineRow | Response:
+        header = request.headers.get("authorization", "")
+        scheme, _, token = header.partition(" ")
+        engine = (await self.svc.flow.engines.authenticate(token.strip())
+                  if scheme.lower() == "bearer" else None)
+        if engine is None:
+            return error("bad_token", "Unknown token: /engine token NAME makes a new one.")
+        if not self.buckets.has_room(engine.engine_id):
+            return error("rate_limited", "Too many requests: slow down.")
+        await self.buckets.take(engine.engine_id)
+        return engine
+
+    async def _game(self, request: Request, engine: EngineRow
+                    ) -> tuple[StoredMatch, int] | Response:
+        raw = request.path_params.get("game", "")
+        if not (isinstance(raw, str) and ascii_number(raw) and len(raw) <= 18):
+            return error("unknown_game", "No such game.")
+        try:
+            stored = await self.svc.flow.load(int(raw))
+        except NotFound:
+            return error("unknown_game", "No such game.")
+        seat = stored.row.seat_of(engine.user_id)
+        if seat is None:  # another engine's or people's game: as if it did not exist
+            return error("unknown_game", "No such game.")
+        return stored, seat
+
+    def _actor(self, engine: EngineRow) -> Actor:
+        return Actor(engine.user_id, engine.display_name, "en")
+
+    async def _state(self, stored: StoredMatch, seat: int) -> dict[str, Any]:
+        flow = self.svc.flow
+        tr = flow.catalogs.get("en")
+        names = await flow.seat_names(stored.row, tr)
+        left = await flow.deadlines.seconds_left(stored)
+        deadline = None if left is None else round(flow.deadlines.clock() + left, 1)
+        return observation_json(stored, seat, names, deadline)
+
+    # Streams ------------------------------------------------------------------------------
+
+    async def event_stream(self, request: Request) -> Response:
+        engine = await self._engine(request)
+        if isinstance(engine, Response):
+            return engine
+        return StreamingResponse(self._events(engine), media_type="application/x-ndjson")
+
+    async def _events(self, engine: EngineRow) -> AsyncIterator[str]:
+        store = self.svc.store
+        known: set[int] = set()
+        quiet = 0.0
+        while True:
+            active = {r.match_id for r in await store.matches_of_user(engine.user_id)}
+            lines = [{"type": "gameStart", "game": {"id": m}} for m in sorted(active - known)]
+            for match_id in sorted(known - active):
+                row = await store.get_match(match_id)
+                lines.append({"type": "gameFinish", "game": {
+                    "id": match_id, "status": row.status.value,
+                    "seat": row.seat_of(engine.user_id),
+                    "totals": list(row.totals) if row.totals else None,
+                    "concededBy": row.conceded_by}})
+            known = active
+            if lines:
+                quiet = 0.0
+                yield "".join(json.dumps(line) + "\n" for line in lines)
+            elif quiet >= KEEPALIVE:
+                quiet = 0.0
+                yield "\n"
+            quiet += RECHECK
+            await self.svc.flow.broadcast.signals.wait(None, RECHECK)
+
+    async def game_stream(self, request: Request) -> Response:
+        engine = await self._engine(request)
+        if isinstance(engine, Response):
+            return engine
+        found = await self._game(request, engine)
+        if isinstance(found, Response):
+            return found
+        stored, seat = found
+        await self._come_back(stored, seat, engine)
+        return StreamingResponse(self._states(stored.match_id, seat),
+                                 media_type="application/x-ndjson")
+
+    async def _come_back(self, stored: StoredMatch, seat: int, engine: EngineRow) -> None:
+        """An engine that connects to a game whose seat the computer kept (it timed out
+        twice) takes it back, as a person's ``/back`` does."""
+        flow = self.svc.flow
+        if await flow.deadlines.computer_keeps(stored.match_id, seat):
+            outcome = await flow.timers.back(self._actor(engine), [stored])
+            self.svc.delivery.run(outcome.notices)
+
+    async def _states(self, match_id: int, seat: int) -> AsyncIterator[str]:
+        flow = self.svc.flow
+        sent: tuple[int, str] | None = None
+        quiet = 0.0
+        kind = "gameFull"
+        while True:
+            flow.begin_request()  # a unit of work: rows read afresh
+            stored = await flow.load(match_id)
+            head = (len(stored.game.history), stored.row.status.value)
+            if head != sent:
+                sent = head
+                quiet = 0.0
+                state = await self._state(stored, seat)
+                yield json.dumps({"type": kind, **state}) + "\n"
+                kind = "gameState"
+                if stored.row.status is not MatchStatus.ACTIVE:
+                    return
+            elif quiet >= KEEPALIVE:
+                quiet = 0.0
+                yield "\n"
+            quiet += RECHECK
+            await flow.broadcast.signals.wait(match_id, RECHECK)
+
+    # Moves --------------------------------------------------------------------------------
+
+    async def move(self, request: Request) -> Response:
+        engine = await self._engine(request)
+        if isinstance(engine, Response):
+            return engine
+        found = await self._game(request, engine)
+        if isinstance(found, Response):
+            return found
+        stored, seat = found
+        flow = self.svc.flow
+        tr = flow.catalogs.get("en")
+        try:
+            body = json.loads(await request.body())
+        except (ValueError, UnicodeDecodeError):
+            body = None
+        if (not isinstance(body, dict) or not isinstance(body.get("move"), str)
+                or not isinstance(body.get("seq"), int) or isinstance(body.get("seq"), bool)):
+            return error("malformed", 'Send {"move": "QC M12", "seq": N}.')
+        seq: int = body["seq"]
+        if stored.row.status is not MatchStatus.ACTIVE:
+            return error("game_over", tr._("This match is over."))
+        if seq != stored.next_seq:
+            return error("stale", "This move answers an older position (seq "
+                                  f"{seq}); the position now is seq {stored.next_seq}.")
+        if stored.game.current_player != seat:
+            names = await flow.seat_names(stored.row, tr)
+            return error("not_your_turn", tr._("It is not your turn. {next}", next=next_text(
+                tr, stored.game.observation(None), names)))
+        try:
+            steps = parse_move(stored, seat, body["move"])
+        except InputError as exc:
+            return error("illegal_move", tr._(exc.key, **exc.values))
+        _, refused = check(tr, stored.game, steps)
+        if refused:
+            return error("illegal_move", refused)
+        outcome = await flow.play(stored.match_id, self._actor(engine), steps,
+                                  expected_seq=seq)
+        if not outcome.notices:  # refused under the lock: another move came first
+            return error("stale", outcome.reply or "The position changed meanwhile.")
+        self.svc.delivery.run(outcome.notices)
+        _row, count = await self.svc.store.match_head(stored.match_id)
+        return JSONResponse({"ok": True, "seq": count + 1})
+
+    async def resign(self, request: Request) -> Response:
+        engine = await self._engine(request)
+        if isinstance(engine, Response):
+            return engine
+        found = await self._game(request, engine)
+        if isinstance(found, Response):
+            return found
+        stored, _seat = found
+        if stored.row.status is not MatchStatus.ACTIVE:
+            return error("game_over", self.svc.flow.catalogs.get("en")._("This match is over."))
+        outcome = await self.svc.flow.resign(stored, self._actor(engine))
+        self.svc.delivery.run(outcome.notices)
+        return JSONResponse({"ok": True, "message": outcome.reply})
+
+
+async def run_in_polling(services: Callable[[], Services], listen: str) -> Any:
+    """Serve the engine protocol alone (the bot polls): a uvicorn server in the bot's own
+    process and loop, on ``KRENDZU_WEB_LISTEN``. Returns the server (``.port()``, and
+    ``should_exit`` + the task to stop it)."""
+    from starlette.applications import Starlette
+
+    from chat.config import split_listen
+    from chat.web import start_serving, web_server
+
+    api = EngineApi(services)
+    host, port = split_listen(listen)
+    server = web_server(Starlette(routes=api.routes()), host, port)
+    task = await start_serving(server)
+    return server, task, api

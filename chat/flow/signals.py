@@ -1,0 +1,48 @@
+"""In-process news of stored changes, for the engine protocol's streams (issue 31).
+
+After every stored change of a match that is announced (its start, each move: the one path
+is :meth:`chat.flow.broadcast.Broadcast.change`) the match's event is set, and a stream
+waiting on it reads the match again at once. A stream never trusts the signal alone: it
+waits at most a second and then compares the match's head with what it sent (a resignation,
+a cancellation or a move made by another process reaches it that way).
+
+The scaled mode (several processes over PostgreSQL) would make this cross-process with
+``LISTEN krendzu_match`` / ``NOTIFY krendzu_match, '<match id>'`` sent in the transaction
+that stores a move: each process keeps one listening connection and sets the same events,
+so a stream served by any worker learns of a move made on another within milliseconds. Until
+then the one-second re-read bounds the delay, and a stream cut by a killed worker resumes on
+reconnect with a fresh ``gameFull``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+
+class Signals:
+    """One event per match that someone waits on, plus one for "some match changed"."""
+
+    def __init__(self) -> None:
+        self._events: dict[int, asyncio.Event] = {}
+        self._any = asyncio.Event()
+
+    def changed(self, match_id: int) -> None:
+        """A change of ``match_id`` was stored: wake whoever waits on it (and on any)."""
+        event = self._events.pop(match_id, None)
+        if event is not None:
+            event.set()
+        self._any.set()
+        self._any = asyncio.Event()
+
+    async def wait(self, match_id: int | None, timeout: float) -> bool:
+        """Until ``match_id`` (``None``: any match) changes or ``timeout`` seconds pass;
+        whether it changed."""
+        if match_id is None:
+            event = self._any
+        else:
+            event = self._events.setdefault(match_id, asyncio.Event())
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(event.wait(), timeout)
+            return True
+        return False

@@ -1,0 +1,134 @@
+"""The scaled mode's jobs: their names, the app's tasks as a :class:`Jobs`, procrastinate's
+schema, and deferring inside a move's transaction (see :mod:`chat.jobs`)."""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from procrastinate import App
+from procrastinate.exceptions import AlreadyEnqueued
+from procrastinate.schema import SchemaManager
+from procrastinate.tasks import Task
+from psycopg import AsyncConnection
+
+from chat.flow import Flow
+from storage.postgres import PostgresStore
+
+log = logging.getLogger(__name__)
+
+ANNOUNCE_QUEUE = "announce"
+TIMERS_QUEUE = "timers"
+COMPUTER_QUEUE = "computer"
+#: What ``python -m chat.jobs worker`` serves without ``--queue``.
+DEFAULT_QUEUES = (ANNOUNCE_QUEUE, TIMERS_QUEUE)
+#: The key of :class:`JobServices` in the worker's ``additional_context``.
+SERVICES = "krendzu"
+#: A job whose worker sent no heartbeat for this long is stalled (procrastinate's worker
+#: beats every 10 s).
+STALLED_AFTER = 30.0
+#: How often the sweeper looks (a cron line with seconds).
+SWEEP_CRON = "*/10 * * * * *"
+#: Fallback poll for new jobs when a LISTEN notification was lost (procrastinate: 5 s).
+POLL_SECONDS = 0.5
+#: A turn timer that fires this much before its (moved) deadline waits for it instead.
+EARLY_SLACK = 0.5
+#: The advisory lock key ``migrate`` takes (negative: never a match id).
+SCHEMA_LOCK = -(int.from_bytes(b"krendzu-jobs", "big") % 2**62)
+
+
+# The app and its tasks ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Jobs:
+    """The procrastinate app and its tasks (made by :func:`build_jobs`)."""
+
+    app: App
+    announce: Task[Any, Any, Any]
+    turn_timer: Task[Any, Any, Any]
+    reminder: Task[Any, Any, Any]
+    computer_move: Task[Any, Any, Any]
+    sweep: Task[Any, Any, Any]
+
+
+async def migrate(url: str) -> bool:
+    """Create procrastinate's tables unless they are there (under an advisory lock, so
+    processes starting together do it once). True if they were created now.
+
+    procrastinate's own schema, not one of ``storage/pg_migrations.py``: it belongs to the
+    installed procrastinate, whose release notes give the SQL to move it to a newer one
+    (``procrastinate schema --migrations-path``)."""
+    async with await AsyncConnection.connect(url, autocommit=True) as conn, \
+            conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
+        cur = await conn.execute("SELECT to_regclass('procrastinate_jobs') IS NOT NULL")
+        row = await cur.fetchone()
+        if row is not None and row[0]:
+            return False
+        # No parameters: psycopg sends the script as it is (several statements, % kept).
+        await conn.execute(SchemaManager.get_schema())
+        log.info("jobs: procrastinate's schema created")
+        return True
+
+
+# Deferring ------------------------------------------------------------------------------------
+
+
+def at(epoch: float) -> datetime.datetime:
+    return datetime.datetime.fromtimestamp(epoch, tz=datetime.UTC)
+
+
+async def defer_announce(jobs: Jobs, conn: AsyncConnection[Any], match_id: int,
+                         seq: int = 0) -> None:
+    """Queue the match's announcement inside ``conn``'s transaction (a SAVEPOINT, so that a
+    job already waiting, which will announce this move too, does not abort the move)."""
+    try:
+        async with conn.transaction():
+            await jobs.announce.configure(
+                connection=conn, lock=f"match:{match_id}",
+                queueing_lock=f"announce:{match_id}").defer_async(match_id=match_id)
+    except AlreadyEnqueued:
+        log.debug("match %s: an announcement is queued already (move %s)", match_id, seq)
+
+
+async def defer_timers(jobs: Jobs, conn: AsyncConnection[Any], match_id: int, seq: int,
+                       deadline: float, seconds: int) -> None:
+    """Queue the turn timer of move ``seq`` at ``deadline`` and its reminder a third of
+    ``seconds`` before, inside ``conn``'s transaction (where the deadline is armed)."""
+    await jobs.turn_timer.configure(connection=conn, schedule_at=at(deadline)).defer_async(
+        match_id=match_id, seq=seq)
+    await jobs.reminder.configure(
+        connection=conn, schedule_at=at(deadline - seconds / 3.0)).defer_async(
+        match_id=match_id, seq=seq)
+
+
+async def defer_computer(jobs: Jobs, match_id: int, seq: int, delay: float = 0.0) -> None:
+    """Queue the computer's move ``seq`` (after the pacing ``delay``); a job for the same
+    move already waiting is enough."""
+    try:
+        await jobs.computer_move.configure(
+            queueing_lock=f"computer:{match_id}:{seq}",
+            schedule_at=at(time.time() + delay) if delay > 0 else None).defer_async(
+            match_id=match_id, seq=seq)
+    except AlreadyEnqueued:
+        log.debug("match %s: the computer's move %s is queued already", match_id, seq)
+
+
+def wire(store: PostgresStore, flow: Flow, jobs: Jobs) -> None:
+    """Switch a store and a flow to the scaled mode: moves are announced by ``announce``
+    jobs deferred with them, deadlines by timer jobs deferred with them."""
+
+    async def after_append(conn: AsyncConnection[Any], match_id: int, seq: int) -> None:
+        await defer_announce(jobs, conn, match_id, seq)
+
+    async def after_arm(conn: AsyncConnection[Any], match_id: int, seq: int, deadline: float,
+                        seconds: int) -> None:
+        await defer_timers(jobs, conn, match_id, seq, deadline, seconds)
+
+    store.after_append = after_append
+    store.after_arm = after_arm
+    flow.broadcast.by_jobs = True

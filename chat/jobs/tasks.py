@@ -1,0 +1,166 @@
+"""What the jobs do (registered on an app by :func:`build_jobs`), with a worker's
+:class:`JobServices`, and the sweeper of stalled jobs."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from procrastinate import App, JobContext, PsycopgConnector, RetryStrategy
+from procrastinate.exceptions import UniqueViolation
+from procrastinate.jobs import Status
+from telegram.ext import Application
+
+from chat.computer import Thinker
+from chat.delivery import Delivery
+from chat.flow import Flow
+from chat.jobs.core import (
+    ANNOUNCE_QUEUE,
+    COMPUTER_QUEUE,
+    EARLY_SLACK,
+    SERVICES,
+    STALLED_AFTER,
+    SWEEP_CRON,
+    TIMERS_QUEUE,
+    Jobs,
+    at,
+    defer_computer,
+)
+from chat.notices import Announced, ComputerTurn, Notice
+from storage.postgres import PostgresStore
+
+log = logging.getLogger(__name__)
+
+
+def build_jobs(url: str) -> Jobs:
+    """The app on ``url`` (a PostgreSQL URL) with the bot's tasks; open it before use
+    (``async with jobs.app.open_async():``)."""
+    app = App(connector=PsycopgConnector(conninfo=url, kwargs={"prepare_threshold": None}))
+    announce = app.task(name="announce", queue=ANNOUNCE_QUEUE, pass_context=True,
+                        retry=RetryStrategy(max_attempts=20, exponential_wait=2))(_announce)
+    turn_timer = app.task(name="turn_timer", queue=TIMERS_QUEUE, pass_context=True,
+                          retry=RetryStrategy(max_attempts=3, wait=1))(_turn_timer)
+    reminder = app.task(name="reminder", queue=TIMERS_QUEUE, pass_context=True)(_reminder)
+    computer_move = app.task(name="computer_move", queue=COMPUTER_QUEUE, pass_context=True,
+                             retry=RetryStrategy(max_attempts=3, wait=1))(_computer_move)
+    sweep = app.periodic(cron=SWEEP_CRON)(
+        app.task(name="sweep", queue=TIMERS_QUEUE, pass_context=True)(_sweep))
+    return Jobs(app, announce, turn_timer, reminder, computer_move, sweep)
+
+
+# What a job needs ---------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class JobServices:
+    """A worker's bot, store, flow and delivery (one set per worker process)."""
+
+    jobs: Jobs
+    store: PostgresStore
+    flow: Flow
+    delivery: Delivery
+    #: Seconds a computer waits before moving (``KRENDZU_AI_DELAY``).
+    ai_delay: float = 0.0
+    clock: Callable[[], float] = time.time
+    #: Closed with the rest (the computer players' processes, the bot's connections).
+    thinker: Thinker | None = None
+    application: Application | None = None
+
+    async def deliver(self, notices: Sequence[Notice]) -> bool:
+        """Send ``notices``; computers' turns become jobs; the announcement marker moves
+        only once everything before it went out. False if something could not be
+        delivered (the marker stays, so the job's retry announces it again)."""
+        marks: list[Announced] = []
+        rest: list[Notice] = []
+        for notice in notices:
+            if isinstance(notice, ComputerTurn):
+                await defer_computer(self.jobs, notice.match_id, notice.seq, self.ai_delay)
+            elif isinstance(notice, Announced):
+                marks.append(notice)
+            else:
+                rest.append(notice)
+        task = self.delivery.run(rest)
+        results = await task if task is not None else []
+        if not all(r is True for r in results):
+            return False
+        for mark in marks:
+            await self.store.set_announced(mark.match_id, mark.seq)
+        return True
+
+    async def close(self) -> None:
+        await self.delivery.close()
+        await self.store.close()
+        if self.thinker is not None:
+            self.thinker.close()
+        if self.application is not None:
+            await self.application.shutdown()
+
+
+def services_of(context: JobContext) -> JobServices:
+    services: JobServices = context.additional_context[SERVICES]
+    return services
+
+
+class NotDelivered(Exception):
+    """Some notices could not be delivered: the job fails and procrastinate retries it."""
+
+
+# The tasks (registered by build_jobs) --------------------------------------------------------
+
+
+async def _announce(context: JobContext, match_id: int) -> None:
+    svc = services_of(context)
+    await svc.store.wait_for_writers(match_id)
+    notices = await svc.flow.announce_pending(match_id)
+    if not await svc.deliver(notices):
+        raise NotDelivered(f"match {match_id}: announcement not delivered")
+
+
+async def _turn_timer(context: JobContext, match_id: int, seq: int) -> None:
+    svc = services_of(context)
+    timer = await svc.store.timer_of(match_id)
+    if timer is None or timer.seq != seq or timer.deadline is None:
+        return  # the match moved on (or the timer was switched off)
+    if timer.deadline > svc.clock() + EARLY_SLACK:  # the deadline was moved (a restart's grace)
+        await svc.jobs.turn_timer.configure(schedule_at=at(timer.deadline)).defer_async(
+            match_id=match_id, seq=seq)
+        return
+    await svc.deliver(await svc.flow.timers.timeout(match_id, seq))
+
+
+async def _reminder(context: JobContext, match_id: int, seq: int) -> None:
+    svc = services_of(context)
+    timer = await svc.store.timer_of(match_id)
+    if timer is None or timer.seq != seq or timer.reminded or timer.deadline is None:
+        return
+    await svc.deliver(await svc.flow.timers.remind(match_id, seq))
+
+
+async def _computer_move(context: JobContext, match_id: int, seq: int) -> None:
+    svc = services_of(context)
+    outcome = await svc.flow.computer_turn(match_id, seq)
+    await svc.deliver(outcome.notices)
+
+
+async def _sweep(context: JobContext, timestamp: int) -> None:
+    await sweep_stalled(context.app)
+
+
+async def sweep_stalled(app: App, seconds_since_heartbeat: float = STALLED_AFTER) -> int:
+    """Retry the jobs stalled workers left ``doing``; how many were retried. A stalled job
+    whose queueing lock a newer waiting job holds is closed as failed instead (retrying it
+    would break procrastinate's unique index, and the newer job does the same work)."""
+    retried = 0
+    manager = app.job_manager
+    for job in await manager.get_stalled_jobs(seconds_since_heartbeat=seconds_since_heartbeat):
+        try:
+            await manager.retry_job(job)
+            retried += 1
+            log.warning("jobs: %s #%s of a stalled worker retried", job.task_name, job.id)
+        except UniqueViolation:
+            await manager.finish_job(job, status=Status.FAILED, delete_job=False)
+            log.warning("jobs: %s #%s of a stalled worker closed: a newer job with its "
+                        "queueing lock %s waits", job.task_name, job.id, job.queueing_lock)
+    return retried

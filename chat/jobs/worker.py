@@ -1,0 +1,141 @@
+"""A worker process: its services, the worker's options, ``python -m chat.jobs``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import sys
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
+
+import psycopg
+from telegram.ext import Application
+from telegram.request import BaseRequest
+
+from chat.computer import Thinker
+from chat.config import Config
+from chat.delivery import Delivery
+from chat.flow import Flow
+from chat.i18n import Catalogs
+from chat.jobs.core import (
+    ANNOUNCE_QUEUE,
+    COMPUTER_QUEUE,
+    DEFAULT_QUEUES,
+    POLL_SECONDS,
+    SERVICES,
+    TIMERS_QUEUE,
+    Jobs,
+    migrate,
+    wire,
+)
+from chat.jobs.tasks import JobServices, build_jobs
+from storage.postgres import PostgresStore
+
+log = logging.getLogger(__name__)
+
+# A worker process ---------------------------------------------------------------------------
+
+
+async def start_services(config: Config, jobs: Jobs, *, request: BaseRequest | None = None,
+                         clock: Callable[[], float] = time.time) -> JobServices:
+    """The bot (built as :func:`chat.app.build_application` builds it: the same rate
+    limiter and API address; it sends, it never polls), the store, the flow and delivery
+    of a worker, wired to ``jobs``. ``request`` and ``clock`` are for tests."""
+    from chat.app import build_application
+    from chat.painter import Painter
+    from chat.ratelimit import ChatRateLimiter
+
+    application: Application = build_application(config, request=request, clock=clock)
+    await application.initialize()  # getMe: the bot's username for links
+    store = await PostgresStore.open(config.database, clock=clock)
+    catalogs = Catalogs()
+    thinker = Thinker(workers=config.ai_workers, hard_budget_ms=config.hard_budget_ms)
+    flow = Flow(store, catalogs, thinker.decide, bot_username=application.bot.username,
+                clock=clock, timer_grace=config.timer_grace,
+                max_matches_per_user=config.max_matches_per_user,
+                max_matches_per_chat=config.max_matches_per_chat,
+                engine_api_url=config.engine_api_url)
+    limiter = application.bot.rate_limiter
+    delivery = Delivery(application.bot, store, painter=Painter(config.draw_workers, catalogs),
+                        group_limit=config.group_limit, clock=clock,
+                        limiter=limiter if isinstance(limiter, ChatRateLimiter) else None)
+    if isinstance(limiter, ChatRateLimiter):
+        limiter.on_pause = delivery.flood_wait
+    wire(store, flow, jobs)
+    return JobServices(jobs, store, flow, delivery, ai_delay=config.ai_delay, clock=clock,
+                       thinker=thinker, application=application)
+
+
+@contextlib.asynccontextmanager
+async def serving(config: Config, *, request: BaseRequest | None = None,
+                  clock: Callable[[], float] = time.time) -> AsyncIterator[JobServices]:
+    """The app open and a worker's services, for the ``async with`` block."""
+    jobs = build_jobs(config.database)
+    async with jobs.app.open_async():
+        services = await start_services(config, jobs, request=request, clock=clock)
+        try:
+            yield services
+        finally:
+            await services.close()
+
+
+def worker_options(services: JobServices, queues: Sequence[str], *, concurrency: int = 1,
+                   wait: bool = True) -> dict[str, Any]:
+    """What :meth:`procrastinate.App.run_worker_async` is given."""
+    return {"queues": list(queues), "concurrency": concurrency, "wait": wait,
+            "additional_context": {SERVICES: services},
+            "fetch_job_polling_interval": POLL_SECONDS, "name": "+".join(queues)}
+
+
+async def run_worker(config: Config, queues: Sequence[str], concurrency: int) -> None:
+    async with serving(config) as services:
+        await services.jobs.app.run_worker_async(
+            **worker_options(services, queues, concurrency=concurrency))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m chat.jobs migrate|worker [--queue Q ...] [--concurrency N]``."""
+    from chat.config import HOW_TO_GET_A_TOKEN, ConfigError, load_config
+    from chat.logs import configure as configure_logging
+    from storage import is_postgres
+
+    parser = argparse.ArgumentParser(prog="python -m chat.jobs",
+                                     description="The scaled mode's job workers.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("migrate", help="create procrastinate's tables (idempotent)")
+    worker = sub.add_parser("worker", help="run jobs until SIGTERM")
+    worker.add_argument("--queue", action="append", dest="queues",
+                        choices=(ANNOUNCE_QUEUE, TIMERS_QUEUE, COMPUTER_QUEUE),
+                        help="a queue to serve (repeatable; default: announce and timers)")
+    worker.add_argument("--concurrency", type=int, default=None,
+                        help="jobs at once (default: 1 for computer, else 8)")
+    args = parser.parse_args(argv)
+    try:
+        config = load_config()
+    except ConfigError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    if not is_postgres(config.database):
+        print("KRENDZU_DATABASE_URL (postgresql://…) is required: jobs live in PostgreSQL.",
+              file=sys.stderr)
+        return 1
+    configure_logging(config.log_level, config.token, config.webhook_secret)
+    if args.command == "migrate":
+        try:
+            asyncio.run(migrate(config.database))
+        except psycopg.Error as exc:
+            print(f"cannot create procrastinate's tables: {exc}", file=sys.stderr)
+            return 1
+        return 0
+    if not config.token:
+        print(HOW_TO_GET_A_TOKEN, file=sys.stderr)
+        return 78  # EX_CONFIG, as bot.py
+    queues = tuple(args.queues or DEFAULT_QUEUES)
+    concurrency = args.concurrency or (1 if queues == (COMPUTER_QUEUE,) else 8)
+    asyncio.run(migrate(config.database))
+    asyncio.run(run_worker(config, queues, concurrency))
+    return 0
+

@@ -1,0 +1,377 @@
+"""Webhook mode: the bot's own web server (a Starlette app served by uvicorn).
+
+With ``KRENDZU_WEBHOOK_URL`` set, Telegram posts every update to that URL instead of the bot
+polling for it: ``python -m chat.web`` (or ``python bot.py``) starts the same application as
+polling does (:func:`chat.app.build_application`, its ``post_init``, the job queue with the
+turn timers), registers the webhook and serves:
+
+- ``POST <the URL's path>`` (``/telegram/webhook`` in the docs' examples): one update. The
+  request must carry ``X-Telegram-Bot-Api-Secret-Token`` (403 otherwise). The update is
+  processed *inside* the request (``Application.process_update`` through the app's
+  :class:`chat.updates.ChatOrderedProcessor`), never put on a queue and answered at once as
+  python-telegram-bot's custom-webhook example does: a process killed after such an answer
+  would lose the update. 200 means processed and remembered; when a handler failed in a way
+  another try may cure (the error handler records it, :class:`chat.handlers.errors.Attempt`)
+  the answer is 500 and Telegram delivers the update again, after 1, 2, 4 … seconds.
+- ``GET /healthz``: 200 ``ok`` (for the balancer).
+
+A redelivered update applies once. A move stores its update id with itself (``append_move(...,
+update_id=)``, one transaction), and every update processed without a failure is remembered
+in the store's ledger (``processed_updates``, ``Store.mark_update``) before the 200: a copy
+arriving later (the answer was lost on the way) is answered 200 without being processed; a
+copy arriving while the first is still at work waits for its answer. Between a handler's
+writes and the ledger a kill can still come: then the update runs again, which the commands
+that change state answer as repeats (``/new``: a set-up is under way already, ``/join``:
+already seated, ``/go``: the match runs, a move: the same update id).
+
+Order: Telegram sends a chat's next update only after the answer to the previous one (a
+user's next button press likewise), and the processor keeps one chat's updates in order as in
+polling. A chat's failing update holds back the chat's later ones, so after
+:data:`MAX_ATTEMPTS` failed tries in this process the update is given up (answered 200, the
+user gets the usual apology).
+
+The app is built by :func:`build_web_app` (nothing is built at import). Later the Mini App and
+the engine protocol mount their routes on the same app.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import json
+import logging
+import signal
+import sys
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import cast
+from urllib.parse import urlsplit
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import BaseRoute, Route
+from telegram import Bot, Update
+from telegram.error import RetryAfter
+from telegram.ext import Application
+from telegram.request import BaseRequest
+
+from chat.config import Config, ConfigError, load_config, split_listen
+from chat.handlers import Services
+from chat.handlers.errors import ATTEMPT, Attempt
+
+log = logging.getLogger(__name__)
+
+SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+#: The webhook's path when the URL names none (``https://bot.example.org`` posts to ``/``).
+DEFAULT_PATH = "/telegram/webhook"
+#: Failed tries of one update in this process before it is given up (answered 200), so one
+#: update that always fails cannot hold back its chat for the 24 hours Telegram keeps it.
+#: With Telegram's back-off (2, 4, 8 … s) that is about four minutes of tries.
+MAX_ATTEMPTS = 8
+#: Update ids whose failed tries are counted (the oldest forgotten first).
+FAILURES_KEPT = 10_000
+#: Seconds uvicorn lets requests in progress finish after SIGTERM (Telegram waits 60).
+GRACEFUL_SECONDS = 25
+#: What Telegram sends when polling names no ``allowed_updates``: the webhook asks for the
+#: same, so both modes see the same updates.
+ALLOWED_UPDATES = tuple(t for t in Update.ALL_TYPES if t not in (
+    Update.CHAT_MEMBER, Update.MESSAGE_REACTION, Update.MESSAGE_REACTION_COUNT))
+
+
+def webhook_path(url: str | None) -> str:
+    """The path Telegram posts to: the URL's own (a proxy in front passes it through)."""
+    return urlsplit(url or "").path or "/"
+
+
+class WebhookReceiver:
+    """The ``POST`` endpoint: checks the secret, processes the update, answers its fate."""
+
+    def __init__(self, application: Application, secret: str, *,
+                 max_attempts: int = MAX_ATTEMPTS) -> None:
+        if not secret:
+            raise ValueError("a webhook needs its secret token")
+        self.application = application
+        self.secret = secret.encode()
+        self.max_attempts = max_attempts
+        #: update id → failed tries here (a bounded LRU).
+        self.failures: OrderedDict[int, int] = OrderedDict()
+        #: update id → the answer of the copy at work, for a copy that arrives meanwhile.
+        self.in_progress: dict[int, asyncio.Future[int]] = {}
+
+    @property
+    def services(self) -> Services:
+        return cast(Services, self.application.bot_data["services"])
+
+    async def endpoint(self, request: Request) -> Response:
+        """The route's endpoint (a bound method: Starlette calls it with the request)."""
+        given = request.headers.get(SECRET_HEADER, "").encode("latin-1")
+        if not hmac.compare_digest(given, self.secret):
+            log.warning("webhook: a request without the right secret token (from %s)",
+                        request.client.host if request.client else "?")
+            return PlainTextResponse("forbidden", status_code=403)
+        try:
+            body = await request.body()
+        except ClientDisconnect:  # gone before its update was read: it comes again
+            return Response(status_code=400)
+        try:
+            update = Update.de_json(json.loads(body), self.application.bot)
+        except Exception:  # not an update: no use sending it again
+            log.warning("webhook: a body that is not an update")
+            return PlainTextResponse("not an update", status_code=400)
+        status = await self.receive(update)
+        return PlainTextResponse("ok" if status == 200 else "try again", status_code=status)
+
+    async def receive(self, update: Update) -> int:
+        """Process one delivered update once; the HTTP status to answer."""
+        running = self.in_progress.get(update.update_id)
+        if running is not None:  # the sender gave up on the first copy's answer
+            return await asyncio.shield(running)
+        answer: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self.in_progress[update.update_id] = answer
+        status = 500
+        try:
+            status = await self.process(update)
+        finally:
+            del self.in_progress[update.update_id]
+            answer.set_result(status)
+        return status
+
+    async def process(self, update: Update) -> int:
+        store = self.services.store
+        update_id = update.update_id
+        try:
+            seen = await store.seen_update(update_id)
+        except Exception:
+            log.exception("webhook: the update ledger cannot be read")
+            return 503
+        if seen:
+            log.info("webhook: update %d was processed already", update_id)
+            return 200
+        tries = self.failures.get(update_id, 0) + 1
+        attempt = Attempt(update_id, retry=tries < self.max_attempts)
+        started = False
+
+        async def run() -> None:
+            nonlocal started
+            started = True
+            await self.application.process_update(update)
+
+        token = ATTEMPT.set(attempt)
+        try:
+            # The app's processor: one chat's updates in order, at most N at once (as polling).
+            await self.application.update_processor.process_update(update, run())
+        finally:
+            ATTEMPT.reset(token)
+            retried, attempt.retry = attempt.retry, False  # later failures: not this request's
+        if not started:  # the chat's queue was full: dropped unprocessed
+            return 503
+        if attempt.failures and retried:
+            self.failures[update_id] = tries
+            self.failures.move_to_end(update_id)
+            while len(self.failures) > FAILURES_KEPT:
+                self.failures.popitem(last=False)
+            log.warning("webhook: update %d failed (try %d): answered 500 so Telegram "
+                        "delivers it again", update_id, tries)
+            return 500
+        if attempt.failures:
+            log.error("webhook: update %d failed %d times: given up, so the chat's later "
+                      "updates go through", update_id, tries)
+        self.failures.pop(update_id, None)
+        try:
+            await store.mark_update(update_id)
+        except Exception:  # processed all the same: a 500 would have it processed again
+            log.exception("webhook: update %d could not be remembered", update_id)
+        return 200
+
+
+async def healthz(request: Request) -> Response:
+    return PlainTextResponse("ok")
+
+
+def build_web_app(application: Application, *, secret: str, path: str = DEFAULT_PATH,
+                  routes: Sequence[BaseRoute] = ()) -> Starlette:
+    """The bot's web app: the webhook at ``path``, ``/healthz`` and ``routes`` (the engine
+    protocol, later the Mini App). ``application`` must be initialised and started (with its
+    ``post_init`` run) before requests come."""
+    receiver = WebhookReceiver(application, secret)
+    app = Starlette(routes=[
+        Route(path, receiver.endpoint, methods=["POST"], name="telegram_webhook"),
+        Route("/healthz", healthz, methods=["GET"], name="healthz"),
+        *routes,
+    ])
+    app.state.receiver = receiver
+    return app
+
+
+class WebServer(uvicorn.Server):
+    """uvicorn's server without its own signal handling: uvicorn would raise SIGTERM again
+    once it stopped serving, killing the process before the application's ``post_stop`` and
+    ``post_shutdown`` ran. :func:`run_webhook` handles the signals itself."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+    @property
+    def port(self) -> int:
+        """The port it listens on (the real one when it was asked for port 0)."""
+        for server in self.servers:
+            for sock in server.sockets:
+                return int(sock.getsockname()[1])
+        raise RuntimeError("not listening")
+
+
+def web_server(app: Starlette, host: str, port: int, *,
+               log_level: str = "info") -> WebServer:
+    """A uvicorn server for ``app`` (no access log: one line per update says nothing)."""
+    return WebServer(uvicorn.Config(app, host=host, port=port, log_config=None,
+                                    log_level=log_level.lower(), access_log=False,
+                                    lifespan="off",
+                                    timeout_graceful_shutdown=GRACEFUL_SECONDS))
+
+
+async def start_serving(server: WebServer) -> asyncio.Task[None]:
+    """Start ``server`` in a task; return once it listens (raise if it could not)."""
+    task = asyncio.create_task(server.serve(), name="web server")
+    while not server.started:
+        if task.done():
+            task.result()  # raises what stopped it
+            raise OSError("the web server stopped before it listened")
+        await asyncio.sleep(0.02)
+    return task
+
+
+async def register_webhook(bot: Bot, url: str, secret: str) -> None:
+    """Tell Telegram where to post. Setting the same webhook again changes nothing (and is
+    how a changed secret reaches Telegram: ``getWebhookInfo`` does not show it), so every
+    worker may do it at start; when workers start together and Telegram answers one of them
+    "retry after", the webhook a sibling just set is left as it is."""
+    try:
+        await bot.set_webhook(url, secret_token=secret, allowed_updates=list(ALLOWED_UPDATES),
+                              drop_pending_updates=False)
+    except RetryAfter as exc:
+        await asyncio.sleep(float(exc.retry_after if isinstance(exc.retry_after, int | float)
+                                  else exc.retry_after.total_seconds()))
+        info = await bot.get_webhook_info()
+        if info.url != url:
+            await bot.set_webhook(url, secret_token=secret,
+                                  allowed_updates=list(ALLOWED_UPDATES),
+                                  drop_pending_updates=False)
+    log.info("webhook set: Telegram posts updates to %s", url)
+
+
+@dataclass(frozen=True, slots=True)
+class Running:
+    """A bot in webhook mode, serving (what :func:`running` yields)."""
+
+    application: Application
+    server: WebServer
+    #: The server's task: done when it stopped.
+    serving: asyncio.Task[None]
+
+
+@contextlib.asynccontextmanager
+async def running(config: Config, *, request: BaseRequest | None = None,
+                  clock: Callable[[], float] = time.time) -> AsyncIterator[Running]:
+    """The bot in webhook mode for the ``async with`` block: the application started as
+    polling starts it (``post_init``, then the job queue with the turn timers), then the web
+    server, then the webhook set; leaving it stops them the other way round (requests in
+    progress finish first, then ``post_stop`` and ``post_shutdown`` as after polling).
+    ``request`` and ``clock`` are for tests, as in :func:`chat.app.build_application`."""
+    from chat.app import build_application
+
+    if not (config.webhook_url and config.webhook_secret):
+        raise ConfigError("webhook mode needs KRENDZU_WEBHOOK_URL and KRENDZU_WEBHOOK_SECRET")
+    host, port = split_listen(config.web_listen)
+    application = build_application(config, request=request, clock=clock)
+    routes: list[BaseRoute] = []
+    if config.engine_api_url:  # the engine protocol beside the webhook (chat/engines_api.py)
+        from chat.engines_api import EngineApi
+
+        routes += EngineApi(lambda: cast(Services, application.bot_data["services"])).routes()
+    web = build_web_app(application, secret=config.webhook_secret,
+                        path=webhook_path(config.webhook_url), routes=routes)
+    server = web_server(web, host, port, log_level=config.log_level)
+    async with application:
+        assert application.post_init is not None
+        await application.post_init(application)
+        await application.start()
+        try:
+            serving = await start_serving(server)
+            try:
+                await register_webhook(application.bot, config.webhook_url,
+                                       config.webhook_secret)
+                yield Running(application, server, serving)
+            finally:
+                server.should_exit = True
+                await serving
+        finally:
+            await application.stop()
+            if application.post_stop is not None:
+                await application.post_stop(application)
+    if application.post_shutdown is not None:
+        await application.post_shutdown(application)
+
+
+async def run_webhook(config: Config, *, request: BaseRequest | None = None,
+                      clock: Callable[[], float] = time.time,
+                      stop: asyncio.Event | None = None) -> None:
+    """Run the bot in webhook mode until SIGTERM or SIGINT (or ``stop`` is set)."""
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    signals = (signal.SIGTERM, signal.SIGINT)
+    for sig in signals:
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        async with running(config, request=request, clock=clock) as bot:
+            stopping = asyncio.create_task(stop.wait())
+            await asyncio.wait({bot.serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            stopping.cancel()
+            if stop.is_set():
+                log.info("stopping: requests in progress finish first")
+    finally:
+        for sig in signals:
+            loop.remove_signal_handler(sig)
+
+
+def serve(config: Config) -> int:
+    """Run webhook mode in this process until SIGTERM (logging set up by the caller)."""
+    from telegram.error import InvalidToken
+
+    try:
+        asyncio.run(run_webhook(config))
+    except InvalidToken:
+        log.error("Telegram rejected the bot token (TELEGRAM_BOT_TOKEN): check it with "
+                  "@BotFather (/mybots → API Token).")
+        return 1
+    return 0
+
+
+def main() -> int:
+    """``python -m chat.web``: a webhook worker (any number of them behind a balancer)."""
+    from chat.config import HOW_TO_GET_A_TOKEN
+    from chat.logs import configure as configure_logging
+
+    try:
+        config = load_config()
+    except ConfigError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    if not config.token:
+        print(HOW_TO_GET_A_TOKEN, file=sys.stderr)
+        return 78  # EX_CONFIG, as bot.py
+    if not config.webhook_url:
+        print("KRENDZU_WEBHOOK_URL is not set: `python bot.py` polls for updates instead.",
+              file=sys.stderr)
+        return 1
+    configure_logging(config.log_level, config.token, config.webhook_secret)
+    return serve(config)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

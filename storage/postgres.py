@@ -1,0 +1,1307 @@
+"""The PostgreSQL backend (psycopg 3, async, with a pool): the one source of truth of the
+scaled mode, where any number of processes serve the same matches.
+
+Every call borrows a connection from a :class:`psycopg_pool.AsyncConnectionPool` (in
+autocommit mode) and goes through one of three wrappers, as in ``storage.sqlite``:
+:meth:`PostgresStore._select` (one query, one statement's snapshot), :meth:`_read` (several
+queries in one ``REPEATABLE READ READ ONLY`` transaction, so they agree) and :meth:`_write`
+(one ``READ COMMITTED`` transaction; :meth:`_change` is its one-statement form). Rows come
+back as dicts and every row type is built from named columns. No group commit is needed:
+each call has its own connection and PostgreSQL groups concurrent commits itself.
+
+One match is served by any process, so its writes are serialised in the database:
+``append_move`` takes ``pg_advisory_xact_lock(match_id)`` inside its transaction (released
+at COMMIT or ROLLBACK, so a pooled connection can never carry it to the next borrower, as a
+session-level lock would), then checks the status and the next sequence number. The primary
+key ``(match_id, seq)`` stays the real guarantee: a writer that bypassed the lock and won
+makes the insert fail with a unique violation, reported as the same
+:class:`SequenceConflict` SQLite gives. The update ledger is a primary key too, so a
+redelivered update id applies once whichever process receives it.
+
+Nothing here relies on session state or server-side prepared statements
+(``prepare_threshold=None``), so a transaction-mode pgbouncer may sit in between. Each
+public call runs in a shielded task: a cancelled caller never leaves a transaction half
+done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import glob
+import json
+import logging
+import os
+import secrets
+import shutil
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg import AsyncConnection, errors
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.rows import DictRow, dict_row
+from psycopg_pool import AsyncConnectionPool
+
+from krendzu import Match, Outcome, PlayerAction, Settings, match_outcome
+from krendzu.stats import seat_statistics
+from storage.base import (
+    ENGINE_COLUMNS,
+    ActiveMatchExists,
+    ChatRow,
+    DuplicateUpdate,
+    EngineExists,
+    EngineRow,
+    LobbyExists,
+    LobbyRow,
+    LobbyStatus,
+    MatchClosed,
+    MatchRow,
+    MatchStatus,
+    MoveRow,
+    NotFound,
+    RatingRow,
+    SchemaTooNew,
+    SeatKind,
+    SeatRow,
+    SeatSpec,
+    SequenceConflict,
+    StandIn,
+    StatsRow,
+    StorageError,
+    Store,
+    StoredMatch,
+    TimerRow,
+    UserRow,
+    Visibility,
+    engine_display_name,
+    engine_row,
+    engine_user_id,
+    name_key,
+    normalize_action,
+    rebuild_game,
+)
+from storage.common import (
+    MAX_SEED,
+    PRUNE_EVERY,
+    STATS_FIELDS,
+    STATS_SUMS,
+    UPDATE_TTL_SECONDS,
+    at,
+    at_or_none,
+    chat_settings_dump,
+    chat_settings_load,
+    check_final,
+    check_new_match,
+    consume_exception,
+    new_seats,
+    panel_lines_dump,
+    panel_lines_load,
+    settings_from,
+    settings_json,
+    stats_params,
+)
+from storage.migrations import Migration
+from storage.pg_migrations import LATEST, MIGRATIONS, VERSION_TABLE
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+R = TypeVar("R")
+Conn = AsyncConnection[DictRow]
+Row = dict[str, Any]
+#: One unit of work on a borrowed connection (inside the transaction the wrapper opened).
+Op = Callable[[Conn], Awaitable[T]]
+#: Called inside the transaction that stored move ``seq`` of a match, before its COMMIT
+#: (:attr:`PostgresStore.after_append`): whatever it writes commits or rolls back with the
+#: move. The scaled mode defers the match's announcement job there (chat/jobs.py).
+AfterAppend = Callable[[Conn, int, int], Awaitable[None]]
+#: Called inside the transaction that armed a match's turn timer for move ``seq`` with a
+#: ``deadline`` (epoch seconds) and the timer's ``seconds`` (:attr:`PostgresStore.after_arm`).
+AfterArm = Callable[[Conn, int, int, float, int], Awaitable[None]]
+
+#: Connections per store (per process): enough for the requests one process serves at once.
+POOL_MIN, POOL_MAX = 1, 10
+#: Seconds to wait for a connection (first connect or a free one from the pool).
+CONNECT_TIMEOUT = 10.0
+#: The advisory lock key migrations take: negative, so that it is never a match id.
+MIGRATION_LOCK = -int.from_bytes(b"krendzu", "big")
+
+
+# Migrating -------------------------------------------------------------------------------
+
+
+async def _scalar(conn: Conn, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> Any:
+    cur = await conn.execute(sql, params)
+    row = await cur.fetchone()
+    return None if row is None else next(iter(row.values()))
+
+
+async def current_version(conn: Conn) -> int:
+    """Schema version of a database (0 when it has no schema yet)."""
+    if not await _scalar(conn, "SELECT to_regclass('schema_version') IS NOT NULL AS here"):
+        return 0
+    return int(await _scalar(conn, "SELECT COALESCE(MAX(version), 0) FROM schema_version"))
+
+
+async def migrate(
+    conn: Conn,
+    *,
+    target: int | None = None,
+    migrations: Sequence[Migration] = MIGRATIONS,
+    clock: Callable[[], float] = time.time,
+) -> int:
+    """Bring the schema up to ``target`` (default: the newest), one transaction per step.
+
+    Each step takes an advisory lock first and reads the version under it, so processes
+    starting together apply every step once. A database newer than ``migrations`` raises
+    :class:`SchemaTooNew` and is left untouched. Returns the final version.
+    """
+    latest = migrations[-1].version if migrations else 0
+    want = latest if target is None else target
+    if want > latest:
+        raise ValueError(f"no migration {want}: the newest is {latest}")
+    by_version = {m.version: m for m in migrations}
+    while True:
+        async with conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+            version = await current_version(conn)
+            if version > latest:
+                raise SchemaTooNew(version, latest)
+            if version >= want:
+                return version  # nothing was written
+            step = by_version.get(version + 1)
+            if step is None:
+                raise StorageError(f"migration {version + 1} is missing")
+            await conn.execute(VERSION_TABLE)
+            for statement in step.statements:
+                await conn.execute(statement)
+            await conn.execute(
+                "INSERT INTO schema_version (version, name, applied_at) VALUES (%s, %s, %s)",
+                (step.version, step.name, clock()))
+        log.info("storage: migrated to schema version %d (%s)", step.version, step.name)
+
+
+def pg_tool(name: str) -> str:
+    """A PostgreSQL client program (``pg_dump``, ``pg_restore``): the newest Debian
+    installs, else the one on PATH (a dump needs a client at least as new as the server)."""
+    found = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"),
+                   key=lambda p: int(p.split("/")[4]) if p.split("/")[4].isdigit() else 0)
+    path = found[-1] if found else shutil.which(name)
+    if path is None:
+        raise StorageError(f"{name} not found: install PostgreSQL's client programs")
+    return path
+
+
+def _secret_free(url: str) -> tuple[str, dict[str, str]]:
+    """A connection string without its password, and the environment that carries it, so
+    that no password shows in a process list."""
+    params = conninfo_to_dict(url)
+    password = params.pop("password", None)
+    env = {"PGPASSWORD": str(password)} if password is not None else {}
+    return make_conninfo(**{k: str(v) for k, v in params.items()}), env
+
+
+# Rows ------------------------------------------------------------------------------------
+
+#: A match row of ``matches m`` with its move count and its seats (a JSON array of objects,
+#: named by column, that psycopg decodes), in one query.
+_MATCH_COLUMNS = """
+    m.match_id, m.chat_id, m.thread_id, m.table_kind, m.settings, m.seed, m.status,
+    m.board_message_id, m.created_at, m.finished_at, m.totals,
+    (SELECT COALESCE(MAX(v.seq), 0) FROM moves v WHERE v.match_id = m.match_id)
+        AS move_count,
+    m.announced_seq, m.conceded_by,
+    (SELECT json_agg(json_build_object('seat', st.seat, 'kind', st.kind,
+                                       'user_id', st.user_id, 'level', st.level,
+                                       'label', st.label) ORDER BY st.seat)
+     FROM seats st WHERE st.match_id = m.match_id) AS seats
+"""
+
+
+def _match_row(r: Row) -> MatchRow:
+    return MatchRow(
+        match_id=r["match_id"],
+        chat_id=r["chat_id"],
+        thread_id=r["thread_id"] or None,
+        settings=settings_from(r["table_kind"], json.loads(r["settings"])),
+        seed=r["seed"],
+        status=MatchStatus(r["status"]),
+        seats=tuple(_seat_row(seat) for seat in r["seats"] or ()),
+        move_count=r["move_count"],
+        board_message_id=r["board_message_id"],
+        created_at=at(r["created_at"]),
+        finished_at=at_or_none(r["finished_at"]),
+        totals=None if r["totals"] is None else tuple(json.loads(r["totals"])),
+        announced_seq=r["announced_seq"],
+        conceded_by=r["conceded_by"],
+    )
+
+
+def _seat_row(r: Mapping[str, Any]) -> SeatRow:
+    return SeatRow(seat=r["seat"], kind=SeatKind(r["kind"]), user_id=r["user_id"],
+                   level=r["level"], label=r["label"])
+
+
+_MOVE_COLUMNS = "match_id, seq, action, update_id, created_at"
+
+
+def _move_row(r: Row) -> MoveRow:
+    return MoveRow(r["match_id"], r["seq"], r["action"], r["update_id"], at(r["created_at"]))
+
+
+_CHAT_COLUMNS = "chat_id, language, default_settings, created_at, updated_at, tidy, title"
+
+
+def _chat_row(r: Row) -> ChatRow:
+    return ChatRow(chat_id=r["chat_id"], language=r["language"],
+                   default_settings=chat_settings_load(r["default_settings"]),
+                   created_at=at(r["created_at"]), updated_at=at(r["updated_at"]),
+                   tidy=r["tidy"], title=r["title"])
+
+
+_USER_COLUMNS = "user_id, display_name, language, can_write_privately, created_at, updated_at"
+
+
+def _user_row(r: Row) -> UserRow:
+    return UserRow(user_id=r["user_id"], display_name=r["display_name"],
+                   language=r["language"], can_write_privately=r["can_write_privately"],
+                   created_at=at(r["created_at"]), updated_at=at(r["updated_at"]))
+
+
+_TIMER_COLUMNS = "t.match_id, t.seconds, t.seq, t.deadline, t.reminded"
+
+
+def _timer_row(r: Row) -> TimerRow:
+    return TimerRow(match_id=r["match_id"], seconds=r["seconds"], seq=r["seq"],
+                    deadline=r["deadline"], reminded=r["reminded"])
+
+
+_LOBBY_COLUMNS = ("lobby_id, chat_id, thread_id, creator_id, state, message_id, status, "
+                  "match_id, created_at, updated_at")
+
+
+def _lobby_row(r: Row) -> LobbyRow:
+    return LobbyRow(
+        lobby_id=r["lobby_id"], chat_id=r["chat_id"], thread_id=r["thread_id"] or None,
+        creator_id=r["creator_id"], state=json.loads(r["state"]), message_id=r["message_id"],
+        status=LobbyStatus(r["status"]), match_id=r["match_id"],
+        created_at=at(r["created_at"]), updated_at=at(r["updated_at"]),
+    )
+
+
+def _stand_in(r: Row) -> StandIn:
+    return StandIn(seat=r["seat"], timeouts=r["timeouts"], computer=r["computer"],
+                   resigned=r["resigned"])
+
+
+_RATING_COLUMNS = "user_id, mu, sigma, rated_matches"
+
+
+def _rating_row(r: Row) -> RatingRow:
+    return RatingRow(user_id=r["user_id"], mu=r["mu"], sigma=r["sigma"],
+                     rated_matches=r["rated_matches"])
+
+
+#: A player's statistics summed over the chats of ``user_stats s`` (joined to ``users u``),
+#: one column per :class:`StatsRow` field; ``GROUP BY s.user_id, u.user_id`` goes with it.
+_STATS_COLUMNS = """
+    s.user_id, u.display_name, SUM(s.matches) AS matches, SUM(s.wins) AS wins,
+    SUM(s.draws) AS draws, SUM(s.points_scored) AS points_scored,
+    SUM(s.points_conceded) AS points_conceded, SUM(s.tours_attacked) AS tours_attacked,
+    SUM(s.tours_defended) AS tours_defended, MAX(s.best_tour) AS best_tour,
+    SUM(s.suit_combos) AS suit_combos, SUM(s.progression_combos) AS progression_combos,
+    SUM(s.own_goals_conceded) AS own_goals_conceded
+"""
+
+
+def _stats_row(r: Row) -> StatsRow:
+    return StatsRow(**{name: r[name] for name in STATS_FIELDS})
+
+
+#: Adds one finished match to a player's row (named parameters: storage.common.stats_params).
+_ADD_STATS = f"""
+    INSERT INTO user_stats (user_id, chat_id, matches, best_tour, {", ".join(STATS_SUMS)})
+    VALUES (%(user_id)s, %(chat_id)s, 1, %(best_tour)s,
+            {", ".join(f"%({c})s" for c in STATS_SUMS)})
+    ON CONFLICT (user_id, chat_id) DO UPDATE SET
+        matches = user_stats.matches + 1,
+        best_tour = GREATEST(user_stats.best_tour, excluded.best_tour),
+        {", ".join(f"{c} = user_stats.{c} + excluded.{c}" for c in STATS_SUMS)}
+"""
+
+_STATS_ORDER = "wins DESC, draws DESC, points_scored DESC, matches ASC, s.user_id ASC"
+
+
+# The store ------------------------------------------------------------------------------
+
+
+class PostgresStore(Store):
+    """:class:`storage.base.Store` on a PostgreSQL database (a pool of connections)."""
+
+    def __init__(self, pool: AsyncConnectionPool[Conn], *,
+                 clock: Callable[[], float] = time.time,
+                 update_ttl: float = UPDATE_TTL_SECONDS, url: str = "") -> None:
+        self._pool = pool
+        self._url = url  # for pg_dump only: it may hold a password, never log it
+        self._clock = clock
+        self._update_ttl = update_ttl
+        self._inserts_since_prune = 0
+        self._closed = False
+        self._calls: set[asyncio.Task[Any]] = set()
+        #: Set by the scaled mode's wiring (chat/jobs.py); ``None``: nothing more to do.
+        self.after_append: AfterAppend | None = None
+        self.after_arm: AfterArm | None = None
+
+    @classmethod
+    async def open(
+        cls,
+        url: str,
+        *,
+        clock: Callable[[], float] = time.time,
+        update_ttl: float = UPDATE_TTL_SECONDS,
+        upgrade: bool = True,
+        min_size: int = POOL_MIN,
+        max_size: int = POOL_MAX,
+    ) -> PostgresStore:
+        """Connect, migrate to the newest schema (refusing a newer one) and return a store.
+
+        With ``upgrade=False`` the schema must already be the newest (nothing is written).
+        The first connection is made alone, so a wrong URL or password is reported as the
+        server words it rather than as a pool timeout.
+        """
+        kwargs: dict[str, Any] = {"autocommit": True, "prepare_threshold": None,
+                                  "row_factory": dict_row}
+        try:
+            conn = await AsyncConnection.connect(url, connect_timeout=int(CONNECT_TIMEOUT),
+                                                 **kwargs)
+        except psycopg.Error as exc:
+            raise StorageError(f"cannot connect to PostgreSQL: {exc}") from exc
+        try:
+            if upgrade:
+                await migrate(conn, clock=clock)
+            else:
+                version = await current_version(conn)
+                if version > LATEST:
+                    raise SchemaTooNew(version, LATEST)
+                if version < LATEST:
+                    raise StorageError(f"the database is at schema version {version}, not "
+                                       f"{LATEST}: migrate it first")
+        except psycopg.Error as exc:
+            raise StorageError(f"cannot migrate the database: {exc}") from exc
+        finally:
+            await conn.close()
+        pool: AsyncConnectionPool[Conn] = AsyncConnectionPool(
+            url, min_size=min_size, max_size=max(min_size, max_size), kwargs=kwargs,
+            connection_class=AsyncConnection[DictRow], timeout=CONNECT_TIMEOUT, open=False,
+            name="krendzu")
+        try:
+            await pool.open(wait=True, timeout=CONNECT_TIMEOUT)
+        except psycopg.Error as exc:
+            await pool.close()
+            raise StorageError(f"cannot connect to PostgreSQL: {exc}") from exc
+        return cls(pool, clock=clock, update_ttl=update_ttl, url=url)
+
+    # Plumbing: one query, one read, one write ----------------------------------------------
+
+    async def _guard(self, work: Callable[[Conn], Awaitable[T]]) -> T:
+        """Run ``work`` on a borrowed connection to completion even if the caller is
+        cancelled; psycopg's errors leave as :class:`StorageError`."""
+        if self._closed:
+            raise StorageError("the store is closed")
+
+        async def borrowed() -> T:
+            async with self._pool.connection() as conn:
+                return await work(conn)
+
+        task = asyncio.ensure_future(borrowed())
+        self._calls.add(task)
+        task.add_done_callback(self._calls.discard)
+        task.add_done_callback(consume_exception)
+        try:
+            return await asyncio.shield(task)
+        except psycopg.Error as exc:
+            # The server's primary message only: its DETAIL may quote a failing row, and a
+            # row of matches holds the deal seed.
+            raise StorageError(f"{type(exc).__name__}: {exc.diag.message_primary or exc}"
+                               ) from exc
+
+    async def _select(self, sql: str, params: Sequence[Any] | Mapping[str, Any],
+                      map_row: Callable[[Row], R]) -> list[R]:
+        """One query (one statement: one snapshot), each row mapped by ``map_row``."""
+
+        async def work(conn: Conn) -> list[R]:
+            cur = await conn.execute(sql, params)
+            return [map_row(r) for r in await cur.fetchall()]
+
+        return await self._guard(work)
+
+    async def _read(self, op: Op[T]) -> T:
+        """Several queries that must agree: one read-only snapshot transaction."""
+
+        async def work(conn: Conn) -> T:
+            async with conn.transaction():
+                await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                return await op(conn)
+
+        return await self._guard(work)
+
+    async def _write(self, op: Op[T]) -> T:
+        """One write transaction (READ COMMITTED), committed before this returns; any
+        exception rolls all of it back."""
+
+        async def work(conn: Conn) -> T:
+            async with conn.transaction():
+                return await op(conn)
+
+        return await self._guard(work)
+
+    async def _change(self, sql: str, params: Sequence[Any] | Mapping[str, Any]) -> int:
+        """One statement as one write; how many rows it changed."""
+
+        async def work(conn: Conn) -> int:
+            cur = await conn.execute(sql, params)
+            return cur.rowcount
+
+        return await self._guard(work)
+
+    @staticmethod
+    async def _one(conn: Conn, sql: str,
+                   params: Sequence[Any] | Mapping[str, Any] = ()) -> Row | None:
+        cur = await conn.execute(sql, params)
+        return await cur.fetchone()
+
+    # Lifecycle --------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True  # refuse new calls; those under way finish first
+        while self._calls:
+            await asyncio.wait(set(self._calls))
+        await self._pool.close()
+
+    # Chats and users --------------------------------------------------------------------
+
+    async def upsert_chat(self, chat_id: int, *, language: str | None = None,
+                          default_settings: Settings | None = None, tidy: bool | None = None,
+                          title: str | None = None) -> ChatRow:
+        params = {"chat_id": chat_id, "language": language, "tidy": tidy, "title": title,
+                  "now": self._clock(),
+                  "settings": None if default_settings is None
+                  else chat_settings_dump(default_settings)}
+
+        async def work(conn: Conn) -> ChatRow:
+            row = await self._one(conn, f"""
+                INSERT INTO chats (chat_id, language, default_settings, created_at,
+                                   updated_at, tidy, title)
+                VALUES (%(chat_id)s, %(language)s, %(settings)s, %(now)s, %(now)s,
+                        COALESCE(%(tidy)s, TRUE), %(title)s)
+                ON CONFLICT (chat_id) DO UPDATE SET
+                    language = COALESCE(excluded.language, chats.language),
+                    default_settings =
+                        COALESCE(excluded.default_settings, chats.default_settings),
+                    tidy = COALESCE(%(tidy)s, chats.tidy),
+                    title = COALESCE(excluded.title, chats.title),
+                    updated_at = excluded.updated_at
+                RETURNING {_CHAT_COLUMNS}""", params)
+            assert row is not None
+            return _chat_row(row)
+
+        return await self._guard(work)
+
+    async def get_chat(self, chat_id: int) -> ChatRow | None:
+        rows = await self._select(
+            f"SELECT {_CHAT_COLUMNS} FROM chats WHERE chat_id = %s", (chat_id,), _chat_row)
+        return rows[0] if rows else None
+
+    async def upsert_user(self, user_id: int, display_name: str, *,
+                          language: str | None = None,
+                          can_write_privately: bool | None = None) -> UserRow:
+        params = {"user_id": user_id, "name": display_name, "key": name_key(display_name),
+                  "language": language, "can": can_write_privately, "now": self._clock()}
+
+        async def work(conn: Conn) -> UserRow:
+            row = await self._one(conn, f"""
+                INSERT INTO users (user_id, display_name, language, can_write_privately,
+                                   created_at, updated_at, name_key)
+                VALUES (%(user_id)s, %(name)s, %(language)s, COALESCE(%(can)s, FALSE),
+                        %(now)s, %(now)s, %(key)s)
+                ON CONFLICT (user_id) DO UPDATE SET
+                    display_name = excluded.display_name,
+                    name_key = excluded.name_key,
+                    language = COALESCE(%(language)s, users.language),
+                    can_write_privately = COALESCE(%(can)s, users.can_write_privately),
+                    updated_at = excluded.updated_at
+                RETURNING {_USER_COLUMNS}""", params)
+            assert row is not None
+            return _user_row(row)
+
+        return await self._guard(work)
+
+    async def get_user(self, user_id: int) -> UserRow | None:
+        rows = await self._select(
+            f"SELECT {_USER_COLUMNS} FROM users WHERE user_id = %s", (user_id,), _user_row)
+        return rows[0] if rows else None
+
+    # Matches ----------------------------------------------------------------------------
+
+    async def create_match(self, chat_id: int, settings: Settings, seats: Sequence[SeatSpec],
+                           *, thread_id: int | None = None, seed: int | None = None,
+                           board_message_id: int | None = None,
+                           lobby_id: int | None = None) -> StoredMatch:
+        if seed is None:
+            seed = secrets.randbelow(MAX_SEED)
+        check_new_match(seed, thread_id)
+        seat_rows = new_seats(seats)
+        game = Match([s.label for s in seat_rows], settings, seed=seed)  # validates them
+        now = self._clock()
+
+        async def work(conn: Conn) -> StoredMatch:
+            await conn.execute(
+                "INSERT INTO chats (chat_id, created_at, updated_at) VALUES (%s, %s, %s) "
+                "ON CONFLICT (chat_id) DO NOTHING", (chat_id, now, now))
+            humans = [s.user_id for s in seat_rows if s.user_id is not None]
+            if humans:
+                cur = await conn.execute(
+                    "SELECT user_id FROM users WHERE user_id = ANY(%s)", (humans,))
+                found = {r["user_id"] for r in await cur.fetchall()}
+                missing = [u for u in humans if u not in found]
+                if missing:
+                    raise NotFound(f"users {missing} are not stored: upsert_user first")
+            busy = await self._one(
+                conn, "SELECT match_id FROM matches WHERE chat_id = %s AND thread_id = %s "
+                "AND status = 'active'", (chat_id, thread_id or 0))
+            if busy is not None:
+                raise ActiveMatchExists(
+                    f"chat {chat_id} topic {thread_id} already plays match {busy['match_id']}")
+            try:
+                inserted = await self._one(conn, """
+                    INSERT INTO matches (chat_id, thread_id, table_kind, settings, seed,
+                                         status, board_message_id, created_at)
+                    VALUES (%s, %s, %s, %s, %s, 'active', %s, %s) RETURNING match_id""",
+                    (chat_id, thread_id or 0, settings.table.value,
+                     json.dumps(settings_json(settings)), seed, board_message_id, now))
+            except errors.UniqueViolation as exc:  # another process started one meanwhile
+                raise ActiveMatchExists(f"chat {chat_id} topic {thread_id} already plays "
+                                        "a match") from exc
+            assert inserted is not None
+            match_id = int(inserted["match_id"])
+            if lobby_id is not None:
+                started = await conn.execute(
+                    "UPDATE lobbies SET status = 'started', match_id = %s, updated_at = %s "
+                    "WHERE lobby_id = %s AND status = 'open'", (match_id, now, lobby_id))
+                if not started.rowcount:
+                    raise NotFound(f"no open lobby {lobby_id}")
+            async with conn.cursor() as cur:
+                await cur.executemany(
+                    "INSERT INTO seats (match_id, seat, kind, user_id, level, label) "
+                    "VALUES (%s, %s, %s, %s, %s, %s)",
+                    [(match_id, s.seat, s.kind.value, s.user_id, s.level, s.label)
+                     for s in seat_rows])
+            row = MatchRow(match_id=match_id, chat_id=chat_id, thread_id=thread_id,
+                           settings=settings, seed=seed, status=MatchStatus.ACTIVE,
+                           seats=seat_rows, move_count=0, board_message_id=board_message_id,
+                           created_at=at(now), finished_at=None, totals=None)
+            return StoredMatch(row, (), game)
+
+        return await self._write(work)
+
+    async def _match_rows(self, conn: Conn, where: str,
+                          params: Sequence[Any] | Mapping[str, Any]) -> list[MatchRow]:
+        cur = await conn.execute(f"SELECT {_MATCH_COLUMNS} FROM matches m {where}", params)
+        return [_match_row(r) for r in await cur.fetchall()]
+
+    async def _matches(self, where: str, params: Sequence[Any] = ()) -> list[MatchRow]:
+        """The matches ``where`` picks, with their seats and move counts: one query."""
+        return await self._select(f"SELECT {_MATCH_COLUMNS} FROM matches m {where}", params,
+                                  _match_row)
+
+    async def _get_match(self, conn: Conn, match_id: int) -> MatchRow:
+        rows = await self._match_rows(conn, "WHERE m.match_id = %s", (match_id,))
+        if not rows:
+            raise NotFound(f"no match {match_id}")
+        return rows[0]
+
+    async def get_match(self, match_id: int) -> MatchRow:
+        rows = await self._matches("WHERE m.match_id = %s", (match_id,))
+        if not rows:
+            raise NotFound(f"no match {match_id}")
+        return rows[0]
+
+    async def load_match(self, match_id: int) -> StoredMatch:
+        async def op(conn: Conn) -> tuple[MatchRow, list[MoveRow]]:
+            row = await self._get_match(conn, match_id)
+            cur = await conn.execute(
+                f"SELECT {_MOVE_COLUMNS} FROM moves WHERE match_id = %s ORDER BY seq",
+                (match_id,))
+            return row, [_move_row(r) for r in await cur.fetchall()]
+
+        row, moves = await self._read(op)
+        game = rebuild_game(row, [m.action for m in moves])
+        return StoredMatch(row, tuple(moves), game)
+
+    async def match_head(self, match_id: int) -> tuple[MatchRow, int]:
+        # The row's move count is the last stored move's number (the log has no gaps), and
+        # both come from one statement, so they agree.
+        row = await self.get_match(match_id)
+        return row, row.move_count
+
+    async def get_panel(self, match_id: int, user_id: int) -> tuple[int, bool] | None:
+        rows = await self._select(
+            "SELECT message_id, is_photo FROM panel_messages WHERE match_id = %s "
+            "AND user_id = %s", (match_id, user_id),
+            lambda r: (int(r["message_id"]), bool(r["is_photo"])))
+        return rows[0] if rows else None
+
+    async def set_panel(self, match_id: int, user_id: int,
+                        panel: tuple[int, bool] | None) -> tuple[int, bool] | None:
+        async def work(conn: Conn) -> tuple[int, bool] | None:
+            # Two senders in two processes must not both read the same old panel: the
+            # match's lock orders them (a missing row cannot be locked with FOR UPDATE).
+            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (match_id,))
+            old = await self._one(
+                conn, "SELECT message_id, is_photo FROM panel_messages "
+                "WHERE match_id = %s AND user_id = %s", (match_id, user_id))
+            if panel is None:
+                await conn.execute(
+                    "DELETE FROM panel_messages WHERE match_id = %s AND user_id = %s",
+                    (match_id, user_id))
+            else:
+                await conn.execute(
+                    "INSERT INTO panel_messages (match_id, user_id, message_id, is_photo) "
+                    "VALUES (%s, %s, %s, %s) ON CONFLICT (match_id, user_id) DO UPDATE SET "
+                    "message_id = excluded.message_id, is_photo = excluded.is_photo",
+                    (match_id, user_id, panel[0], bool(panel[1])))
+            return (int(old["message_id"]), bool(old["is_photo"])) if old else None
+
+        return await self._write(work)
+
+    async def get_panel_lines(self, match_id: int, user_id: int) -> list[str]:
+        rows = await self._select(
+            "SELECT lines FROM panel_lines WHERE match_id = %s AND user_id = %s",
+            (match_id, user_id), lambda r: panel_lines_load(r["lines"]))
+        return rows[0] if rows else []
+
+    async def set_panel_lines(self, match_id: int,
+                              lines: Mapping[int, Sequence[str] | None]) -> None:
+        if not lines:
+            return
+        gone = [user_id for user_id, shown in lines.items() if shown is None]
+        kept = [(match_id, user_id, panel_lines_dump(shown))
+                for user_id, shown in lines.items() if shown is not None]
+
+        async def work(conn: Conn) -> None:
+            if gone:
+                await conn.execute(
+                    "DELETE FROM panel_lines WHERE match_id = %s AND user_id = ANY(%s)",
+                    (match_id, gone))
+            if kept:
+                async with conn.cursor() as cur:
+                    await cur.executemany(
+                        "INSERT INTO panel_lines (match_id, user_id, lines) VALUES (%s, %s, %s)"
+                        " ON CONFLICT (match_id, user_id) DO UPDATE SET lines = excluded.lines",
+                        kept)
+
+        await self._write(work)
+
+    async def append_move(self, match_id: int, expected_seq: int, action: PlayerAction | str,
+                          *, update_id: int | None = None,
+                          final: Match | None = None) -> MoveRow:
+        text = normalize_action(action)
+        check_final(final, expected_seq, text)
+        now = self._clock()
+
+        async def work(conn: Conn) -> MoveRow:
+            # Writers of this match, in any process, queue here until COMMIT or ROLLBACK;
+            # the statements after it see everything they committed.
+            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (match_id,))
+            if update_id is not None:
+                await self._remember_update(conn, update_id, now)
+            r = await self._one(
+                conn, "SELECT status, (SELECT COALESCE(MAX(seq), 0) FROM moves "
+                "WHERE match_id = %s) AS last_seq FROM matches WHERE match_id = %s",
+                (match_id, match_id))
+            if r is None:
+                raise NotFound(f"no match {match_id}")
+            if r["status"] != MatchStatus.ACTIVE:
+                raise MatchClosed(f"match {match_id} is {r['status']}")
+            if r["last_seq"] + 1 != expected_seq:
+                raise SequenceConflict(match_id, expected_seq, r["last_seq"] + 1)
+            try:
+                await conn.execute(
+                    "INSERT INTO moves (match_id, seq, action, update_id, created_at) "
+                    "VALUES (%s, %s, %s, %s, %s)",
+                    (match_id, expected_seq, text, update_id, now))
+            except errors.UniqueViolation as exc:  # a writer that skipped the lock won
+                raise SequenceConflict(match_id, expected_seq, expected_seq + 1) from exc
+            if final is not None:
+                await self._close_finished(conn, match_id, final, now)
+            if self.after_append is not None:  # commits with the move, or not at all
+                await self.after_append(conn, match_id, expected_seq)
+            return MoveRow(match_id, expected_seq, text, update_id, at(now))
+
+        return await self._write(work)
+
+    async def wait_for_writers(self, match_id: int) -> None:
+        """Return once every write of the match under way (holding its advisory lock) has
+        committed or rolled back. The scaled mode's announcement job starts with it: a move
+        whose job was refused because this job was still queued (its queueing lock) is then
+        visible to it, never left unannounced."""
+
+        async def work(conn: Conn) -> None:
+            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (match_id,))
+
+        await self._write(work)
+
+    async def _close_finished(self, conn: Conn, match_id: int, game: Match, now: float) -> None:
+        """Final status, totals and per-user statistics (the engine's figures, added up):
+        inside the caller's transaction."""
+        row = await self._get_match(conn, match_id)
+        if tuple(row.labels) != game.players:
+            raise ValueError(f"that game is not match {match_id} (players differ)")
+        cur = await conn.execute(
+            "SELECT seat FROM stand_ins WHERE match_id = %s AND resigned", (match_id,))
+        resigned = {r["seat"] for r in await cur.fetchall()}
+        gained = seat_statistics(game, match_outcome(game, resigned))
+        await conn.execute(
+            "UPDATE matches SET status = 'finished', finished_at = %s, totals = %s "
+            "WHERE match_id = %s AND status = 'active'",
+            (now, json.dumps(list(game.totals())), match_id))
+        params = [stats_params(seat.user_id, row.chat_id, gained[seat.seat])
+                  for seat in row.seats if seat.user_id is not None]
+        if params:
+            async with conn.cursor() as c:
+                await c.executemany(_ADD_STATS, params)
+
+    async def abandon_match(self, match_id: int) -> bool:
+        now = self._clock()
+
+        async def work(conn: Conn) -> bool:
+            cur = await conn.execute(
+                "UPDATE matches SET status = 'abandoned', finished_at = %s "
+                "WHERE match_id = %s AND status = 'active'", (now, match_id))
+            if cur.rowcount:
+                return True
+            if await self._one(conn, "SELECT 1 FROM matches WHERE match_id = %s", (match_id,)):
+                return False
+            raise NotFound(f"no match {match_id}")
+
+        return await self._write(work)
+
+    async def concede_match(self, match_id: int, seat: int) -> bool:
+        now = self._clock()
+
+        async def work(conn: Conn) -> bool:
+            row = await self._get_match(conn, match_id)
+            cur = await conn.execute(
+                "UPDATE matches SET status = 'abandoned', finished_at = %s, conceded_by = %s "
+                "WHERE match_id = %s AND status = 'active'", (now, seat, match_id))
+            if not cur.rowcount:
+                return False
+            # The engine's outcome of a concession: the conceding side loses, the rest win.
+            outcome = Outcome.of_totals(row.table, [0] * row.table.players, conceded=seat)
+            params = [(s.user_id, row.chat_id, int(outcome.won(s.seat)))
+                      for s in row.seats if s.user_id is not None]
+            if params:
+                async with conn.cursor() as c:
+                    await c.executemany(
+                        "INSERT INTO user_stats (user_id, chat_id, matches, wins) "
+                        "VALUES (%s, %s, 1, %s) ON CONFLICT (user_id, chat_id) DO UPDATE SET "
+                        "matches = user_stats.matches + 1, "
+                        "wins = user_stats.wins + excluded.wins", params)
+            return True
+
+        return await self._write(work)
+
+    async def set_board_message(self, match_id: int, message_id: int | None,
+                                caption: str | None = None) -> int | None:
+        async def work(conn: Conn) -> int | None:
+            old = await self._one(
+                conn, "SELECT board_message_id FROM matches WHERE match_id = %s FOR UPDATE",
+                (match_id,))
+            if old is None:
+                raise NotFound(f"no match {match_id}")
+            await conn.execute(
+                "UPDATE matches SET board_message_id = %s, board_caption = %s "
+                "WHERE match_id = %s", (message_id, caption, match_id))
+            previous: int | None = old["board_message_id"]
+            return previous
+
+        return await self._write(work)
+
+    async def board_message(self, match_id: int) -> tuple[int, str] | None:
+        rows = await self._select(
+            "SELECT board_message_id, board_caption FROM matches WHERE match_id = %s "
+            "AND board_message_id IS NOT NULL", (match_id,),
+            lambda r: (int(r["board_message_id"]), str(r["board_caption"] or "")))
+        return rows[0] if rows else None
+
+    async def set_announced(self, match_id: int, seq: int) -> None:
+        await self._change(
+            "UPDATE matches SET announced_seq = GREATEST(announced_seq, %s) "
+            "WHERE match_id = %s", (seq, match_id))
+
+    # Ratings and history ----------------------------------------------------------------
+
+    async def ratings_of(self, user_ids: Sequence[int]) -> dict[int, RatingRow]:
+        rows = await self._select(
+            f"SELECT {_RATING_COLUMNS} FROM ratings WHERE user_id = ANY(%s)",
+            (list(user_ids),), _rating_row)
+        return {r.user_id: r for r in rows}
+
+    async def unrated_matches(self) -> list[MatchRow]:
+        return await self._matches(
+            "WHERE NOT m.rated AND (m.status = 'finished' OR (m.status = 'abandoned' "
+            "AND m.conceded_by IS NOT NULL)) ORDER BY m.match_id")
+
+    async def apply_ratings(self, match_id: int,
+                            ratings: Mapping[int, tuple[float, float]]) -> bool:
+        now = self._clock()
+
+        async def work(conn: Conn) -> bool:
+            cur = await conn.execute(
+                "UPDATE matches SET rated = TRUE WHERE match_id = %s AND NOT rated AND "
+                "(status = 'finished' OR conceded_by IS NOT NULL)", (match_id,))
+            if cur.rowcount == 0:
+                return False  # rated already (or not finished): once only
+            for user_id, (mu, sigma) in ratings.items():
+                await conn.execute(
+                    "INSERT INTO ratings (user_id, mu, sigma, rated_matches, updated_at) "
+                    "VALUES (%s, %s, %s, 1, %s) ON CONFLICT (user_id) DO UPDATE SET "
+                    "mu = excluded.mu, sigma = excluded.sigma, "
+                    "rated_matches = ratings.rated_matches + 1, "
+                    "updated_at = excluded.updated_at", (user_id, mu, sigma, now))
+                await conn.execute(
+                    "INSERT INTO rating_history (match_id, user_id, mu, sigma, rated_at) "
+                    "VALUES (%s, %s, %s, %s, %s)", (match_id, user_id, mu, sigma, now))
+            return True
+
+        return await self._write(work)
+
+    async def rating_history(self, user_id: int, limit: int = 100) -> list[tuple[float, float]]:
+        return await self._select(
+            "SELECT mu, sigma FROM (SELECT mu, sigma, rated_at, match_id FROM rating_history "
+            "WHERE user_id = %s ORDER BY rated_at DESC, match_id DESC LIMIT %s) AS h "
+            "ORDER BY rated_at, match_id", (user_id, max(0, limit)),
+            lambda r: (r["mu"], r["sigma"]))
+
+    async def top_players(self, chat_id: int | None = None, limit: int = 20, *,
+                          rated_after: int = 3
+                          ) -> tuple[list[tuple[StatsRow, RatingRow | None]], int]:
+        where = "" if chat_id is None else "WHERE s.chat_id = %(chat)s"
+        # The window's count is taken over every group before LIMIT keeps the page.
+        sql = f"""
+            SELECT {_STATS_COLUMNS}, r.mu, r.sigma, r.rated_matches,
+                   COUNT(*) OVER () AS players
+            FROM user_stats s JOIN users u ON u.user_id = s.user_id
+                 LEFT JOIN ratings r ON r.user_id = s.user_id
+            {where}
+            GROUP BY s.user_id, u.user_id, r.user_id
+            ORDER BY COALESCE(r.rated_matches, 0) >= %(after)s DESC,
+                     CASE WHEN COALESCE(r.rated_matches, 0) >= %(after)s
+                          THEN r.mu - 3 * r.sigma ELSE 0 END DESC NULLS LAST,
+                     wins DESC, s.user_id ASC
+            LIMIT %(limit)s
+        """
+
+        def player(r: Row) -> tuple[StatsRow, RatingRow | None, int]:
+            rating = None if r["mu"] is None else _rating_row(r)
+            return _stats_row(r), rating, r["players"]
+
+        rows = await self._select(
+            sql, {"chat": chat_id, "after": rated_after, "limit": max(0, limit)}, player)
+        if not rows:
+            return [], await self._count_players(chat_id)
+        return [(stats, rating) for stats, rating, _ in rows], rows[0][2]
+
+    async def _count_players(self, chat_id: int | None) -> int:
+        sql = ("SELECT COUNT(DISTINCT user_id) AS n FROM user_stats"
+               + (" WHERE chat_id = %s" if chat_id is not None else ""))
+        rows = await self._select(sql, () if chat_id is None else (chat_id,),
+                                  lambda r: int(r["n"]))
+        return rows[0] if rows else 0
+
+    async def recent_matches(self, chat_id: int, thread_id: int | None = None,
+                             limit: int = 10) -> list[MatchRow]:
+        return await self._matches(
+            "WHERE m.chat_id = %s AND m.thread_id = %s ORDER BY m.match_id DESC LIMIT %s",
+            (chat_id, thread_id or 0, max(0, limit)))
+
+    # Turn timers and absent players ------------------------------------------------------
+
+    async def set_timer(self, match_id: int, seconds: int | None) -> None:
+        if seconds is None:
+            await self._change("DELETE FROM turn_timers WHERE match_id = %s", (match_id,))
+            return
+        await self._change(
+            "INSERT INTO turn_timers (match_id, seconds) VALUES (%s, %s) "
+            "ON CONFLICT (match_id) DO UPDATE SET seconds = excluded.seconds",
+            (match_id, int(seconds)))
+
+    async def timer_of(self, match_id: int) -> TimerRow | None:
+        rows = await self._select(
+            f"SELECT {_TIMER_COLUMNS} FROM turn_timers t WHERE match_id = %s", (match_id,),
+            _timer_row)
+        return rows[0] if rows else None
+
+    async def arm_timer(self, match_id: int, seq: int | None, deadline: float | None) -> None:
+        hook = self.after_arm
+
+        async def work(conn: Conn) -> None:
+            row = await self._one(
+                conn, "UPDATE turn_timers SET seq = %s, deadline = %s, reminded = FALSE "
+                "WHERE match_id = %s RETURNING seconds", (seq, deadline, match_id))
+            if hook is not None and row is not None and seq is not None \
+                    and deadline is not None:
+                await hook(conn, match_id, seq, deadline, int(row["seconds"]))
+
+        await self._write(work)
+
+    async def set_reminded(self, match_id: int, seq: int) -> None:
+        await self._change(
+            "UPDATE turn_timers SET reminded = TRUE WHERE match_id = %s AND seq = %s",
+            (match_id, seq))
+
+    async def due_timers(self, now: float) -> list[TimerRow]:
+        return await self._select(
+            f"SELECT {_TIMER_COLUMNS} FROM turn_timers t JOIN matches m "
+            "ON m.match_id = t.match_id WHERE m.status = 'active' "
+            "AND t.deadline IS NOT NULL AND (t.deadline <= %(now)s OR "
+            "(NOT t.reminded AND t.deadline - t.seconds / 3.0 <= %(now)s)) "
+            "ORDER BY t.deadline", {"now": now}, _timer_row)
+
+    async def stretch_deadlines(self, earliest: float) -> int:
+        return await self._change(
+            "UPDATE turn_timers SET deadline = %(t)s WHERE deadline IS NOT NULL "
+            "AND deadline < %(t)s", {"t": earliest})
+
+    async def stand_ins(self, match_id: int) -> dict[int, StandIn]:
+        rows = await self._select(
+            "SELECT seat, timeouts, computer, resigned FROM stand_ins WHERE match_id = %s",
+            (match_id,), _stand_in)
+        return {r.seat: r for r in rows}
+
+    async def set_stand_in(self, match_id: int, seat: int, *, timeouts: int,
+                           computer: bool, resigned: bool = False) -> None:
+        await self._change(
+            "INSERT INTO stand_ins (match_id, seat, timeouts, computer, resigned) "
+            "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (match_id, seat) DO UPDATE SET "
+            "timeouts = excluded.timeouts, computer = excluded.computer, "
+            "resigned = stand_ins.resigned OR excluded.resigned",
+            (match_id, seat, max(0, timeouts), bool(computer), bool(resigned)))
+
+    async def migrate_chat(self, old_chat_id: int, new_chat_id: int) -> None:
+        now = self._clock()
+        columns = ", ".join(("matches", "best_tour", *STATS_SUMS))
+
+        async def work(conn: Conn) -> None:
+            await conn.execute(
+                "INSERT INTO chats (chat_id, language, default_settings, created_at, "
+                "updated_at, tidy, title) SELECT %s, language, default_settings, created_at, "
+                "%s, tidy, title FROM chats WHERE chat_id = %s "
+                "ON CONFLICT (chat_id) DO NOTHING", (new_chat_id, now, old_chat_id))
+            for table in ("matches", "lobbies"):
+                await conn.execute(f"UPDATE {table} SET chat_id = %s WHERE chat_id = %s",
+                                   (new_chat_id, old_chat_id))
+            await conn.execute(
+                f"INSERT INTO user_stats (user_id, chat_id, {columns}) SELECT user_id, %s, "
+                f"{columns} FROM user_stats WHERE chat_id = %s ON CONFLICT DO NOTHING",
+                (new_chat_id, old_chat_id))
+            await conn.execute("DELETE FROM user_stats WHERE chat_id = %s", (old_chat_id,))
+
+        await self._write(work)
+
+    # Lobbies ----------------------------------------------------------------------------
+
+    async def create_lobby(self, chat_id: int, creator_id: int, state: dict[str, Any], *,
+                           thread_id: int | None = None) -> LobbyRow:
+        now = self._clock()
+        state_text = json.dumps(state)
+
+        async def work(conn: Conn) -> LobbyRow:
+            await conn.execute(
+                "INSERT INTO chats (chat_id, created_at, updated_at) VALUES (%s, %s, %s) "
+                "ON CONFLICT (chat_id) DO NOTHING", (chat_id, now, now))
+            busy = await self._one(
+                conn, "SELECT lobby_id FROM lobbies WHERE chat_id = %s AND thread_id = %s "
+                "AND status = 'open'", (chat_id, thread_id or 0))
+            if busy is not None:
+                raise LobbyExists(f"chat {chat_id} topic {thread_id} has lobby "
+                                  f"{busy['lobby_id']}")
+            try:
+                row = await self._one(
+                    conn, "INSERT INTO lobbies (chat_id, thread_id, creator_id, state, "
+                    f"created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s) "
+                    f"RETURNING {_LOBBY_COLUMNS}",
+                    (chat_id, thread_id or 0, creator_id, state_text, now, now))
+            except errors.UniqueViolation as exc:  # another process opened one meanwhile
+                raise LobbyExists(f"chat {chat_id} topic {thread_id} has a lobby") from exc
+            assert row is not None
+            return _lobby_row(row)
+
+        return await self._write(work)
+
+    async def _lobbies(self, where: str, params: Sequence[Any]) -> list[LobbyRow]:
+        return await self._select(f"SELECT {_LOBBY_COLUMNS} FROM lobbies {where}", params,
+                                  _lobby_row)
+
+    async def get_lobby(self, lobby_id: int) -> LobbyRow:
+        rows = await self._lobbies("WHERE lobby_id = %s", (lobby_id,))
+        if not rows:
+            raise NotFound(f"no lobby {lobby_id}")
+        return rows[0]
+
+    async def open_lobby(self, chat_id: int, thread_id: int | None = None) -> LobbyRow | None:
+        rows = await self._lobbies(
+            "WHERE chat_id = %s AND thread_id = %s AND status = 'open'",
+            (chat_id, thread_id or 0))
+        return rows[0] if rows else None
+
+    async def lobby_of_match(self, match_id: int) -> LobbyRow | None:
+        rows = await self._lobbies("WHERE match_id = %s", (match_id,))
+        return rows[0] if rows else None
+
+    async def open_lobbies(self) -> list[LobbyRow]:
+        return await self._lobbies("WHERE status = 'open' ORDER BY lobby_id", ())
+
+    async def open_lobbies_of_chat(self, chat_id: int) -> list[LobbyRow]:
+        return await self._lobbies(
+            "WHERE chat_id = %s AND status = 'open' ORDER BY lobby_id", (chat_id,))
+
+    async def update_lobby(self, lobby_id: int, *, state: dict[str, Any] | None = None,
+                           message_id: int | None = None,
+                           status: LobbyStatus | None = None) -> LobbyRow:
+        params = {"id": lobby_id, "now": self._clock(),
+                  "state": None if state is None else json.dumps(state),
+                  "message_id": message_id, "status": None if status is None else status.value}
+
+        async def work(conn: Conn) -> LobbyRow:
+            row = await self._one(conn, f"""
+                UPDATE lobbies SET updated_at = %(now)s,
+                    state = COALESCE(%(state)s, state),
+                    message_id = COALESCE(%(message_id)s, message_id),
+                    status = COALESCE(%(status)s, status)
+                WHERE lobby_id = %(id)s AND status = 'open'
+                RETURNING {_LOBBY_COLUMNS}""", params)
+            if row is None:
+                raise NotFound(f"no open lobby {lobby_id}")
+            return _lobby_row(row)
+
+        return await self._guard(work)
+
+    async def active_match(self, chat_id: int, thread_id: int | None = None) -> MatchRow | None:
+        rows = await self._matches(
+            "WHERE m.chat_id = %s AND m.thread_id = %s AND m.status = 'active'",
+            (chat_id, thread_id or 0))
+        return rows[0] if rows else None
+
+    async def matches_of_user(
+        self, user_id: int, *, status: MatchStatus | None = MatchStatus.ACTIVE,
+        chat_id: int | None = None, thread_id: int | None = None, limit: int | None = None
+    ) -> list[MatchRow]:
+        where = "WHERE m.match_id IN (SELECT match_id FROM seats WHERE user_id = %s)"
+        params: tuple[Any, ...] = (user_id,)
+        if status is not None:
+            where += " AND m.status = %s"
+            params += (status.value,)
+        if chat_id is not None:
+            where += " AND m.chat_id = %s AND m.thread_id = %s"
+            params += (chat_id, thread_id or 0)
+        where += " ORDER BY m.match_id DESC"
+        if limit is not None:
+            where += " LIMIT %s"
+            params += (max(0, limit),)
+        return await self._matches(where, params)
+
+    async def active_matches(self) -> list[MatchRow]:
+        return await self._matches("WHERE m.status = 'active' ORDER BY m.match_id")
+
+    async def active_matches_of_chat(self, chat_id: int) -> list[MatchRow]:
+        return await self._matches(
+            "WHERE m.chat_id = %s AND m.status = 'active' ORDER BY m.match_id", (chat_id,))
+
+    async def count_active_matches(self, *, chat_id: int | None = None,
+                                   user_id: int | None = None) -> int:
+        if (chat_id is None) == (user_id is None):
+            raise ValueError("count the matches of a chat or of a user")
+        if chat_id is not None:
+            sql = "SELECT COUNT(*) AS n FROM matches WHERE chat_id = %s AND status = 'active'"
+            params: tuple[Any, ...] = (chat_id,)
+        else:
+            sql = ("SELECT COUNT(DISTINCT m.match_id) AS n FROM seats s JOIN matches m"
+                   " ON m.match_id = s.match_id WHERE s.user_id = %s AND m.status = 'active'")
+            params = (user_id,)
+        return (await self._select(sql, params, lambda r: int(r["n"])))[0]
+
+    async def unannounced_matches(self) -> list[MatchRow]:
+        return await self._matches(
+            "WHERE m.status = 'finished' AND m.announced_seq < (SELECT "
+            "COALESCE(MAX(v.seq), 0) FROM moves v WHERE v.match_id = m.match_id) "
+            "ORDER BY m.match_id")
+
+    # Statistics -------------------------------------------------------------------------
+
+    async def user_stats(self, user_id: int, chat_id: int | None = None) -> StatsRow | None:
+        rows = await self._stats("WHERE s.user_id = %s", (user_id,), chat_id)
+        return rows[0] if rows else None
+
+    async def stats_by_name(self, name: str, chat_id: int | None = None) -> StatsRow | None:
+        rows = await self._stats("WHERE s.user_id IN (SELECT user_id FROM users WHERE "
+                                 "name_key = %s)", (name_key(name),), chat_id)
+        return rows[0] if rows else None
+
+    async def _stats(self, where: str, params: tuple[Any, ...],
+                     chat_id: int | None) -> list[StatsRow]:
+        if chat_id is not None:
+            where += " AND s.chat_id = %s"
+            params = (*params, chat_id)
+        sql = f"""
+            SELECT {_STATS_COLUMNS}
+            FROM user_stats s JOIN users u ON u.user_id = s.user_id
+            {where}
+            GROUP BY s.user_id, u.user_id
+            ORDER BY {_STATS_ORDER}
+            LIMIT 1
+        """
+        return await self._select(sql, params, _stats_row)
+
+    # The update ledger ------------------------------------------------------------------
+
+    async def _remember_update(self, conn: Conn, update_id: int, now: float) -> None:
+        """Add an update id inside the caller's write: DuplicateUpdate if it is there
+        already (committed by any process; one still in flight is waited for). Every
+        PRUNE_EVERY insertions, forget ids past the TTL."""
+        cur = await conn.execute(
+            "INSERT INTO processed_updates (update_id, processed_at) VALUES (%s, %s) "
+            "ON CONFLICT (update_id) DO NOTHING", (update_id, now))
+        if cur.rowcount == 0:
+            raise DuplicateUpdate(update_id)
+        self._inserts_since_prune += 1
+        if self._inserts_since_prune >= PRUNE_EVERY:
+            self._inserts_since_prune = 0
+            await conn.execute("DELETE FROM processed_updates WHERE processed_at < %s",
+                               (now - self._update_ttl,))
+
+    # Outside engines (issue 31) -----------------------------------------------------------
+
+    async def create_engine(self, owner_id: int, name: str, token_hash: str) -> EngineRow:
+        now = self._clock()
+
+        async def work(conn: Conn) -> EngineRow:
+            if await self._one(conn, "SELECT 1 FROM engines WHERE name_key = %s",
+                               (name_key(name),)) is not None:
+                raise EngineExists(f"an engine is called {name!r} already")
+            try:
+                made = await self._one(
+                    conn, "INSERT INTO engines (owner_id, name, name_key, token_hash, "
+                    "created_at) VALUES (%s, %s, %s, %s, %s) RETURNING engine_id",
+                    (owner_id, name, name_key(name), token_hash, now))
+            except errors.UniqueViolation as exc:  # another process took the name meanwhile
+                raise EngineExists(f"an engine is called {name!r} already") from exc
+            assert made is not None
+            engine_id = int(made["engine_id"])
+            display = engine_display_name(name)
+            await conn.execute(
+                "INSERT INTO users (user_id, display_name, can_write_privately, created_at, "
+                "updated_at, name_key) VALUES (%s, %s, FALSE, %s, %s, %s) "
+                "ON CONFLICT (user_id) DO UPDATE SET display_name = excluded.display_name, "
+                "name_key = excluded.name_key",
+                (engine_user_id(engine_id), display, now, now, name_key(display)))
+            row = await self._one(
+                conn, f"SELECT {ENGINE_COLUMNS} FROM engines WHERE engine_id = %s",
+                (engine_id,))
+            assert row is not None
+            return engine_row(row)
+
+        return await self._write(work)
+
+    async def _engines(self, where: str, params: Sequence[Any]) -> list[EngineRow]:
+        return await self._select(f"SELECT {ENGINE_COLUMNS} FROM engines {where}", params,
+                                  engine_row)
+
+    async def get_engine(self, engine_id: int) -> EngineRow | None:
+        rows = await self._engines("WHERE engine_id = %s", (engine_id,))
+        return rows[0] if rows else None
+
+    async def engine_by_name(self, name: str) -> EngineRow | None:
+        rows = await self._engines("WHERE name_key = %s", (name_key(name),))
+        return rows[0] if rows else None
+
+    async def engine_by_token(self, token_hash: str) -> EngineRow | None:
+        rows = await self._engines("WHERE token_hash = %s", (token_hash,))
+        return rows[0] if rows else None
+
+    async def engines_of(self, owner_id: int) -> list[EngineRow]:
+        return await self._engines("WHERE owner_id = %s ORDER BY engine_id", (owner_id,))
+
+    async def update_engine(self, engine_id: int, *, token_hash: str | None = None,
+                            visibility: Visibility | None = None,
+                            max_matches: int | None = None) -> EngineRow:
+        async def work(conn: Conn) -> EngineRow:
+            await conn.execute(
+                "UPDATE engines SET token_hash = COALESCE(%s, token_hash), "
+                "visibility = COALESCE(%s, visibility), "
+                "max_matches = COALESCE(%s, max_matches) WHERE engine_id = %s",
+                (token_hash, None if visibility is None else str(visibility), max_matches,
+                 engine_id))
+            row = await self._one(
+                conn, f"SELECT {ENGINE_COLUMNS} FROM engines WHERE engine_id = %s",
+                (engine_id,))
+            if row is None:
+                raise NotFound(f"engine {engine_id}")
+            return engine_row(row)
+
+        return await self._write(work)
+
+    async def delete_engine(self, engine_id: int) -> bool:
+        return await self._change("DELETE FROM engines WHERE engine_id = %s", (engine_id,)) > 0
+
+    # Administration and inspection ------------------------------------------------------
+
+    async def schema_version(self) -> int:
+        return await self._guard(current_version)
+
+    async def backup(self, dest: str) -> None:
+        """``pg_dump`` in its custom format (restore with ``pg_restore``): one snapshot of
+        the whole database, taken while the bot keeps writing; renamed into place whole."""
+        dest = os.fspath(dest)
+        partial = f"{dest}.partial"
+        conninfo, env = _secret_free(self._url)
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # deal seeds
+        os.close(fd)
+        proc = await asyncio.create_subprocess_exec(
+            pg_tool("pg_dump"), "--format=custom", "--no-owner", "--file", partial,
+            "--dbname", conninfo, env={**os.environ, **env},
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+        _, err = await proc.communicate()
+        if proc.returncode != 0:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(partial)
+            raise StorageError(f"pg_dump failed: {err.decode(errors='replace').strip()}")
+        os.replace(partial, dest)
+
+    async def mark_update(self, update_id: int) -> bool:
+        now = self._clock()
+
+        async def work(conn: Conn) -> bool:
+            await self._remember_update(conn, update_id, now)
+            return True
+
+        try:
+            return await self._write(work)
+        except DuplicateUpdate:
+            return False
+
+    async def seen_update(self, update_id: int) -> bool:
+        return bool(await self._select(
+            "SELECT 1 AS seen FROM processed_updates WHERE update_id = %s", (update_id,),
+            lambda r: r))
+
+    async def prune_updates(self, older_than_seconds: float) -> int:
+        return await self._change("DELETE FROM processed_updates WHERE processed_at < %s",
+                                  (self._clock() - older_than_seconds,))
+
+
+__all__ = ["LATEST", "PostgresStore", "current_version", "migrate", "pg_tool"]

@@ -1,0 +1,387 @@
+"""The scaled mode's durable jobs (chat/jobs.py) on a real throwaway PostgreSQL (tests/pg.py)
+and the fake Bot API: announcements deferred in the move's own transaction, delivered by a
+worker that moves the marker, timers and computer moves keyed by the move number, stalled
+jobs of a killed worker swept."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg.rows import dict_row
+
+from chat.flow import Actor
+from chat.jobs import (
+    ANNOUNCE_QUEUE,
+    COMPUTER_QUEUE,
+    DEFAULT_QUEUES,
+    JobServices,
+    migrate,
+    serving,
+    sweep_stalled,
+    worker_options,
+)
+from krendzu import Settings
+from storage import SeatSpec, StorageError
+from tests.bot_harness import test_config as bot_config
+from tests.fakebot import Chat, FakeTelegram
+
+ANN, BOB = Actor(1, "Ann", "en"), Actor(2, "Bob", "en")
+GROUP = -4242
+
+
+@dataclass
+class Scaled:
+    fake: FakeTelegram
+    svc: JobServices
+    url: str
+    group: Chat
+
+    async def run(self, queues: tuple[str, ...] = DEFAULT_QUEUES) -> None:
+        """A worker that stops once the queues hold nothing it may run now."""
+        options = worker_options(self.svc, queues, wait=False)
+        options["install_signal_handlers"] = False
+        await self.svc.jobs.app.run_worker_async(**options)
+
+    async def jobs(self, task: str | None = None) -> list[dict[str, Any]]:
+        return await jobs_in(self.url, task)
+
+    async def sql(self, query: str, params: Any = ()) -> None:
+        async with await psycopg.AsyncConnection.connect(self.url, autocommit=True) as c:
+            await c.execute(query, params)
+
+    def group_calls(self) -> int:
+        return len(self.fake.calls_to(chat=self.group, ok=True))
+
+
+async def jobs_in(url: str, task: str | None = None) -> list[dict[str, Any]]:
+    """procrastinate's jobs (of ``task``), oldest first."""
+    async with await psycopg.AsyncConnection.connect(url, row_factory=dict_row) as c:
+        cur = await c.execute(
+            "SELECT id, task_name, status, args, lock, queueing_lock, attempts "
+            "FROM procrastinate_jobs WHERE %(t)s::text IS NULL OR task_name = %(t)s "
+            "ORDER BY id", {"t": task})
+        return list(await cur.fetchall())
+
+
+@pytest.fixture
+async def scaled(tmp_path: Path, pg_url: str) -> AsyncIterator[Scaled]:
+    assert await migrate(pg_url)
+    assert not await migrate(pg_url)  # idempotent
+    fake = FakeTelegram()
+    for actor in (ANN, BOB):
+        fake.user(actor.user_id, actor.name).started = True
+    group = fake.group(GROUP, "Club", members=[fake.users[ANN.user_id],
+                                               fake.users[BOB.user_id]])
+    config = bot_config(tmp_path, fake, database=pg_url)
+    async with serving(config, request=fake.request()) as svc:
+        yield Scaled(fake, svc, pg_url, group)
+
+
+async def group_duel(s: Scaled) -> int:
+    """A duel in the group (with the groups' default turn timer), started by the flow."""
+    flow = s.svc.flow
+    for actor in (ANN, BOB):
+        await flow.see_user(actor, private=True)
+    await flow.new_lobby(GROUP, None, ANN, ["duel"], title="Club")
+    await flow.lobby_action(GROUP, None, BOB, "join")
+    started = await flow.lobby_action(GROUP, None, ANN, "go")
+    assert started.notices, "a match's start is told at once, as in the embedded mode"
+    row = await s.svc.store.active_match(GROUP)
+    assert row is not None
+    return row.match_id
+
+
+async def move(s: Scaled, match_id: int) -> None:
+    """The player to move makes a legal step through the flow."""
+    stored = await s.svc.flow.load(match_id)
+    user_id = stored.row.seats[stored.game.current_player].user_id
+    actor = ANN if user_id == ANN.user_id else BOB
+    outcome = await s.svc.flow.play(match_id, actor, [stored.game.legal_actions()[0]])
+    assert outcome.reply and outcome.reply.startswith("✓"), outcome.reply
+    assert outcome.notices == [], "the announcement is the job's, not the mover's process"
+
+
+async def test_a_move_commits_with_its_announcement_job(scaled: Scaled) -> None:
+    s = scaled
+    match_id = await group_duel(s)
+    assert await s.jobs("announce") == []
+    store = s.svc.store
+    hook = store.after_append
+    assert hook is not None
+
+    async def then_fail(conn: Any, mid: int, seq: int) -> None:
+        await hook(conn, mid, seq)
+        raise RuntimeError("the transaction fails after the job was deferred")
+
+    stored = await store.load_match(match_id)
+    store.after_append = then_fail
+    with pytest.raises((RuntimeError, StorageError)):
+        await store.append_move(match_id, stored.next_seq, stored.game.legal_actions()[0])
+    store.after_append = hook
+    assert (await store.load_match(match_id)).row.move_count == 0
+    assert await s.jobs("announce") == [], "rolled back with the move"
+
+    await move(s, match_id)
+    jobs = await s.jobs("announce")
+    assert [(j["status"], j["args"], j["lock"], j["queueing_lock"]) for j in jobs] == [
+        ("todo", {"match_id": match_id}, f"match:{match_id}", f"announce:{match_id}")]
+    # A second move while that job waits: no second job (it announces both when it runs).
+    await move(s, match_id)
+    assert len(await s.jobs("announce")) == 1
+
+
+async def test_the_worker_announces_once_and_moves_the_marker(scaled: Scaled) -> None:
+    s = scaled
+    match_id = await group_duel(s)
+    await move(s, match_id)
+    before = s.group_calls()
+    assert (await s.svc.store.get_match(match_id)).announced_seq == 0
+    await s.run((ANNOUNCE_QUEUE,))
+    assert [j["status"] for j in await s.jobs("announce")] == ["succeeded"]
+    assert (await s.svc.store.get_match(match_id)).announced_seq == 1
+    posts = [c for c in s.fake.calls_to(chat=s.group, ok=True)[before:]
+             if c.method.lower() in ("sendphoto", "editmessagemedia", "editmessagecaption")]
+    assert posts, "the board post went to the group"
+    # Run again (at least once: a job killed after sending runs again): nothing is sent twice.
+    sent = s.group_calls()
+    await s.svc.jobs.announce.defer_async(match_id=match_id)
+    await s.run((ANNOUNCE_QUEUE,))
+    assert [j["status"] for j in await s.jobs("announce")] == ["succeeded", "succeeded"]
+    assert s.group_calls() == sent
+
+
+async def test_turn_timers_carry_their_move_number(scaled: Scaled) -> None:
+    s = scaled
+    store = s.svc.store
+    match_id = await group_duel(s)
+    timers = await s.jobs("turn_timer")
+    assert [(j["status"], j["args"]) for j in timers] == [
+        ("todo", {"match_id": match_id, "seq": 1})], "armed with the first turn's deadline"
+    assert [j["args"] for j in await s.jobs("reminder")] == [{"match_id": match_id, "seq": 1}]
+    await move(s, match_id)
+    await s.run((ANNOUNCE_QUEUE,))
+    # The timer of move 1 fires now, after the match moved on: it does nothing.
+    count = (await store.get_match(match_id)).move_count
+    calls = len(s.fake.calls)
+    await s.svc.jobs.turn_timer.defer_async(match_id=match_id, seq=1)
+    await s.run()
+    assert (await store.get_match(match_id)).move_count == count
+    assert len(s.fake.calls) == calls
+    assert (await store.stand_ins(match_id)) == {}
+    # The current move's deadline passes: the stand-in moves for the seat, the group is told.
+    timer = await store.timer_of(match_id)
+    assert timer is not None and timer.seq == count + 1
+    await store.arm_timer(match_id, timer.seq, time.time() - 1)  # defers its jobs, due now
+    await s.run()
+    row = await store.get_match(match_id)
+    assert row.move_count > count
+    assert [st.timeouts for st in (await store.stand_ins(match_id)).values()] == [1]
+    assert any("ran out of time" in (m.text or m.caption or "")
+               for m in s.fake.sent(s.group)), s.fake.describe()
+    assert row.announced_seq == row.move_count, "the stand-in's move was announced too"
+
+
+async def test_a_computer_move_is_stored_once_however_often_its_job_runs(
+        scaled: Scaled) -> None:
+    s = scaled
+    store = s.svc.store
+    stored = await store.create_match(GROUP, Settings(),
+                                      [SeatSpec.computer(1), SeatSpec.computer(1)])
+    match_id = stored.match_id
+    await s.svc.jobs.computer_move.defer_async(match_id=match_id, seq=1)
+    await s.run((COMPUTER_QUEUE,))
+    after = (await store.load_match(match_id)).moves
+    assert after and after[0].seq == 1
+    await s.svc.jobs.computer_move.defer_async(match_id=match_id, seq=1)
+    await s.run((COMPUTER_QUEUE,))
+    assert (await store.load_match(match_id)).moves == after, "the stale decision is dropped"
+    assert [j["status"] for j in await s.jobs("computer_move")] == ["succeeded", "succeeded"]
+    # Its move committed with its announcement job (run by the announcement workers).
+    assert [j["status"] for j in await s.jobs("announce")] == ["todo"]
+
+
+async def stall(s: Scaled, task: str) -> int:
+    """A worker takes the oldest ``task`` job and is killed: the job stays ``doing`` and the
+    worker's heartbeat grows old. The job's id."""
+    manager = s.svc.jobs.app.job_manager
+    worker_id = await manager.register_worker()
+    job = await manager.fetch_job(queues=None, worker_id=worker_id)
+    assert job is not None and job.id is not None and job.task_name == task
+    await s.sql("UPDATE procrastinate_workers SET last_heartbeat = NOW() - INTERVAL '1 hour' "
+                "WHERE id = %s", (worker_id,))
+    return job.id
+
+
+async def test_a_stalled_job_of_a_killed_worker_is_retried(scaled: Scaled) -> None:
+    s = scaled
+    match_id = await group_duel(s)
+    await s.sql("DELETE FROM procrastinate_jobs")  # the start's timers: not this test's
+    await move(s, match_id)
+    job_id = await stall(s, "announce")
+    await s.run((ANNOUNCE_QUEUE,))  # the match's lock is held by the stalled job
+    assert (await s.svc.store.get_match(match_id)).announced_seq == 0
+    assert await sweep_stalled(s.svc.jobs.app) == 1
+    [job] = await s.jobs("announce")
+    assert (job["id"], job["status"], job["attempts"]) == (job_id, "todo", 1)
+    await s.run((ANNOUNCE_QUEUE,))
+    assert (await s.svc.store.get_match(match_id)).announced_seq == 1
+    assert await sweep_stalled(s.svc.jobs.app) == 0
+
+
+async def test_a_stalled_job_whose_queueing_lock_was_taken_is_closed(scaled: Scaled) -> None:
+    s = scaled
+    match_id = await group_duel(s)
+    await s.sql("DELETE FROM procrastinate_jobs")
+    await move(s, match_id)
+    stalled = await stall(s, "announce")
+    await move(s, match_id)  # a new waiting job: the stalled one no longer holds the lock
+    assert [j["status"] for j in await s.jobs("announce")] == ["doing", "todo"]
+    assert await sweep_stalled(s.svc.jobs.app) == 0  # retrying would break the unique index
+    first = (await s.jobs("announce"))[0]
+    assert (first["id"], first["status"]) == (stalled, "failed")
+    await s.run((ANNOUNCE_QUEUE,))
+    assert (await s.svc.store.get_match(match_id)).announced_seq == 2
+
+
+def test_the_sweeper_is_periodic_without_a_lock(tmp_path: Path) -> None:
+    from chat.jobs import build_jobs
+
+    jobs = build_jobs("postgresql://nobody@/nothing")  # nothing connects before it opens
+    periodic = [p.task.name for p in jobs.app.periodic_registry.periodic_tasks.values()]
+    assert periodic == ["sweep"]
+    assert jobs.sweep.lock is None and jobs.announce.queue == ANNOUNCE_QUEUE
+
+
+async def test_the_bot_in_the_scaled_mode_leaves_announcements_to_the_workers(
+        tmp_path: Path, pg_url: str) -> None:
+    """The real bot (KRENDZU_JOBS=procrastinate) on PostgreSQL: a player's move through the
+    panel is stored with its announcement job and the group sees the board only once a job
+    worker (another process's services, the same fake Telegram) ran it."""
+    import random
+
+    from tests.bot_harness import play_step_with_buttons, running_bot, start_group_duel
+
+    fake = FakeTelegram()
+    ann, bob = fake.user(1, "Ann"), fake.user(2, "Bob")
+    group = fake.group(-77, "Club", members=[ann, bob])
+    for user in (ann, bob):
+        fake.user_starts(user)
+    async with running_bot(tmp_path, fake, database=pg_url, jobs=True) as h:
+        await h.settle()
+        row = await start_group_duel(h, group, ann, bob)
+        store = h.services.store
+        timers = await jobs_in(pg_url, "turn_timer")
+        assert [j["args"] for j in timers] == [{"match_id": row.match_id, "seq": 1}]
+        rng = random.Random(5)
+        posts = len(fake.sent(group))
+        while (await store.get_match(row.match_id)).move_count == 0:
+            stored = await h.services.flow.load(row.match_id)
+            user = fake.users[stored.row.seats[stored.game.current_player].user_id or 0]
+            assert await play_step_with_buttons(h, user, rng), fake.describe()
+            await h.settle()
+        assert (await store.get_match(row.match_id)).announced_seq == 0
+        assert len(fake.sent(group)) == posts, "the web process does not announce moves"
+        config = bot_config(tmp_path, fake, database=pg_url)
+        async with serving(config, request=fake.request()) as svc:
+            s = Scaled(fake, svc, pg_url, group)
+            await s.run((ANNOUNCE_QUEUE,))
+        assert len(fake.sent(group)) > posts, fake.describe()
+        done = await store.get_match(row.match_id)
+        assert done.announced_seq == done.move_count
+
+
+async def test_a_queued_job_waits_for_the_move_whose_own_job_it_replaced(
+        scaled: Scaled) -> None:
+    """A move committing while the match's announcement job waits defers none (the queueing
+    lock); if a worker takes that job before the move commits, the job waits for the
+    match's writers, so it announces the move all the same."""
+    import asyncio
+
+    s = scaled
+    store = s.svc.store
+    match_id = await group_duel(s)
+    await s.sql("DELETE FROM procrastinate_jobs")
+    await s.svc.jobs.announce.configure(
+        lock=f"match:{match_id}", queueing_lock=f"announce:{match_id}").defer_async(
+        match_id=match_id)
+    hook = store.after_append
+    assert hook is not None
+    deferred, release = asyncio.Event(), asyncio.Event()
+
+    async def slow(conn: Any, mid: int, seq: int) -> None:
+        await hook(conn, mid, seq)  # refused: the waiting job holds the queueing lock
+        deferred.set()
+        await release.wait()  # the move's transaction is still open
+
+    store.after_append = slow
+    stored = await store.load_match(match_id)
+    appending = asyncio.create_task(
+        store.append_move(match_id, stored.next_seq, stored.game.legal_actions()[0]))
+    try:
+        await deferred.wait()
+        working = asyncio.create_task(s.run((ANNOUNCE_QUEUE,)))
+        await asyncio.sleep(1.0)  # the worker took the job and waits for the writer
+        assert not working.done(), "the job ran before the move it was to announce"
+    finally:
+        release.set()
+        await appending
+        store.after_append = hook
+    await working
+    assert len(await s.jobs("announce")) == 1
+    assert (await store.get_match(match_id)).announced_seq == 1
+
+
+def test_jobs_need_postgresql() -> None:
+    from chat.config import ConfigError, jobs_setting
+
+    assert jobs_setting(None, None) is False
+    assert jobs_setting("procrastinate", "postgresql://k@db/k") is True
+    with pytest.raises(ConfigError, match="KRENDZU_DATABASE_URL"):
+        jobs_setting("procrastinate", None)
+    with pytest.raises(ConfigError, match="KRENDZU_JOBS"):
+        jobs_setting("celery", "postgresql://k@db/k")
+
+
+async def test_python_m_chat_jobs_worker_announces_and_stops_on_sigterm(
+        scaled: Scaled, tmp_path: Path) -> None:
+    """The worker as operators run it: a process of its own, over HTTP to the (fake) Bot
+    API, announcing a move stored by another process; SIGTERM stops it cleanly."""
+    import asyncio
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    s = scaled
+    match_id = await group_duel(s)
+    await move(s, match_id)
+    base = s.fake.serve_http()
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root), "TELEGRAM_BOT_TOKEN": s.fake.token,
+           "TELEGRAM_API_BASE_URL": base, "KRENDZU_DATABASE_URL": s.url,
+           "KRENDZU_AI_WORKERS": "0", "KRENDZU_DRAW_WORKERS": "0", "LOG_LEVEL": "WARNING"}
+    worker = subprocess.Popen([sys.executable, "-m", "chat.jobs", "worker"], cwd=tmp_path,
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True)
+    try:
+        for _ in range(300):
+            if (await s.svc.store.get_match(match_id)).announced_seq == 1:
+                break
+            assert worker.poll() is None, worker.communicate()[0]
+            await asyncio.sleep(0.1)
+        else:
+            raise AssertionError("the worker did not announce the move")
+        worker.send_signal(signal.SIGTERM)
+        output, _ = worker.communicate(timeout=30)
+        assert worker.returncode == 0, output
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.communicate()
+        s.fake.stop()
