@@ -12,7 +12,7 @@ turn timers), registers the webhook and serves:
   python-telegram-bot's custom-webhook example does: a process killed after such an answer
   would lose the update. 200 means processed and remembered; when a handler failed in a way
   another try may cure (the error handler records it, :class:`chat.handlers.errors.Attempt`)
-  the answer is 500 and Telegram delivers the update again, after 1, 2, 4 … seconds.
+  the answer is 500 and Telegram delivers the update again (at once, then after 2, 4 … s).
 - ``GET /healthz``: 200 ``ok`` (for the balancer).
 
 A redelivered update applies once. A move stores its update id with itself (``append_move(...,
@@ -67,7 +67,8 @@ from chat.handlers.errors import ATTEMPT, Attempt
 log = logging.getLogger(__name__)
 
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
-#: The webhook's path when the URL names none (``https://bot.example.org`` posts to ``/``).
+#: :func:`build_web_app`'s default path, the one the docs' example URL ends with (the bot
+#: serves its URL's own path, :func:`webhook_path`).
 DEFAULT_PATH = "/telegram/webhook"
 #: Failed tries of one update in this process before it is given up (answered 200), so one
 #: update that always fails cannot hold back its chat for the 24 hours Telegram keeps it.
@@ -204,7 +205,6 @@ def build_web_app(application: Application, *, secret: str, path: str = DEFAULT_
         Route("/healthz", healthz, methods=["GET"], name="healthz"),
         *routes,
     ])
-    app.state.receiver = receiver
     return app
 
 

@@ -313,7 +313,10 @@ def typed_moves(db: Path) -> dict[int, int]:
 
 
 def type_a_move(fake: FakeTelegram, user: FakeUser, db: Path, rng: random.Random) -> int | None:
-    """The human types a legal move if it is their turn; its update id."""
+    """The human types a legal move if it is their turn; its update id. First the bot has
+    answered everything and gone quiet: a move of two steps (a card and the end of the turn)
+    is stored step by step, and a look in between would see a turn that is over."""
+    fake.wait_until_idle_sync(quiet=0.2, timeout=30)
     found = stored_game(db)
     if found is None or found[0].status.value != "active":
         return None
