@@ -18,6 +18,7 @@ from babel.messages.pofile import read_po
 from chat.describe import preset_label, score_text, together
 from chat.handlers.welcome import help_text, welcome_text
 from chat.i18n import LOCALE_DIR, Catalogs, picture_texts
+from chat.menus import PRIVATE_COMMANDS
 from chat.notices import BoardPicture
 from chat.painter import Painter, draw_board
 from krendzu import DEAL_PRESETS, Match, Settings, Table
@@ -210,6 +211,14 @@ async def test_a_ukrainian_user_gets_english_until_lang(tmp_path: Path) -> None:
         olena.send(None, "/help")
         await h.settle()
         assert fake.sent(olena)[-1].text == help_text(RU)
+        # Her own chat's menu follows her choice (the menus by Telegram language do not).
+        mine = fake.commands({"type": "chat", "chat_id": olena.id})
+        assert mine and all(CYRILLIC.search(c["description"]) for c in mine)
+        assert {c["command"] for c in mine} == set(PRIVATE_COMMANDS)
+        olena.send(None, "/lang en")
+        await h.settle()
+        mine = fake.commands({"type": "chat", "chat_id": olena.id})
+        assert mine and not any(CYRILLIC.search(c["description"]) for c in mine)
 
 
 async def test_lang_names_the_language_once(tmp_path: Path) -> None:

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import logging
+
+from telegram import BotCommand, BotCommandScopeChat
+from telegram.error import TelegramError
+
 from chat.handlers.context import Call, handler
 from chat.i18n import Tr
+from chat.menus import menu
 from chat.model import InputError
 from chat.notices import Send
 from chat.painter import rules_picture
+
+log = logging.getLogger(__name__)
 
 
 @handler
@@ -141,4 +149,16 @@ async def lang(call: Call) -> None:
     except InputError as exc:
         await call.say(call.tr._(exc.key, **exc.values))
         return
+    await set_chat_menu(call, tr)
     await call.say(tr._("Language: {name}.", name=language_name(tr.language)))
+
+
+async def set_chat_menu(call: Call, tr: Tr) -> None:
+    """The command menu of this one chat in its chosen language: the menus set at start
+    follow each person's Telegram language, which ``/lang`` has just overruled here."""
+    commands = [BotCommand(name, text) for name, text in menu(tr, private=call.private)]
+    try:
+        await call.context.bot.set_my_commands(commands,
+                                               scope=BotCommandScopeChat(call.chat.id))
+    except TelegramError as exc:  # the answer matters more than the menu
+        log.info("could not set the menu of chat %s (%s)", call.chat.id, type(exc).__name__)
