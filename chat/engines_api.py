@@ -197,8 +197,13 @@ class EngineApi:
         await self.buckets.take(engine.engine_id)
         return engine
 
-    async def _game(self, request: Request, engine: EngineRow
-                    ) -> tuple[StoredMatch, int] | Response:
+    async def _game(self, request: Request
+                    ) -> tuple[EngineRow, StoredMatch, int] | Response:
+        """The engine of the request's token, the game of its path and the engine's seat
+        there (or the error answer: a game of others is as unknown as a missing one)."""
+        engine = await self._engine(request)
+        if isinstance(engine, Response):
+            return engine
         raw = request.path_params.get("game", "")
         if not (isinstance(raw, str) and ascii_number(raw) and len(raw) <= 18):
             return error("unknown_game", "No such game.")
@@ -209,7 +214,7 @@ class EngineApi:
         seat = stored.row.seat_of(engine.user_id)
         if seat is None:  # another engine's or people's game: as if it did not exist
             return error("unknown_game", "No such game.")
-        return stored, seat
+        return engine, stored, seat
 
     def _actor(self, engine: EngineRow) -> Actor:
         return Actor(engine.user_id, engine.display_name, "en")
@@ -255,13 +260,10 @@ class EngineApi:
             await self.svc.flow.broadcast.signals.wait(None, RECHECK)
 
     async def game_stream(self, request: Request) -> Response:
-        engine = await self._engine(request)
-        if isinstance(engine, Response):
-            return engine
-        found = await self._game(request, engine)
+        found = await self._game(request)
         if isinstance(found, Response):
             return found
-        stored, seat = found
+        engine, stored, seat = found
         await self._come_back(stored, seat, engine)
         return StreamingResponse(self._states(stored.match_id, seat),
                                  media_type="application/x-ndjson")
@@ -300,13 +302,10 @@ class EngineApi:
     # Moves --------------------------------------------------------------------------------
 
     async def move(self, request: Request) -> Response:
-        engine = await self._engine(request)
-        if isinstance(engine, Response):
-            return engine
-        found = await self._game(request, engine)
+        found = await self._game(request)
         if isinstance(found, Response):
             return found
-        stored, seat = found
+        engine, stored, seat = found
         flow = self.svc.flow
         tr = flow.catalogs.get("en")
         try:
@@ -342,13 +341,10 @@ class EngineApi:
         return JSONResponse({"ok": True, "seq": count + 1})
 
     async def resign(self, request: Request) -> Response:
-        engine = await self._engine(request)
-        if isinstance(engine, Response):
-            return engine
-        found = await self._game(request, engine)
+        found = await self._game(request)
         if isinstance(found, Response):
             return found
-        stored, _seat = found
+        engine, stored, _seat = found
         if stored.row.status is not MatchStatus.ACTIVE:
             return error("game_over", self.svc.flow.catalogs.get("en")._("This match is over."))
         outcome = await self.svc.flow.resign(stored, self._actor(engine))
