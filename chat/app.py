@@ -24,6 +24,7 @@ from chat.computer import Pacer, Thinker
 from chat.config import Config
 from chat.delivery import Delivery
 from chat.flow import Flow
+from chat.flow.views.webapp import AppLinks, secret_from_token
 from chat.i18n import Catalogs, Tr
 from chat.menus import GROUP_COMMANDS, PRIVATE_COMMANDS, command_descriptions
 from chat.notices import Send
@@ -100,7 +101,8 @@ def build_application(
                     clock=clock, timer_grace=config.timer_grace,
                     max_matches_per_user=config.max_matches_per_user,
                     max_matches_per_chat=config.max_matches_per_chat,
-                    engine_api_url=config.engine_api_url)
+                    engine_api_url=config.engine_api_url,
+                    app_links=app_links(config, app.bot.username))
         painter = Painter(config.draw_workers, catalogs)
         delivery = Delivery(app.bot, store, painter=painter, group_limit=config.group_limit,
                             clock=clock, limiter=limiter)
@@ -145,13 +147,14 @@ def build_application(
             delivery.run(await flow.resume())
         else:  # what was stored but not announced: the job workers' (chat/jobs.py)
             await attached.resume()
-        if config.engine_api_url and not config.webhook_url:
-            # The engine protocol while polling: a web server for it alone, in this process
-            # (in webhook mode chat/web.py serves it beside the webhook).
+        if config.public_url and not config.webhook_url:
+            # The engine protocol and the Mini App while polling: a web server for them
+            # alone, in this process (in webhook mode chat/web.py serves them beside the
+            # webhook).
             from chat.engines_api import run_in_polling
 
             app.bot_data["engine_server"] = await run_in_polling(
-                lambda: app.bot_data["services"], config.web_listen)
+                lambda: app.bot_data["services"], config.web_listen, config=config)
         assert app.job_queue is not None, "python-telegram-bot[job-queue] is required"
         app.job_queue.run_repeating(
             turn_timers, interval=config.timer_tick, first=config.timer_tick,
@@ -191,6 +194,15 @@ def build_application(
            .build())
     h.register(app)
     return app
+
+
+def app_links(config: Config, bot_username: str) -> AppLinks | None:
+    """The Mini App's links (issue 29) when the web server is public, else ``None``: then no
+    panel or board post carries a Mini App button and the bot behaves as without it."""
+    if not (config.public_url and config.token):
+        return None
+    return AppLinks(secret_from_token(config.token), config.public_url, bot_username,
+                    config.miniapp_name)
 
 
 async def turn_timers(context: Any) -> None:

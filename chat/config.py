@@ -65,6 +65,12 @@ class Config:
     #: serves the engine protocol for outside engines under ``/api/engine/v1`` (also when
     #: polling) and ``/engine`` registers them.
     public_url: str | None = None
+    #: The Mini App's short name as set with @BotFather's ``/newapp`` (``KRENDZU_MINIAPP_NAME``):
+    #: with it, a group's board post links to the Mini App (``t.me/<bot>/<name>?startapp=…``).
+    #: The Mini App's page and API are served whenever ``public_url`` is set.
+    miniapp_name: str | None = None
+    #: How old (seconds) the Mini App's signed ``initData`` may be (``KRENDZU_MINIAPP_MAX_AGE``).
+    miniapp_max_age: float = 86400.0
     #: The scaled mode's durable jobs (``KRENDZU_JOBS=procrastinate``, PostgreSQL only):
     #: moves are announced, turns timed and computers moved by ``python -m chat.jobs worker``
     #: processes instead of this one (chat/jobs.py).
@@ -142,8 +148,26 @@ def load_config(env_file: Path | None = Path(".env")) -> Config:
         webhook_secret=webhook_secret,
         web_listen=listen,
         public_url=(get("KRENDZU_PUBLIC_URL") or "").strip() or None,
+        miniapp_name=miniapp_name(get("KRENDZU_MINIAPP_NAME")),
+        miniapp_max_age=number("KRENDZU_MINIAPP_MAX_AGE", 86400.0, 60.0, 30 * 86400.0),
         jobs=jobs_setting(get("KRENDZU_JOBS"), get("KRENDZU_DATABASE_URL")),
     )
+
+
+#: @BotFather's rule for a Mini App's short name: 3 to 30 of these.
+APP_NAME = re.compile(r"[A-Za-z0-9_]{3,30}")
+
+
+def miniapp_name(value: str | None) -> str | None:
+    """``KRENDZU_MINIAPP_NAME``: the short name given to @BotFather's ``/newapp`` (checked,
+    since a wrong one would put a dead link under every board post)."""
+    name = (value or "").strip()
+    if not name:
+        return None
+    if not APP_NAME.fullmatch(name):
+        raise ConfigError("KRENDZU_MINIAPP_NAME must be the Mini App's short name from "
+                          f"@BotFather (3-30 of A-Z, a-z, 0-9, _), not {value!r}")
+    return name
 
 
 def jobs_setting(value: str | None, database_url: str | None) -> bool:

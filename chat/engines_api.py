@@ -49,6 +49,7 @@ from krendzu.viewjson import view_to_json
 from storage import EngineRow, MatchStatus, NotFound, StoredMatch
 
 if TYPE_CHECKING:
+    from chat.config import Config
     from chat.handlers import Services
 
 log = logging.getLogger(__name__)
@@ -352,17 +353,20 @@ class EngineApi:
         return JSONResponse({"ok": True, "message": outcome.reply})
 
 
-async def run_in_polling(services: Callable[[], Services], listen: str) -> Any:
-    """Serve the engine protocol alone (the bot polls): a uvicorn server in the bot's own
-    process and loop, on ``KRENDZU_WEB_LISTEN``. Returns the server (``.port()``, and
-    ``should_exit`` + the task to stop it)."""
+async def run_in_polling(services: Callable[[], Services], listen: str, *,
+                         config: Config | None = None) -> Any:
+    """Serve the engine protocol (and, given the ``config``, the Mini App: chat/miniapp/)
+    without the webhook (the bot polls): a uvicorn server in the bot's own process and
+    loop, on ``KRENDZU_WEB_LISTEN``. Returns the server (``.port()``, and ``should_exit`` +
+    the task to stop it) and the engine API."""
     from starlette.applications import Starlette
 
     from chat.config import split_listen
-    from chat.web import start_serving, web_server
+    from chat.web import miniapp_routes, start_serving, web_server
 
     api = EngineApi(services)
     host, port = split_listen(listen)
-    server = web_server(Starlette(routes=api.routes()), host, port)
+    routes = api.routes() + (miniapp_routes(config, services) if config is not None else [])
+    server = web_server(Starlette(routes=routes), host, port)
     task = await start_serving(server)
     return server, task, api

@@ -46,6 +46,8 @@ class Button:
     label: str
     data: str | None = None
     url: str | None = None
+    #: A ``web_app`` button's page URL (the Mini App; Telegram allows it in private chats only).
+    web_app: str | None = None
 
 
 Keyboard = list[list[Button]]

@@ -18,10 +18,17 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
-from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, InputMediaPhoto, Message
+from telegram import (
+    Bot,
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+    InputMediaPhoto,
+    Message,
+    WebAppInfo,
+)
 from telegram.error import BadRequest, ChatMigrated, Forbidden, TelegramError
 
-from chat.model import Keyboard
+from chat.model import Button, Keyboard
 from chat.notices import (
     BoardClock,
     BoardPost,
@@ -45,11 +52,15 @@ FOLLOW_LINES = 12  # move lines kept in a followed board's caption
 def markup(keyboard: Keyboard | None) -> InlineKeyboardMarkup | None:
     if not keyboard:
         return None
-    return InlineKeyboardMarkup([
-        [InlineKeyboardButton(b.label, url=b.url) if b.url
-         else InlineKeyboardButton(b.label, callback_data=b.data) for b in row]
-        for row in keyboard if row
-    ])
+    return InlineKeyboardMarkup([[button(b) for b in row] for row in keyboard if row])
+
+
+def button(b: Button) -> InlineKeyboardButton:
+    if b.web_app:
+        return InlineKeyboardButton(b.label, web_app=WebAppInfo(b.web_app))
+    if b.url:
+        return InlineKeyboardButton(b.label, url=b.url)
+    return InlineKeyboardButton(b.label, callback_data=b.data)
 
 
 def fit(text: str, limit: int) -> str:

@@ -208,6 +208,17 @@ def build_web_app(application: Application, *, secret: str, path: str = DEFAULT_
     return app
 
 
+def miniapp_routes(config: Config, services: Callable[[], Services]) -> list[BaseRoute]:
+    """The Mini App's page and API (chat/miniapp/) when the web server is public
+    (``KRENDZU_PUBLIC_URL``); none otherwise."""
+    if not (config.public_url and config.token):
+        return []
+    from chat.miniapp import MiniApp
+
+    return MiniApp(services, lambda: services().flow.broadcast.app, config.token,
+                   max_age=config.miniapp_max_age).routes()
+
+
 class WebServer(uvicorn.Server):
     """uvicorn's server without its own signal handling: uvicorn would raise SIGTERM again
     once it stopped serving, killing the process before the application's ``post_stop`` and
@@ -290,10 +301,12 @@ async def running(config: Config, *, request: BaseRequest | None = None,
     host, port = split_listen(config.web_listen)
     application = build_application(config, request=request, clock=clock)
     routes: list[BaseRoute] = []
+    services = lambda: cast(Services, application.bot_data["services"])  # noqa: E731
     if config.engine_api_url:  # the engine protocol beside the webhook (chat/engines_api.py)
         from chat.engines_api import EngineApi
 
-        routes += EngineApi(lambda: cast(Services, application.bot_data["services"])).routes()
+        routes += EngineApi(services).routes()
+    routes += miniapp_routes(config, services)
     web = build_web_app(application, secret=config.webhook_secret,
                         path=webhook_path(config.webhook_url), routes=routes)
     server = web_server(web, host, port, log_level=config.log_level)

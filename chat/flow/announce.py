@@ -27,6 +27,7 @@ from chat.flow.views import codec
 from chat.flow.views import panel as panels
 from chat.flow.views.messages import Reader, deal_message, summary, tour_summary
 from chat.flow.views.texts import clock_text, where
+from chat.flow.views.webapp import AppLinks
 from chat.model import Button, Keyboard
 from chat.notices import (
     Announced,
@@ -68,6 +69,7 @@ class Audience:
     computer_next: bool = False  # a computer makes the next move
     bot_username: str = ""  # for the board post's "your move" link (none without it)
     seconds_left: int | None = None  # the turn timer of the next move, if one runs
+    app: AppLinks | None = None  # the Mini App's links (issue 29), when it is served
 
 
 @dataclass(slots=True)
@@ -78,22 +80,31 @@ class Announcement:
 
 
 def turn_keyboard(change: Change, audience: Audience) -> Keyboard | None:
-    if audience.computer_next:
-        return None
-    return turn_button(change.stored, audience.group, audience.bot_username)
+    return turn_button(change.stored, audience.group, audience.bot_username, audience.app,
+                       computer_next=audience.computer_next)
 
 
-def turn_button(stored: StoredMatch, group: Reader, bot_username: str) -> Keyboard | None:
-    """The board post's one button: the person to move opens their private panel with one
-    tap (a link to the bot's chat with ``/start t<match>``). None when a computer moves."""
+def turn_button(stored: StoredMatch, group: Reader, bot_username: str,
+                app: AppLinks | None = None, *,
+                computer_next: bool = False) -> Keyboard | None:
+    """The board post's buttons: the person to move opens their private panel with one
+    tap (a link to the bot's chat with ``/start t<match>``; none when a computer moves), and,
+    when the Mini App is registered (``app`` with a name), "▶ Play": a direct Mini App link
+    (a group may not carry ``web_app`` buttons) that opens the board over the chat."""
     row, game = stored.row, stored.game
-    if game.is_over or not bot_username:
+    if game.is_over:
         return None
+    rows: Keyboard = []
     seat = row.seats[game.current_player]
-    if seat.kind is not SeatKind.HUMAN or seat.user_id is None:
-        return None
-    return [[Button(group.tr._("🃏 {name}: your move", name=group.names[game.current_player]),
-                    url=codec.turn_link(bot_username, row.match_id))]]
+    if (bot_username and not computer_next and seat.kind is SeatKind.HUMAN
+            and seat.user_id is not None):
+        rows.append([Button(group.tr._("🃏 {name}: your move",
+                                       name=group.names[game.current_player]),
+                            url=codec.turn_link(bot_username, row.match_id))])
+    link = app.group_url(row.match_id) if app is not None else None
+    if link:
+        rows.append([Button(group.tr._("▶ Play"), url=link)])
+    return rows or None
 
 
 def announce(change: Change, audience: Audience) -> Announcement:
@@ -146,7 +157,7 @@ def announce(change: Change, audience: Audience) -> Announcement:
         notices.append(panels.panel(stored, seat, user_id, reader.tr, reader.names, shown,
                                     audience.title, edit=edit, redraw=True,
                                     clock=clock_text(reader.tr, left, panel=True) if left
-                                    else ""))
+                                    else "", app=audience.app))
         out.panels.append((user_id, panels.shown(shown)))
 
     humans = [s for s in row.seats if s.kind is SeatKind.HUMAN and s.user_id is not None]

@@ -17,6 +17,7 @@ from chat.flow.signals import Signals
 from chat.flow.views import panel as panels
 from chat.flow.views.messages import Reader
 from chat.flow.views.texts import clock_text
+from chat.flow.views.webapp import AppLinks
 from chat.i18n import Tr
 from chat.notices import Notice
 from krendzu import Action, Card, Match
@@ -25,8 +26,10 @@ from storage import MatchRow, SeatKind, StoredMatch
 
 class Broadcast:
     def __init__(self, people: People, games: Games, deadlines: Deadlines, *,
-                 bot_username: str = "") -> None:
+                 bot_username: str = "", app: AppLinks | None = None) -> None:
         self.bot_username = bot_username
+        #: The Mini App's links (issue 29): its buttons on panels and board posts.
+        self.app = app
         self.people = people
         self.games = games
         self.deadlines = deadlines
@@ -71,7 +74,7 @@ class Broadcast:
         out = announce(Change(stored, before, actions, mover, from_panel),
                        Audience(group, players, await self.people.title_of(row.chat_id),
                                 result, mover_shown, computer_next, self.bot_username,
-                                await self.deadlines.seconds_left(stored)))
+                                await self.deadlines.seconds_left(stored), self.app))
         shown: dict[int, list[str] | None] = {}
         if mover is not None and mover_shown:
             shown[mover] = None
@@ -90,7 +93,7 @@ class Broadcast:
                               await self.people.title_of(stored.row.chat_id), edit=edit,
                               stage=stage, card=card, column=column,
                               clock=clock_text(tr, left, panel=True, reminder=reminder)
-                              if left else "")
+                              if left else "", app=self.app)
         await self.games.show(stored.match_id, {user_id: panels.shown(lines)})
         return notice
 

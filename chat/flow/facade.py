@@ -25,6 +25,7 @@ from chat.flow.presses import Presses
 from chat.flow.reports import Reports
 from chat.flow.restart import pending, resume
 from chat.flow.ticker import Ticker
+from chat.flow.views.webapp import AppLinks
 from chat.i18n import Catalogs, Tr
 from chat.model import LobbyState
 from chat.notices import Notice, Outcome, Send
@@ -43,7 +44,7 @@ class Flow:
                  bot_username: str, clock: Callable[[], float] = time.time,
                  timer_grace: float = 60.0, max_matches_per_user: int = 3,
                  max_matches_per_chat: int = 5, locks: Locks | None = None,
-                 engine_api_url: str | None = None) -> None:
+                 engine_api_url: str | None = None, app_links: AppLinks | None = None) -> None:
         self.store = store
         self.catalogs = catalogs
         self.decide = decide
@@ -53,7 +54,7 @@ class Flow:
         self.deadlines = Deadlines(store, clock, timer_grace)
         self.games = Games(store, self.people)
         self.broadcast = Broadcast(self.people, self.games, self.deadlines,
-                                   bot_username=bot_username)
+                                   bot_username=bot_username, app=app_links)
         self.caps = Caps(store, self.people, per_user=max_matches_per_user,
                          per_chat=max_matches_per_chat)
         self.endings = Endings(store, self.locks, self.people, self.games, self.deadlines)

@@ -95,7 +95,8 @@ class Ticker(Room):
                 stored.row, await self.people.chat_tr(stored.row.chat_id))
             notices.append(BoardClock(stored.match_id, stored.row.chat_id,
                                       clock_text(group.tr, left),
-                                      turn_button(stored, group, self.broadcast.bot_username)))
+                                      turn_button(stored, group, self.broadcast.bot_username,
+                                                  self.broadcast.app)))
         return notices
 
     async def timeout(self, match_id: int, seq: int | None) -> list[Notice]:

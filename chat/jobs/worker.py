@@ -44,7 +44,7 @@ async def start_services(config: Config, jobs: Jobs, *, request: BaseRequest | N
     """The bot (built as :func:`chat.app.build_application` builds it: the same rate
     limiter and API address; it sends, it never polls), the store, the flow and delivery
     of a worker, wired to ``jobs``. ``request`` and ``clock`` are for tests."""
-    from chat.app import build_application
+    from chat.app import app_links, build_application
     from chat.painter import Painter
     from chat.ratelimit import ChatRateLimiter
 
@@ -57,7 +57,8 @@ async def start_services(config: Config, jobs: Jobs, *, request: BaseRequest | N
                 clock=clock, timer_grace=config.timer_grace,
                 max_matches_per_user=config.max_matches_per_user,
                 max_matches_per_chat=config.max_matches_per_chat,
-                engine_api_url=config.engine_api_url)
+                engine_api_url=config.engine_api_url,
+                app_links=app_links(config, application.bot.username))
     limiter = application.bot.rate_limiter
     delivery = Delivery(application.bot, store, painter=Painter(config.draw_workers, catalogs),
                         group_limit=config.group_limit, clock=clock,

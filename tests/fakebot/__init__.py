@@ -150,7 +150,9 @@ Sends/edits are checked like Telegram does: chat exists ("chat not found"), user
 bot / did not block it (403), bot still in the group (403 kicked / not a member), group not
 migrated (400 + migrate_to_chat_id), media rights, text 1..4096 and captions ..1024 characters
 after entity parsing and trimming, HTML parse errors (TDLib's texts), inline keyboards
-(callback_data 1..64 bytes, at most 8 per row and 100 buttons, every button needs an action),
+(callback_data 1..64 bytes, at most 8 per row and 100 buttons, every button needs an action,
+a ``url`` must be a link, a ``web_app`` button only in a private chat and only with an
+``https://`` URL: a group gets BUTTON_TYPE_INVALID, as from Telegram),
 reply targets, file ids, "message is not modified", message to edit/delete not found or not
 the bot's, callback answers (once, within ``callback_timeout``, text <= 200), command names,
 and flood control: more than ``group_limit`` (20) new messages and edits (text, caption,

@@ -1046,7 +1046,10 @@ class FakeTelegram:
             raise ApiError(400, E.CAPTION_TOO_LONG if caption else E.MESSAGE_TOO_LONG)
         return text, parsed
 
-    def _markup(self, params: dict) -> dict | None:
+    def _markup(self, params: dict, chat: Chat | None = None) -> dict | None:
+        """The message's inline keyboard, checked as Telegram checks it. ``chat``: where it
+        goes (``web_app`` buttons open a Mini App only from a private chat: anywhere else
+        Telegram answers BUTTON_TYPE_INVALID; their URL must be https)."""
         markup = params.get("reply_markup")
         if markup is None:
             return None
@@ -1069,6 +1072,16 @@ class FakeTelegram:
                     size = len(str(button["callback_data"]).encode("utf-8"))
                     if not 1 <= size <= 64:
                         raise ApiError(400, E.BUTTON_DATA_INVALID)
+                if "url" in button and not re.match(r"(https?|tg)://[^\s]+$",
+                                                    str(button["url"])):
+                    raise ApiError(400, E.BUTTON_URL_INVALID)
+                if "web_app" in button:
+                    app = button["web_app"]
+                    if chat is None or chat.type != "private":
+                        raise ApiError(400, E.BUTTON_TYPE_INVALID)
+                    url = app.get("url") if isinstance(app, dict) else None
+                    if not isinstance(url, str) or not url.startswith("https://"):
+                        raise ApiError(400, E.WEB_APP_URL_INVALID.format(url=url))
         if any(len(row) > 8 for row in rows) or sum(len(row) for row in rows) > 100:
             raise ApiError(400, E.REPLY_MARKUP_TOO_LONG)
         rows = [row for row in rows if row]
@@ -1378,7 +1391,7 @@ class FakeTelegram:
 
     def _send(self, p: dict, method: str, kind: str, files: dict) -> dict:
         chat = self._writable(p)
-        markup = self._markup(p)
+        markup = self._markup(p, chat)
         record = None
         if kind == "text":
             raw = _str(p, "text")
@@ -1433,7 +1446,7 @@ class FakeTelegram:
         raw = _str(p, "text")
         text, entities = self._format(raw, _str(p, "parse_mode"), p.get("entities"),
                                       caption=False)
-        markup = self._markup(p)
+        markup = self._markup(p, self.chats.get(msg.chat_id))
         return self._apply_edit(msg, {"text": text, "entities": entities, "raw_text": raw,
                                       "parse_mode": _str(p, "parse_mode"),
                                       "reply_markup": markup})
@@ -1445,7 +1458,7 @@ class FakeTelegram:
         raw = _str(p, "caption")
         text, entities = self._format(raw, _str(p, "parse_mode"), p.get("caption_entities"),
                                       caption=True)
-        markup = self._markup(p)
+        markup = self._markup(p, self.chats.get(msg.chat_id))
         return self._apply_edit(msg, {"caption": text or None, "caption_entities": entities,
                                       "raw_caption": raw, "parse_mode": _str(p, "parse_mode"),
                                       "reply_markup": markup})
@@ -1466,7 +1479,7 @@ class FakeTelegram:
         raw = _str(media, "caption")
         text, entities = self._format(raw, _str(media, "parse_mode"),
                                       media.get("caption_entities"), caption=True)
-        markup = self._markup(p)
+        markup = self._markup(p, chat)
         record = self._input_file(kind, media.get("media"), files, "media")
         return self._apply_edit(msg, {"kind": kind, "file_id": record.file_id, "file": record,
                                       "caption": text or None, "caption_entities": entities,
@@ -1475,7 +1488,8 @@ class FakeTelegram:
 
     def _m_editmessagereplymarkup(self, p: dict, files: dict) -> Any:
         msg = self._editable(p)
-        return self._apply_edit(msg, {"reply_markup": self._markup(p)}, markup_only=True)
+        markup = self._markup(p, self.chats.get(msg.chat_id))
+        return self._apply_edit(msg, {"reply_markup": markup}, markup_only=True)
 
     def _m_deletemessage(self, p: dict, files: dict) -> bool:
         chat = self._resolve_chat(p.get("chat_id"))

@@ -55,6 +55,11 @@ MESSAGE_TOO_LONG = "Bad Request: message is too long"
 CAPTION_TOO_LONG = "Bad Request: message caption is too long"
 CANT_PARSE_ENTITIES = "Bad Request: can't parse entities: "  # + TDLib's reason
 BUTTON_DATA_INVALID = "Bad Request: BUTTON_DATA_INVALID"
+BUTTON_URL_INVALID = "Bad Request: BUTTON_URL_INVALID"
+#: A ``web_app`` button anywhere but in a private chat (groups get a t.me Mini App link).
+BUTTON_TYPE_INVALID = "Bad Request: BUTTON_TYPE_INVALID"
+WEB_APP_URL_INVALID = ("Bad Request: inline keyboard button Web App URL '{url}' is invalid: "
+                       "Only HTTPS links are allowed")
 REPLY_MARKUP_TOO_LONG = "Bad Request: reply markup is too long"
 TEXT_BUTTONS_UNALLOWED = (
     "Bad Request: can't parse inline keyboard button: Text buttons are unallowed in the inline "

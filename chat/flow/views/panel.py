@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from chat.describe import hand_text, role_text, score_text, tour_frame, tour_text
 from chat.flow.views import codec
 from chat.flow.views.texts import where
+from chat.flow.views.webapp import AppLinks
 from chat.i18n import Tr
 from chat.model import Button, Keyboard, rows_of
 from chat.notices import BoardPicture, EditPanel, Notice, Send
@@ -49,6 +50,11 @@ def second_of(stage: str) -> Card | None:
         return None
 
 
+def play_button(tr: Tr, app: AppLinks, match_id: int) -> Button:
+    """The private chat's "▶ Play": a ``web_app`` button opening the Mini App's page."""
+    return Button(tr._("▶ Play"), web_app=app.page_url(match_id))
+
+
 def closed_note(tr: Tr) -> str:
     """What a panel says once it is closed because play moved on (its keys are gone)."""
     return tr._("⤵ This panel is closed: the game moved on. The newest messages are below.")
@@ -57,7 +63,7 @@ def closed_note(tr: Tr) -> str:
 def panel(stored: StoredMatch, seat: int, user_id: int, tr: Tr, names: Sequence[str],
           lines: Sequence[str], title: str | None, *, edit: bool = False, stage: str = "",
           card: Card | None = None, column: int | None = None,
-          redraw: bool = False, clock: str = "") -> Notice:
+          redraw: bool = False, clock: str = "", app: AppLinks | None = None) -> Notice:
     """The panel: where (``title``: the group's), the last moves, tour, role and score, the
     hand, the turn timer's ``clock`` line, what to do, the buttons; a new message with the
     board (the player's previous panel then says it was replaced), or (``edit``) the pressed
@@ -69,6 +75,10 @@ def panel(stored: StoredMatch, seat: int, user_id: int, tr: Tr, names: Sequence[
             tour_text(tr, view) + " · " + role_text(tr, view, seat) + " · "
             + score_text(tr, view, names), hand_text(tr, hand)]
     prompt, keyboard = panel_keyboard(stored, view, tr, stage, card, column)
+    if app is not None and keyboard:
+        # The Mini App (issue 29): the same match on a board one taps, in a private chat
+        # as a web_app button.
+        keyboard = [*keyboard, [play_button(tr, app, stored.match_id)]]
     text = "\n".join([*head, *([clock] if clock else []), "", prompt])
     picture = BoardPicture(view, tuple(names), tr.language, private=True)
     new = Send(user_id, text, keyboard=keyboard, picture=picture,

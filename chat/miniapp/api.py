@@ -1,0 +1,371 @@
+"""The Mini App (issue 29): its page and its API, Starlette routes on the bot's web server.
+
+- ``GET /app`` (``?m=<token>``, or the ``startapp`` parameter Telegram hands the page): the
+  page; ``GET /app/static/<file>``: its script and style, from this package (no CDN).
+- ``GET  /api/app/v1/texts``: the page's words in the reader's language (chat/miniapp/texts.py).
+- ``GET  /api/app/v1/match/<token>``: the match as the caller may see it
+  (:func:`state_json`); ``?after=<seq>`` waits (at most :data:`WAIT` s) until the match is
+  past that ``seq``: the page's long poll, so it follows other people's moves at once.
+- ``POST /api/app/v1/match/<token>/move``: ``{"seq": N, "actions": ["QC@0,1", "end"]}``:
+  the steps of a move in the engine's words (:func:`krendzu.parse_action`: a card at a cell,
+  ``pass``, ``end``, ``ann:2`` for an exchange count, ``drop:QC`` for a card given away),
+  ``seq`` the ``seq`` of the state they answer. Answered with the new state.
+
+Every API call carries Telegram's signed ``initData`` (header ``X-Telegram-Init-Data``),
+checked by :mod:`chat.miniapp.initdata` against the bot token and ``KRENDZU_MINIAPP_MAX_AGE``:
+401 otherwise. The caller is the user Telegram signed; the token (chat/flow/views/webapp.py)
+only names the match. A seated player gets ``observation(seat)``: their own hand and nothing
+of another; anyone else (a spectator, a player of another match) gets the public
+``observation(None)``. Errors are ``{"code": ..., "message": ...}``, the message from the
+bot's catalog in the caller's language (their ``/lang``, else Telegram's ``language_code``).
+
+A move goes through :meth:`chat.flow.Flow.play` as a panel press does (``from_panel``: the
+player's private panel is edited into the record of the move, and stays in step): the same
+lock, checks, stored sequence numbers and group post as buttons and commands.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+
+from chat.describe import next_text, role_text, score_text, tour_frame, tour_text
+from chat.flow import Actor
+from chat.flow.matches import check
+from chat.flow.views.webapp import AppLinks
+from chat.i18n import Tr
+from chat.miniapp.initdata import BadInitData, WebAppUser, verify
+from chat.miniapp.texts import page_texts
+from chat.throttle import Buckets
+from krendzu import Action, IllegalMove, Place, Redeal, parse_action
+from krendzu.tour import ANNOUNCE, DISCARD, PLAY
+from krendzu.viewjson import view_to_json
+from render.board import board_layout
+from storage import MatchStatus, NotFound, StoredMatch
+
+if TYPE_CHECKING:
+    from chat.handlers import Services
+
+log = logging.getLogger(__name__)
+
+PREFIX = "/api/app/v1"
+INIT_HEADER = "X-Telegram-Init-Data"
+#: Longest a ``?after=`` request waits for a change before answering the same state.
+WAIT = 15.0
+#: How often a waiting request reads the match again (a move made by another process).
+RECHECK = 1.0
+#: API requests per minute per person (a long poll is one; a quick player makes a few a turn).
+REQUESTS_PER_MINUTE = 240.0
+#: The page's files (chat/miniapp/static/), the only ones served.
+STATIC = {"app.js": "text/javascript", "app.css": "text/css"}
+#: The page may load nothing from elsewhere: its script and style are its own.
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+       "connect-src 'self'; frame-ancestors https://web.telegram.org https://*.telegram.org "
+       "'self'; base-uri 'none'; form-action 'none'")
+
+STATUS = {"unauthorized": 401, "unknown_match": 404, "not_seated": 403, "not_your_turn": 409,
+          "stale": 409, "game_over": 409, "illegal_move": 422, "malformed": 400,
+          "rate_limited": 429}
+
+
+def error(code: str, message: str) -> JSONResponse:
+    return JSONResponse({"code": code, "message": message}, status_code=STATUS[code],
+                        headers={"Cache-Control": "no-store"})
+
+
+def _static(name: str) -> str:
+    return resources.files("chat.miniapp").joinpath("static", name).read_text("utf-8")
+
+
+def prompt(tr: Tr, stored: StoredMatch, seat: int | None, names: tuple[str, ...]) -> str:
+    """What the caller is asked to do now, in the bot's own words (as the private panel)."""
+    game = stored.game
+    view = game.observation(seat)
+    tour = view.tour
+    if stored.row.status is not MatchStatus.ACTIVE or view.match_over:
+        return next_text(tr, game.observation(None), names)
+    if seat is None:
+        return (tr._("You are watching: the players' hands stay hidden.") + " "
+                + next_text(tr, view, names))
+    if tour.current_player != seat:
+        return next_text(tr, view, names)
+    if tour.phase == ANNOUNCE:
+        return tr._("Exchange: how many cards will you swap for new ones?")
+    if tour.phase == DISCARD:
+        left = dict(tour.announcements)[seat] - tour.discards_done[seat]
+        return tr.n_("Choose {n} more card to exchange.", "Choose {n} more cards to exchange.",
+                     left)
+    if tour.step_in_turn:
+        return tr._("Place a second card, or end your turn.")
+    if any(not isinstance(a, Place) for a in tour.legal):
+        return tr._("Your move: choose a card (or pass).")
+    return tr._("Your move: choose a card.")
+
+
+def state_json(stored: StoredMatch, seat: int | None, names: tuple[str, ...], tr: Tr, *,
+               token: str, seconds_left: float | None) -> dict[str, Any]:
+    """The match as ``seat`` may see it (``None``: the public board), for the page.
+
+    Built from ``game.observation(seat)`` only (``view``: :func:`krendzu.viewjson.view_to_json`,
+    the engine protocol's form), plus what the page draws with the same model as the
+    pictures (render/board.py's area and krendzu/coords.py's labels: M13 is the opening) and
+    the lines the bot's messages say, in ``tr``'s language."""
+    game = stored.game
+    view = game.observation(seat)
+    tour = view.tour
+    public = game.observation(None)
+    frame = tour_frame(game)
+    layout = board_layout(public, header=False, frame=frame)
+    frame = layout.frame
+    over = stored.row.status is not MatchStatus.ACTIVE or view.match_over
+    cells = {(x, y) for _, x, y in tour.placements}
+    cells |= {(a.x, a.y) for a in tour.legal if isinstance(a, Place)}
+    labels = {f"{x},{y}": frame.fit(x, y).label(x, y) for x, y in cells}
+    last = [[x, y] for _, x, y in (tour.turns[-1].cards if tour.turns else ())]
+    mine = seat is not None and not over and tour.current_player == seat
+    # A defender's first card of a turn that may take a second one (the panel's rule):
+    # the page offers "play and end the turn" or "play, then a second card".
+    pair = (mine and tour.phase == PLAY and tour.step_in_turn == 0 and bool(tour.placements)
+            and len(tour.hand) >= 2 and seat not in tour.roles.attackers)
+    return {
+        "match": token,
+        "status": stored.row.status.value,
+        "over": over,
+        "seat": seat,
+        "players": list(names),
+        "language": tr.language,
+        "seq": stored.next_seq,
+        "moves": len(game.history),
+        "secondsLeft": None if over or seconds_left is None else round(seconds_left),
+        "myTurn": mine,
+        "pair": pair,
+        "columns": [[x, frame.column_label(x)] for x in layout.columns],
+        "rows": [[y, frame.row_label(y)] for y in layout.rows],
+        "labels": labels,
+        "last": last,
+        "lines": {
+            "score": score_text(tr, public, names),
+            "tour": tour_text(tr, public) + (" · " + role_text(tr, view, seat)
+                                             if seat is not None and not over else ""),
+            "prompt": prompt(tr, stored, seat, names),
+        },
+        "view": view_to_json(view),
+    }
+
+
+def parse_actions(raw: object) -> list[Action] | None:
+    """The steps a request names (at most a turn's worth), or ``None`` if they are not
+    steps a person may make."""
+    if not isinstance(raw, list) or not 1 <= len(raw) <= 8:
+        return None
+    steps: list[Action] = []
+    for item in raw:
+        if not isinstance(item, str) or len(item) > 40:
+            return None
+        try:
+            step = parse_action(item)
+        except (IllegalMove, ValueError):
+            return None
+        if isinstance(step, Redeal):  # the dealer's, never a player's
+            return None
+        steps.append(step)
+    return steps
+
+
+class MiniApp:
+    """The page's routes over the running bot's services."""
+
+    def __init__(self, services: Callable[[], Services], links: Callable[[], AppLinks | None],
+                 bot_token: str, *, max_age: float = 86400.0,
+                 clock: Callable[[], float] = time.time,
+                 per_minute: float = REQUESTS_PER_MINUTE) -> None:
+        self._services = services
+        self._links = links
+        self.bot_token = bot_token
+        self.max_age = max_age
+        self.clock = clock
+        self.buckets = Buckets(per_minute)
+
+    @property
+    def svc(self) -> Services:
+        return self._services()
+
+    def routes(self) -> list[BaseRoute]:
+        return [
+            Route("/app", self.page, methods=["GET"]),
+            Route("/app/static/{name}", self.static, methods=["GET"]),
+            Mount(PREFIX, routes=[
+                Route("/texts", self.texts, methods=["GET"]),
+                Route("/match/{token}", self.state, methods=["GET"]),
+                Route("/match/{token}/move", self.move, methods=["POST"]),
+            ]),
+        ]
+
+    # The page -----------------------------------------------------------------------------
+
+    async def page(self, request: Request) -> Response:
+        return Response(_static("index.html"), media_type="text/html; charset=utf-8",
+                        headers={"Content-Security-Policy": CSP, "Cache-Control": "no-cache",
+                                 "X-Content-Type-Options": "nosniff",
+                                 "Referrer-Policy": "no-referrer"})
+
+    async def static(self, request: Request) -> Response:
+        name = request.path_params.get("name", "")
+        if name not in STATIC:
+            return Response("not found", status_code=404)
+        return Response(_static(name), media_type=f"{STATIC[name]}; charset=utf-8",
+                        headers={"Cache-Control": "no-cache",
+                                 "X-Content-Type-Options": "nosniff"})
+
+    # Who is asking ------------------------------------------------------------------------
+
+    async def _tr(self, user: WebAppUser | None, hint: str | None = None) -> Tr:
+        """The caller's language: their ``/lang`` if the bot knows them, else Telegram's."""
+        flow = self.svc.flow
+        row = await flow.people.user_row(user.user_id) if user is not None else None
+        return flow.catalogs.pick(row.language if row else None,
+                                  user.language_code if user is not None else hint)
+
+    async def _user(self, request: Request) -> WebAppUser | Response:
+        self.svc.flow.begin_request()  # a unit of work: rows read afresh
+        raw = request.headers.get(INIT_HEADER)
+        try:
+            user = verify(raw, self.bot_token, now=self.clock(), max_age=self.max_age)
+        except BadInitData as exc:
+            log.info("mini app: initData refused (%s)", exc.reason)
+            tr = self.svc.flow.catalogs.pick(None, _unsigned_language(raw))
+            return error("unauthorized", tr._(
+                "This page must be opened from Telegram (the ▶ Play button), and not too long "
+                "ago: close it and open it again."))
+        if not self.buckets.has_room(user.user_id):
+            tr = await self._tr(user)
+            return error("rate_limited", tr._("Too many requests: wait a moment."))
+        await self.buckets.take(user.user_id)
+        return user
+
+    async def _match(self, request: Request, user: WebAppUser,
+                     tr: Tr) -> tuple[StoredMatch, int | None] | Response:
+        links = self._links()
+        match_id = links.match_of(request.path_params.get("token")) if links else None
+        stored = None
+        if match_id is not None:
+            try:
+                stored = await self.svc.flow.load(match_id)
+            except NotFound:
+                stored = None
+        if stored is None:
+            return error("unknown_match", tr._(
+                "This link names no match: it may be mistyped, or the match was removed."))
+        return stored, stored.row.seat_of(user.user_id)
+
+    async def _state(self, stored: StoredMatch, seat: int | None, tr: Tr,
+                     token: str) -> dict[str, Any]:
+        flow = self.svc.flow
+        names = await flow.seat_names(stored.row, tr)
+        left = await flow.deadlines.seconds_left(stored)
+        return state_json(stored, seat, names, tr, token=token, seconds_left=left)
+
+    # Endpoints ----------------------------------------------------------------------------
+
+    async def texts(self, request: Request) -> Response:
+        user = await self._user(request)
+        if isinstance(user, Response):
+            return user
+        tr = await self._tr(user)
+        return JSONResponse({"language": tr.language, "texts": page_texts(tr)},
+                            headers={"Cache-Control": "no-store"})
+
+    async def state(self, request: Request) -> Response:
+        user = await self._user(request)
+        if isinstance(user, Response):
+            return user
+        tr = await self._tr(user)
+        found = await self._match(request, user, tr)
+        if isinstance(found, Response):
+            return found
+        stored, seat = found
+        after = request.query_params.get("after", "")
+        if after.isdigit() and len(after) < 10:
+            stored = await self._wait(stored, int(after))
+            seat = stored.row.seat_of(user.user_id)
+        return JSONResponse(await self._state(stored, seat, tr, request.path_params["token"]),
+                            headers={"Cache-Control": "no-store"})
+
+    async def _wait(self, stored: StoredMatch, after: int) -> StoredMatch:
+        """``stored`` once it is past ``after`` (or over), or after :data:`WAIT` seconds."""
+        flow = self.svc.flow
+        deadline = time.monotonic() + WAIT
+        while (stored.next_seq <= after and stored.row.status is MatchStatus.ACTIVE
+               and time.monotonic() < deadline):
+            await flow.broadcast.signals.wait(stored.match_id,
+                                              min(RECHECK, deadline - time.monotonic()))
+            flow.begin_request()
+            stored = await flow.load(stored.match_id)
+        return stored
+
+    async def move(self, request: Request) -> Response:
+        user = await self._user(request)
+        if isinstance(user, Response):
+            return user
+        tr = await self._tr(user)
+        found = await self._match(request, user, tr)
+        if isinstance(found, Response):
+            return found
+        stored, seat = found
+        try:
+            body = json.loads(await request.body())
+        except (ValueError, UnicodeDecodeError):
+            body = None
+        seq = body.get("seq") if isinstance(body, dict) else None
+        steps = parse_actions(body.get("actions")) if isinstance(body, dict) else None
+        if not isinstance(seq, int) or isinstance(seq, bool) or steps is None:
+            return error("malformed", tr._(
+                "This move could not be read: reload the page and try again."))
+        flow = self.svc.flow
+        if seat is None:
+            return error("not_seated", tr._("You are not playing in this match."))
+        if stored.row.status is not MatchStatus.ACTIVE:
+            return error("game_over", tr._("This match is over."))
+        if seq != stored.next_seq:
+            return error("stale", tr._(
+                "The position changed meanwhile: the board now shows the newest one."))
+        if stored.game.current_player != seat:
+            names = await flow.seat_names(stored.row, tr)
+            return error("not_your_turn", tr._("It is not your turn. {next}", next=next_text(
+                tr, stored.game.observation(None), names)))
+        _, refused = check(tr, stored.game, steps)
+        if refused:
+            return error("illegal_move", refused)
+        actor = Actor(user.user_id, user.name, user.language_code)
+        outcome = await flow.play(stored.match_id, actor, steps, expected_seq=seq,
+                                  from_panel=True)
+        if not outcome.notices:  # refused under the lock: another move came first
+            return error("stale", tr._(
+                "The position changed meanwhile: the board now shows the newest one."))
+        self.svc.delivery.run(outcome.notices)
+        flow.begin_request()
+        stored = await flow.load(stored.match_id)
+        state = await self._state(stored, stored.row.seat_of(user.user_id), tr,
+                                  request.path_params["token"])
+        return JSONResponse({"ok": True, "reply": outcome.reply, "state": state},
+                            headers={"Cache-Control": "no-store"})
+
+
+def _unsigned_language(raw: str | None) -> str | None:
+    """The ``language_code`` an unverified ``initData`` claims: only to word the refusal."""
+    from urllib.parse import parse_qs
+
+    try:
+        user = json.loads(parse_qs(raw or "").get("user", [""])[0])
+        code = user.get("language_code") if isinstance(user, dict) else None
+    except ValueError:
+        return None
+    return code if isinstance(code, str) and len(code) < 16 else None

@@ -1,0 +1,336 @@
+"""The Mini App's API (issue 29) against the running bot and the fake Bot API: Telegram's
+signed initData (valid, forged, expired, missing), what a seated player, a spectator and a
+player of another match see, moves accepted and refused with the catalog's words, the
+long poll, and no card of another hand in any answer."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, WebAppInfo
+from telegram.error import BadRequest
+
+from chat.flow.views.webapp import AppLinks, secret_from_token
+from chat.miniapp.initdata import BadInitData, verify
+from krendzu import parse_action
+from storage import StoredMatch
+from tests.bot_harness import BOT, panel, running_bot
+from tests.fakebot import FakeTelegram
+from tests.miniapp_harness import (
+    APP_NAME,
+    CARD,
+    PUBLIC,
+    AppBot,
+    app_bot,
+    group_duel,
+    init_data,
+    new_fake,
+    play_token,
+)
+
+STATE = "/api/app/v1/match/{}"
+MOVE = "/api/app/v1/match/{}/move"
+
+
+def hidden_from(stored: StoredMatch, seat: int | None) -> set[str]:
+    """Every card ``seat`` may not see now: the other hands' unplayed cards."""
+    tour = stored.game.tour
+    out: set[str] = set()
+    for other in range(len(stored.row.seats)):
+        if other != seat:
+            out |= {c.code() for c in tour.observation(other).hand}
+    return out
+
+
+def assert_secret(answer: Any, stored: StoredMatch, seat: int | None) -> None:
+    found = set(CARD.findall(json.dumps(answer, ensure_ascii=False)))
+    leaked = found & hidden_from(stored, seat)
+    assert not leaked, f"seat {seat} was shown {leaked}"
+
+
+async def to_move(a: AppBot, match_id: int) -> tuple[StoredMatch, int, int]:
+    stored = await a.h.services.flow.load(match_id)
+    seat = stored.game.current_player
+    user_id = stored.row.seats[seat].user_id
+    assert user_id is not None
+    return stored, seat, user_id
+
+
+# initData ---------------------------------------------------------------------------------
+
+
+def test_init_data_is_checked_as_telegram_signs_it() -> None:
+    fake = FakeTelegram(bot_username=BOT)
+    ann = fake.user(1, "Ann", language_code="ru")
+    good = init_data(fake, ann)
+    user = verify(good, fake.token, now=time.time(), max_age=60)
+    assert (user.user_id, user.name, user.language_code) == (1, "Ann", "ru")
+    refusals = {
+        "missing": None,
+        "bad hash": init_data(fake, ann, token="123:other-token"),
+        "expired": init_data(fake, ann, age=3600),
+    }
+    tampered = good.replace("Ann", "Bob")
+    assert tampered != good
+    refusals["bad hash"] = tampered
+    for reason, raw in refusals.items():
+        with pytest.raises(BadInitData) as caught:
+            verify(raw, fake.token, now=time.time(), max_age=60)
+        assert caught.value.reason == reason
+    with pytest.raises(BadInitData):
+        verify(init_data(fake, ann, token="123:other-token"), fake.token, now=time.time(),
+               max_age=60)
+    with pytest.raises(BadInitData):
+        verify(good + "&hash=00", fake.token, now=time.time(), max_age=60)
+
+
+def test_match_tokens_cannot_be_guessed_or_moved_to_another_match() -> None:
+    links = AppLinks(secret_from_token("1:secret"), PUBLIC, BOT, APP_NAME)
+    token = links.token(42)
+    assert links.match_of(token) == 42
+    assert links.match_of(token.replace("42-", "43-", 1)) is None
+    assert links.match_of("42-" + "A" * 22) is None
+    assert AppLinks(secret_from_token("2:other"), PUBLIC).match_of(token) is None
+    assert links.group_url(42) == f"https://t.me/{BOT}/{APP_NAME}?startapp={token}"
+    assert links.page_url(42) == f"{PUBLIC}/app?m={token}"
+    assert AppLinks(links.secret, PUBLIC, BOT, None).group_url(42) is None
+
+
+# The fake Bot API is as strict as Telegram about web_app buttons -------------------------
+
+
+async def test_the_fake_allows_web_app_buttons_only_in_private_chats() -> None:
+    fake = FakeTelegram(bot_username=BOT)
+    ann = fake.user(1, "Ann")
+    ann.start_bot()
+    group = fake.group(-1001, "Friends")
+    fake.add_bot(group, by=ann)
+    bot = Bot(fake.token, request=fake.request())
+    async with bot:
+        def keys(url: str) -> InlineKeyboardMarkup:
+            return InlineKeyboardMarkup([[InlineKeyboardButton("▶", web_app=WebAppInfo(url))]])
+
+        sent = await bot.send_message(ann.id, "hi", reply_markup=keys(PUBLIC + "/app"))
+        assert sent.reply_markup is not None
+        with pytest.raises(BadRequest, match="(?i)button_type_invalid"):
+            await bot.send_message(group.id, "hi", reply_markup=keys(PUBLIC + "/app"))
+        with pytest.raises(BadRequest, match="(?i)only https"):
+            await bot.send_message(ann.id, "hi", reply_markup=keys("http://krendzu.example"))
+
+
+# The buttons that open the Mini App ---------------------------------------------------------
+
+
+async def test_board_post_links_to_the_mini_app_and_the_panel_opens_it(tmp_path: Path) -> None:
+    fake = new_fake()
+    ann, bob = fake.user(11, "Ann"), fake.user(12, "Bob")
+    group = fake.group(-100111, "Friends")
+    async with app_bot(tmp_path, fake) as a:
+        row = await group_duel(a.h, group, ann, bob)
+        token = play_token(fake.last(group))
+        links = a.h.services.flow.broadcast.app
+        assert links is not None and links.match_of(token) == row.match_id
+        stored, _seat, user_id = await to_move(a, row.match_id)
+        mover = ann if user_id == ann.id else bob
+        message = panel(fake, mover)
+        assert message is not None
+        apps = [b["web_app"]["url"] for b in message.buttons() if "web_app" in b]
+        assert apps == [f"{PUBLIC}/app?m={token}"], message.buttons()
+        assert not [c for c in fake.calls_to() if not c.ok], fake.describe()
+        # The page and its files are served from the bot itself.
+        page = await a.http.get(a.base + "/app", params={"m": token})
+        assert page.status_code == 200 and "/app/static/app.js" in page.text
+        assert "script-src 'self'" in page.headers["content-security-policy"]
+        for name in ("app.js", "app.css"):
+            assert (await a.http.get(f"{a.base}/app/static/{name}")).status_code == 200
+        assert (await a.http.get(a.base + "/app/static/..%2Fapi.py")).status_code == 404
+
+
+async def test_without_a_mini_app_name_only_the_private_button(tmp_path: Path) -> None:
+    fake = new_fake()
+    ann, bob = fake.user(11, "Ann"), fake.user(12, "Bob")
+    group = fake.group(-100112, "Friends")
+    async with app_bot(tmp_path, fake, miniapp_name=None) as a:
+        row = await group_duel(a.h, group, ann, bob)
+        assert not any("t.me/" in b.get("url", "") and "startapp" in b.get("url", "")
+                       for b in fake.last(group).buttons())
+        _stored, _seat, user_id = await to_move(a, row.match_id)
+        message = panel(fake, ann if user_id == ann.id else bob)
+        assert message is not None and any("web_app" in b for b in message.buttons())
+
+
+async def test_without_a_public_url_nothing_changes(tmp_path: Path) -> None:
+    fake = new_fake()
+    ann, bob = fake.user(11, "Ann"), fake.user(12, "Bob")
+    group = fake.group(-100113, "Friends")
+    async with running_bot(tmp_path, fake) as h:
+        await group_duel(h, group, ann, bob)
+        for chat in (group, ann, bob):
+            for message in fake.sent(chat):
+                for button in message.buttons():
+                    assert "web_app" not in button and "startapp" not in button.get("url", "")
+        assert h.services.flow.broadcast.app is None
+
+
+# Who sees what ------------------------------------------------------------------------------
+
+
+async def test_who_may_call_and_what_each_sees(tmp_path: Path) -> None:
+    fake = new_fake()
+    ann, bob = fake.user(11, "Ann"), fake.user(12, "Bob")
+    carl = fake.user(13, "Carl", language_code="ru")  # watches
+    dan, eve = fake.user(14, "Dan"), fake.user(15, "Eve")  # play another match
+    group, other = fake.group(-100114, "Friends"), fake.group(-100115, "Others")
+    async with app_bot(tmp_path, fake) as a:
+        row = await group_duel(a.h, group, ann, bob)
+        token = play_token(fake.last(group))
+        await group_duel(a.h, other, dan, eve)
+        path = STATE.format(token)
+        # No initData, a forged one, an expired one: 401 with words, nothing else.
+        for init in (None, "", init_data(fake, ann, token="999:forged"),
+                     init_data(fake, ann, age=86400 + 120),
+                     init_data(fake, ann).replace("Ann", "Bob")):
+            answer = await a.get(path, init)
+            assert answer.status_code == 401, answer.text
+            body = answer.json()
+            assert body["code"] == "unauthorized" and "Telegram" in body["message"]
+            assert set(body) == {"code", "message"}
+        ru = await a.get(path, init_data(fake, carl, age=90000))
+        assert ru.status_code == 401 and "Telegram" in ru.json()["message"]
+        assert "открыть" in ru.json()["message"].lower(), ru.json()
+        # A shorter limit (KRENDZU_MINIAPP_MAX_AGE) is kept too: see the config test.
+        # A token the bot did not make: 404, whoever asks.
+        bad = await a.get(STATE.format(token[:-1] + ("A" if token[-1] != "A" else "B")),
+                          init_data(fake, ann))
+        assert bad.status_code == 404 and bad.json()["code"] == "unknown_match"
+
+        stored = await a.h.services.flow.load(row.match_id)
+        for user in (ann, bob, carl, dan):
+            answer = await a.get(path, init_data(fake, user))
+            assert answer.status_code == 200, answer.text
+            state = answer.json()
+            seat = stored.row.seat_of(user.id)
+            assert state["seat"] == seat
+            view = stored.game.observation(seat)
+            assert state["view"]["tour"]["hand"] == [c.code() for c in view.tour.hand]
+            assert state["view"]["tour"]["legal"] == [str(x) for x in view.tour.legal]
+            assert_secret(state, stored, seat)
+            if seat is None:
+                assert state["view"]["tour"]["hand"] == [] and state["view"]["tour"]["legal"] == []
+            else:
+                assert len(state["view"]["tour"]["hand"]) == view.tour.hand_sizes[seat] > 0
+        # Carl's words are Russian (his Telegram language); labels are the pictures'.
+        state = (await a.get(path, init_data(fake, carl))).json()
+        assert state["language"] == "ru" and "Счёт" in state["lines"]["score"], state["lines"]
+        assert ["M", "13"] == [dict(state["columns"])[0], dict(state["rows"])[0]]
+        texts = (await a.get("/api/app/v1/texts", init_data(fake, carl))).json()
+        assert texts["language"] == "ru" and texts["texts"]["cancel"] == "Отмена"
+        # /lang beats Telegram's language.
+        carl.send(carl, "/lang en")
+        await a.h.settle()
+        texts = (await a.get("/api/app/v1/texts", init_data(fake, carl))).json()
+        assert texts["texts"]["cancel"] == "Cancel"
+
+
+# Moves --------------------------------------------------------------------------------------
+
+
+async def test_moves_accepted_and_refused_with_clear_words(tmp_path: Path) -> None:
+    fake = new_fake()
+    ann, bob = fake.user(11, "Ann"), fake.user(12, "Bob")
+    carl = fake.user(13, "Carl")
+    group = fake.group(-100116, "Friends")
+    async with app_bot(tmp_path, fake) as a:
+        row = await group_duel(a.h, group, ann, bob)
+        token = play_token(fake.last(group))
+        path = MOVE.format(token)
+        stored, seat, user_id = await to_move(a, row.match_id)
+        mover, waiter = (ann, bob) if user_id == ann.id else (bob, ann)
+        seq = stored.next_seq
+        legal = [str(x) for x in stored.game.observation(seat).tour.legal]
+        hand = {c.code() for c in stored.game.observation(seat).tour.hand}
+        other_hand = sorted(hidden_from(stored, seat))
+
+        async def refused(user: Any, body: object, status: int, code: str) -> str:
+            before = len((await a.h.services.flow.load(row.match_id)).game.history)
+            answer = await a.post(path, init_data(fake, user), body)
+            assert answer.status_code == status, answer.text
+            assert answer.json()["code"] == code, answer.json()
+            after = await a.h.services.flow.load(row.match_id)
+            assert len(after.game.history) == before  # nothing changed
+            assert_secret(answer.json(), after, after.row.seat_of(user.id))
+            return str(answer.json()["message"])
+
+        assert "not your turn" in await refused(waiter, {"seq": seq, "actions": [legal[0]]},
+                                                409, "not_your_turn")
+        assert "not playing" in await refused(carl, {"seq": seq, "actions": [legal[0]]},
+                                              403, "not_seated")
+        assert "changed meanwhile" in await refused(
+            mover, {"seq": seq - 1, "actions": [legal[0]]}, 409, "stale")
+        assert "could not be read" in await refused(mover, {"seq": seq, "actions": "QC"},
+                                                    400, "malformed")
+        assert "could not be read" in await refused(
+            mover, {"seq": seq, "actions": ["redeal:QC"]}, 400, "malformed")
+        # A card of the other hand, at a legal cell: refused, and the words do not say
+        # whose card it is.
+        cell = legal[0].split("@")[1]
+        message = await refused(mover, {"seq": seq, "actions": [f"{other_hand[0]}@{cell}"]},
+                                422, "illegal_move")
+        assert message, message
+        # An own card at a cell no card may go to.
+        card = sorted(hand)[0]
+        message = await refused(mover, {"seq": seq, "actions": [f"{card}@5,5"]}, 422,
+                                "illegal_move")
+        assert message and "5,5" not in message
+
+        mark = fake.mark()
+        answer = await a.post(path, init_data(fake, mover), {"seq": seq, "actions": [legal[0]]})
+        assert answer.status_code == 200, answer.text
+        body = answer.json()
+        after = await a.h.services.flow.load(row.match_id)
+        assert after.game.history[-1] == parse_action(legal[0])
+        assert after.next_seq == seq + 1 == body["state"]["seq"]
+        assert_secret(body, after, seat)
+        # The same group post as a button's move, and the next player's panel.
+        post = await fake.wait_for_message(group, since=mark,
+                                           where=lambda m: m.kind == "photo")
+        assert mover.first_name in (post.caption or "")
+        await a.h.settle()
+        assert panel(fake, waiter) is not None
+        # The same move again: it answers an older position now.
+        assert "changed meanwhile" in await refused(
+            mover, {"seq": seq, "actions": [legal[0]]}, 409, "stale")
+
+
+async def test_the_page_follows_a_move_made_with_buttons(tmp_path: Path) -> None:
+    fake = new_fake()
+    ann, bob = fake.user(11, "Ann"), fake.user(12, "Bob")
+    group = fake.group(-100117, "Friends")
+    async with app_bot(tmp_path, fake) as a:
+        row = await group_duel(a.h, group, ann, bob)
+        token = play_token(fake.last(group))
+        stored, seat, user_id = await to_move(a, row.match_id)
+        mover, waiter = (ann, bob) if user_id == ann.id else (bob, ann)
+        seq = stored.next_seq
+        started = time.monotonic()
+        waiting = asyncio.create_task(a.get(STATE.format(token), init_data(fake, waiter),
+                                            after=seq))
+        await asyncio.sleep(0.3)
+        assert not waiting.done()
+        message = panel(fake, mover)
+        assert message is not None
+        places = [b for b in message.buttons()
+                  if b.get("callback_data", "").split(":")[-1].startswith("p")]
+        assert places, message.buttons()
+        mover.press(message, data=places[0]["callback_data"])
+        answer = await asyncio.wait_for(waiting, 10)
+        assert answer.status_code == 200
+        assert answer.json()["seq"] == seq + 1
+        assert time.monotonic() - started < 5
+        # Nothing new: the long poll answers the same position after its wait, not at once.
+        assert seat is not None
