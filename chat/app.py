@@ -197,9 +197,15 @@ def build_application(
 
 
 def app_links(config: Config, bot_username: str) -> AppLinks | None:
-    """The Mini App's links (issue 29) when the web server is public, else ``None``: then no
-    panel or board post carries a Mini App button and the bot behaves as without it."""
+    """The Mini App's links (issue 29) when the web server is public (over https, as Telegram
+    requires), else ``None``: then no panel or board post carries a Mini App button and the
+    bot behaves as without it."""
     if not (config.public_url and config.token):
+        return None
+    if not config.public_url.startswith("https://"):
+        # Telegram opens Mini Apps from https:// only (and refuses a message whose web_app
+        # button has another URL): an http:// server still serves the engine protocol.
+        log.warning("KRENDZU_PUBLIC_URL is not https://, so no message offers the Mini App")
         return None
     return AppLinks(secret_from_token(config.token), config.public_url, bot_username,
                     config.miniapp_name)

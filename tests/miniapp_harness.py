@@ -78,12 +78,13 @@ async def app_bot(tmp_path: Path, fake: FakeTelegram, **changes: object
         yield AppBot(h, f"http://127.0.0.1:{port}", http)
 
 
-def new_fake() -> FakeTelegram:
-    return FakeTelegram(bot_username=BOT, clock=FastClock(speed=30))
+def new_fake(speed: float = 30.0) -> FakeTelegram:
+    return FakeTelegram(bot_username=BOT, clock=FastClock(speed=speed))
 
 
-async def group_duel(h: Harness, group: Chat, a: FakeUser, b: FakeUser) -> MatchRow:
+async def group_duel(h: Harness, group: Chat, a: FakeUser, b: FakeUser,
+                     args: str = "duel exchange=0") -> MatchRow:
     for user in (a, b):
         user.start_bot()
     await h.settle()
-    return await start_group_duel(h, group, a, b, "duel exchange=0")
+    return await start_group_duel(h, group, a, b, args)

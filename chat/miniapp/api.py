@@ -294,17 +294,18 @@ class MiniApp:
         stored, seat = found
         after = request.query_params.get("after", "")
         if after.isdigit() and len(after) < 10:
-            stored = await self._wait(stored, int(after))
+            stored = await self._wait(stored, int(after), request)
             seat = stored.row.seat_of(user.user_id)
         return JSONResponse(await self._state(stored, seat, tr, request.path_params["token"]),
                             headers={"Cache-Control": "no-store"})
 
-    async def _wait(self, stored: StoredMatch, after: int) -> StoredMatch:
-        """``stored`` once it is past ``after`` (or over), or after :data:`WAIT` seconds."""
+    async def _wait(self, stored: StoredMatch, after: int, request: Request) -> StoredMatch:
+        """``stored`` once it is past ``after`` (or over), or after :data:`WAIT` seconds, or
+        as soon as the page is gone (closed, or reloaded)."""
         flow = self.svc.flow
         deadline = time.monotonic() + WAIT
         while (stored.next_seq <= after and stored.row.status is MatchStatus.ACTIVE
-               and time.monotonic() < deadline):
+               and time.monotonic() < deadline and not await request.is_disconnected()):
             await flow.broadcast.signals.wait(stored.match_id,
                                               min(RECHECK, deadline - time.monotonic()))
             flow.begin_request()

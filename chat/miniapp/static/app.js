@@ -290,7 +290,10 @@
     render();
     if (chosen && mode === "place") {
       const first = $("board").querySelector(".target");
-      if (first && first.scrollIntoView) first.scrollIntoView({ block: "nearest", inline: "nearest" });
+      if (first) {  // keyboard users go on from the first legal cell (Tab for the next)
+        first.scrollIntoView({ block: "nearest", inline: "nearest" });
+        first.focus({ preventScroll: true });
+      }
     }
   }
   function pickCell(p) {

@@ -1,0 +1,102 @@
+"""Headless Chromium for the Mini App's tests and screenshots: Debian's ``/usr/bin/chromium``
+driven by Playwright (the pip package only: Playwright's own browser download is never run).
+
+The page is opened as Telegram would open it, with ``window.Telegram.WebApp`` stubbed by an
+init script: signed ``initData`` (tests/miniapp_harness.py), a theme, and the methods the page
+calls. No script is loaded from anywhere else.
+
+``python -m tests.miniapp_browser`` draws the README's screenshots (docs/img/miniapp-*.png).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from playwright.async_api import Browser, Page, async_playwright
+
+CHROMIUM = os.environ.get("KRENDZU_CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--disable-dev-shm-usage"]
+#: A phone: 360 CSS pixels wide, drawn at twice that for crisp screenshots.
+PHONE = {"width": 360, "height": 780}
+LIGHT = {"bg_color": "#ffffff", "text_color": "#000000", "hint_color": "#707579",
+         "link_color": "#3390ec", "button_color": "#3390ec", "button_text_color": "#ffffff",
+         "secondary_bg_color": "#f4f4f5"}
+
+
+def stub(init_data: str, theme: dict[str, str] | None = None) -> str:
+    """An init script standing in for telegram-web-app.js: what the page reads from it."""
+    return (
+        "window.Telegram = {WebApp: {initData: %s, initDataUnsafe: {}, themeParams: %s, "
+        "ready() { window.__tgReady = true; }, expand() {}, onEvent() {}}};"
+        % (json.dumps(init_data), json.dumps(theme or LIGHT))
+    )
+
+
+@asynccontextmanager
+async def chromium() -> AsyncIterator[Browser]:
+    if not shutil.which(CHROMIUM) and not os.path.exists(CHROMIUM):
+        raise AssertionError(f"{CHROMIUM} is missing: install Debian's chromium package "
+                             "(.ci/run does)")
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            yield browser
+        finally:
+            await browser.close()
+
+
+async def open_page(browser: Browser, url: str, init_data: str, *,
+                    language: str = "en") -> Page:
+    context = await browser.new_context(viewport=PHONE, device_scale_factor=2,
+                                        locale="ru-RU" if language == "ru" else "en-US")
+    page = await context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    await context.add_init_script(stub(init_data))
+    await page.goto(url)
+    await page.wait_for_selector("#app[data-seq]", state="attached")
+    page.errors = errors  # type: ignore[attr-defined]
+    return page
+
+
+async def seq_of(page: Page) -> int:
+    return int(await page.get_attribute("#app", "data-seq") or 0)
+
+
+async def tap_a_move(page: Page, *, second: bool = False) -> str:
+    """Tap a playable card, the first highlighted cell, then confirm (a defender's first card
+    with "play and end the turn" unless ``second``); the cell's label."""
+    await page.click("#hand button.card:not([disabled])")
+    target = page.locator("#board .target").first
+    cell = await target.get_attribute("data-cell") or ""
+    await target.click()
+    buttons = page.locator("#actions button.primary")
+    if second:
+        await page.locator("#actions button", has_text="second").click()
+    else:
+        await buttons.first.click()
+    return cell
+
+
+def main() -> None:  # pragma: no cover - a tool, run by hand
+    """Draw docs/img/miniapp-en.png and miniapp-ru.png from a real bot and match."""
+    import asyncio
+    import tempfile
+    from pathlib import Path
+
+    from tests.miniapp_shots import screenshots
+
+    with tempfile.TemporaryDirectory() as tmp:
+        asyncio.run(screenshots(Path(tmp), Path("docs/img")))
+
+
+if __name__ == "__main__":
+    main()

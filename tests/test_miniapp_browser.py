@@ -1,0 +1,99 @@
+"""The Mini App in a real browser (issue 29): Debian's headless Chromium, driven by
+Playwright, opens the page as Telegram would (``window.Telegram.WebApp`` stubbed with signed
+initData), and two people play by tapping: an attacker's turn and a defender's, each
+answered by the group's board post through the fake Bot API; the other player's page
+follows by itself; a third turn is played with the keyboard alone."""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+import time
+from pathlib import Path
+
+from playwright.async_api import Page
+
+from storage import StoredMatch
+from tests.miniapp_browser import chromium, open_page, seq_of, tap_a_move
+from tests.miniapp_harness import app_bot, group_duel, init_data, new_fake, play_token
+
+
+async def until_seq(page: Page, seq: int, seconds: float = 5.0) -> None:
+    """Until the page shows the position ``seq`` (polled here: the page's policy allows
+    no script but its own, so Playwright's string predicates cannot run in it)."""
+    end = time.monotonic() + seconds
+    while await seq_of(page) < seq:
+        assert time.monotonic() < end, f"the page still shows {await seq_of(page)} < {seq}"
+        await asyncio.sleep(0.1)
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
+
+
+async def test_two_players_tap_their_turns_and_the_group_sees_them(tmp_path: Path) -> None:
+    fake = new_fake(speed=2.0)  # the 90 s turn timer runs, slowly enough to play
+    ann, bob = fake.user(21, "Ann"), fake.user(22, "Боб", language_code="ru")
+    group = fake.group(-100221, "Friends")
+    async with app_bot(tmp_path, fake) as a, chromium() as browser:
+        row = await group_duel(a.h, group, ann, bob, "duel")
+        token = play_token(fake.last(group))
+        url = f"{a.base}/app?m={token}"
+        pages = {ann.id: await open_page(browser, url, init_data(fake, ann)),
+                 bob.id: await open_page(browser, url, init_data(fake, bob), language="ru")}
+        assert "Ваши карты" in await pages[bob.id].inner_text("#hand-title")
+        assert "Your hand" in await pages[ann.id].inner_text("#hand-title")
+        # Telegram's theme reaches the page's colours.
+        colour = await pages[ann.id].evaluate(
+            "getComputedStyle(document.documentElement).getPropertyValue('--tg-theme-button-color')")
+        assert colour.strip() == "#3390ec"
+        roles = []
+
+        async def turn(keyboard: bool = False) -> StoredMatch:
+            stored = await a.h.services.flow.load(row.match_id)
+            seq = stored.next_seq  # (the kept match moves on in place)
+            seat = stored.game.current_player
+            user_id = stored.row.seats[seat].user_id
+            page, other = pages[user_id], pages[ann.id if user_id == bob.id else bob.id]
+            # The page shows it is their turn (it followed the last move by itself).
+            await page.wait_for_selector("#prompt.mine", timeout=8000)
+            assert await seq_of(page) == seq
+            roles.append("attacker" if seat in stored.game.tour.roles.attackers
+                         else "defender")
+            mark = fake.mark()
+            if keyboard:
+                await page.focus("#hand button.card:not([disabled])")
+                await page.keyboard.press("Enter")  # the card; the first legal cell focused
+                cell = await page.evaluate("document.activeElement.dataset.cell")
+                await page.keyboard.press("Enter")  # the cell; the confirmation focused
+                await page.keyboard.press("Enter")
+            else:
+                cell = await tap_a_move(page)
+            post = await fake.wait_for_message(group, since=mark, timeout=10,
+                                               where=lambda m: m.kind == "photo")
+            assert cell and cell in (post.caption or ""), (cell, post.caption)
+            after = await a.h.services.flow.load(row.match_id)
+            assert after.next_seq > seq
+            # Both pages show the new position within a few seconds, without a reload.
+            for shown in (page, other):
+                await until_seq(shown, after.next_seq)
+            return after
+
+        await turn()
+        await turn()
+        assert sorted(roles) == ["attacker", "defender"], roles
+        await turn(keyboard=True)
+        # The private panel stayed in step: the player to move has a live one.
+        await a.h.settle()
+        for page in pages.values():
+            assert not page.errors, page.errors  # type: ignore[attr-defined]
+        shot = await pages[ann.id].screenshot(full_page=True)
+        assert png_size(shot)[0] == 720  # 360 CSS pixels, drawn at twice
+        (tmp_path / "page.png").write_bytes(shot)
+        # Nothing horizontal to scroll at 360 px but the board itself.
+        overflow = await pages[ann.id].evaluate(
+            "document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        assert overflow <= 0
+        assert not [c for c in fake.calls_to() if not c.ok and c.status != 429], fake.describe()
