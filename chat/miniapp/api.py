@@ -141,6 +141,11 @@ def state_json(stored: StoredMatch, seat: int | None, names: tuple[str, ...], tr
         "over": over,
         "seat": seat,
         "players": list(names),
+        # Each seat as the page lists it: name, role and cards in hand (counts are public).
+        "seats": [{"name": name,
+                   "role": tr._("attacks") if i in tour.roles.attackers else tr._("defends"),
+                   "cards": tr.n_("{n} card", "{n} cards", tour.hand_sizes[i])}
+                  for i, name in enumerate(names)],
         "language": tr.language,
         "seq": stored.next_seq,
         "moves": len(game.history),

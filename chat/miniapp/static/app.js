@@ -5,7 +5,7 @@
 "use strict";
 (function () {
   const API = "/api/app/v1";
-  const CELL = 38, BAND = 22;
+  const CELL = 34, BAND = 20;
   const SUITS = { S: "♠", C: "♣", D: "♦", H: "♥" };
   const $ = (id) => document.getElementById(id);
   const SVG = "http://www.w3.org/2000/svg";
@@ -174,20 +174,24 @@
     $("tour").textContent = S.lines.tour;
     $("score").textContent = S.lines.score;
     const prompt = $("prompt");
-    prompt.textContent = S.lines.prompt;
+    // The next step in words: the server's ("your move: choose a card"), or, once a card is
+    // chosen, what to tap next.
+    prompt.textContent = !chosen ? S.lines.prompt
+      : chosen.mode === "discard" ? t("discardConfirm", { card: pretty(chosen.card) })
+      : chosen.action ? t("confirm", { card: pretty(chosen.card), cell: S.labels[chosen.x + "," + chosen.y] })
+      : t("pickCell", { card: pretty(chosen.card) });
     prompt.classList.toggle("mine", S.myTurn);
     const list = $("players");
     list.textContent = "";
     const tour = S.view.tour;
-    S.players.forEach((name, seat) => {
+    S.seats.forEach((one, seat) => {
       const li = document.createElement("li");
       if (!S.over && tour.current_player === seat) li.className = "turn";
-      const role = tour.roles.attackers.includes(seat) ? "⚔" : "🛡";
-      li.textContent = `${role} ${name} `;
-      const count = document.createElement("span");
-      count.className = "role";
-      count.textContent = `· 🃏 ${tour.hand_sizes[seat]}`;
-      li.appendChild(count);
+      li.textContent = one.name + " ";
+      const about = document.createElement("span");
+      about.className = "role";
+      about.textContent = `${one.role} · ${one.cards}`;
+      li.appendChild(about);
       list.appendChild(li);
     });
   }
@@ -230,10 +234,7 @@
       return;
     }
     if (chosen) {
-      const q = document.createElement("div");
-      q.className = "question";
-      q.textContent = t("pickCell", { card: pretty(chosen.card) });
-      box.append(q, button(t("cancel"), cancel));
+      box.append(button(t("cancel"), cancel));
       return;
     }
     for (const a of legal) {
@@ -340,7 +341,7 @@
     const clock = $("clock");
     if (deadline === null || !S || S.over) { clock.textContent = ""; return; }
     const left = Math.max(0, Math.round((deadline - performance.now()) / 1000));
-    clock.textContent = `⏱ ${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`;
+    clock.textContent = `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`;
     clock.classList.toggle("low", left <= 10);
   }
   setInterval(tick, 1000);
