@@ -15,7 +15,6 @@ import os
 import shutil
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 
 from playwright.async_api import Browser, Page, async_playwright
 
@@ -32,11 +31,10 @@ LIGHT = {"bg_color": "#ffffff", "text_color": "#000000", "hint_color": "#707579"
 
 def stub(init_data: str, theme: dict[str, str] | None = None) -> str:
     """An init script standing in for telegram-web-app.js: what the page reads from it."""
-    return (
-        "window.Telegram = {WebApp: {initData: %s, initDataUnsafe: {}, themeParams: %s, "
-        "ready() { window.__tgReady = true; }, expand() {}, onEvent() {}}};"
-        % (json.dumps(init_data), json.dumps(theme or LIGHT))
-    )
+    app = (f"{{initData: {json.dumps(init_data)}, initDataUnsafe: {{}}, "
+           f"themeParams: {json.dumps(theme or LIGHT)}, ready() {{ window.__tgReady = true; }}, "
+           "expand() {}, onEvent() {}}")
+    return f"window.Telegram = {{WebApp: {app}}};"
 
 
 @asynccontextmanager

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import time
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, WebAppInfo
 from telegram.error import BadRequest
@@ -18,6 +20,7 @@ from telegram.error import BadRequest
 from chat.flow.views.webapp import AppLinks, secret_from_token
 from chat.miniapp.initdata import BadInitData, verify
 from krendzu import parse_action
+from krendzu.viewjson import view_to_json
 from storage import StoredMatch
 from tests.bot_harness import BOT, panel, running_bot
 from tests.fakebot import FakeTelegram
@@ -38,19 +41,36 @@ MOVE = "/api/app/v1/match/{}/move"
 
 
 def hidden_from(stored: StoredMatch, seat: int | None) -> set[str]:
-    """Every card ``seat`` may not see now: the other hands' unplayed cards."""
+    """Every card ``seat`` may not see now, from the game state: the other hands' unplayed
+    cards and their discards, less the seat's own cards (one given away in the exchange may
+    be drawn by another: its old holder knows it, and only that one) and the board."""
     tour = stored.game.tour
     out: set[str] = set()
     for other in range(len(stored.row.seats)):
         if other != seat:
-            out |= {c.code() for c in tour.observation(other).hand}
-    return out
+            theirs = tour.observation(other)
+            out |= {c.code() for c in (*theirs.hand, *theirs.own_discards)}
+    if seat is not None:  # its own cards: held, given away, drawn
+        mine = tour.observation(seat)
+        out -= {c.code() for c in (*mine.hand, *mine.own_discards, *mine.own_draws)}
+    # A card given away and drawn by the other player may be on the board since: public.
+    return out - {c.code() for c, _x, _y in tour.observation(None).placements}
 
 
 def assert_secret(answer: Any, stored: StoredMatch, seat: int | None) -> None:
     found = set(CARD.findall(json.dumps(answer, ensure_ascii=False)))
     leaked = found & hidden_from(stored, seat)
-    assert not leaked, f"seat {seat} was shown {leaked}"
+    assert not leaked, f"seat {seat} was shown {leaked}: " + "; ".join(
+        where for where in paths(answer) if any(card in where for card in leaked))
+
+
+def paths(value: Any, at: str = "") -> list[str]:
+    """Every leaf of a JSON answer as ``path=value`` (to say where a card was)."""
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in paths(v, f"{at}.{k}")]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in paths(v, f"{at}[{i}]")]
+    return [f"{at}={value}"]
 
 
 async def to_move(a: AppBot, match_id: int) -> tuple[StoredMatch, int, int]:
@@ -117,9 +137,9 @@ async def test_the_fake_allows_web_app_buttons_only_in_private_chats() -> None:
 
         sent = await bot.send_message(ann.id, "hi", reply_markup=keys(PUBLIC + "/app"))
         assert sent.reply_markup is not None
-        with pytest.raises(BadRequest, match="(?i)button_type_invalid"):
+        with pytest.raises(BadRequest, match=r"(?i)button_type_invalid"):
             await bot.send_message(group.id, "hi", reply_markup=keys(PUBLIC + "/app"))
-        with pytest.raises(BadRequest, match="(?i)only https"):
+        with pytest.raises(BadRequest, match=r"(?i)only https"):
             await bot.send_message(ann.id, "hi", reply_markup=keys("http://krendzu.example"))
 
 
@@ -135,7 +155,7 @@ async def test_board_post_links_to_the_mini_app_and_the_panel_opens_it(tmp_path:
         token = play_token(fake.last(group))
         links = a.h.services.flow.broadcast.app
         assert links is not None and links.match_of(token) == row.match_id
-        stored, _seat, user_id = await to_move(a, row.match_id)
+        _stored, _seat, user_id = await to_move(a, row.match_id)
         mover = ann if user_id == ann.id else bob
         message = panel(fake, mover)
         assert message is not None
@@ -227,7 +247,7 @@ async def test_who_may_call_and_what_each_sees(tmp_path: Path) -> None:
         # Carl's words are Russian (his Telegram language); labels are the pictures'.
         state = (await a.get(path, init_data(fake, carl))).json()
         assert state["language"] == "ru" and "Счёт" in state["lines"]["score"], state["lines"]
-        assert ["M", "13"] == [dict(state["columns"])[0], dict(state["rows"])[0]]
+        assert (dict(state["columns"])[0], dict(state["rows"])[0]) == ("M", "13")
         texts = (await a.get("/api/app/v1/texts", init_data(fake, carl))).json()
         assert texts["language"] == "ru" and texts["texts"]["cancel"] == "Отмена"
         # /lang beats Telegram's language.
@@ -334,3 +354,111 @@ async def test_the_page_follows_a_move_made_with_buttons(tmp_path: Path) -> None
         assert time.monotonic() - started < 5
         # Nothing new: the long poll answers the same position after its wait, not at once.
         assert seat is not None
+
+
+async def test_a_whole_match_with_the_exchange_shows_no_hidden_card(tmp_path: Path) -> None:
+    """Two players make every move of a match through the API, the exchange included (a
+    count, then the cards given away); after every move each of them, a spectator and a
+    player of another match read the match: nobody is ever shown a card of a hand (or a
+    discard) that is not theirs, and each seat gets exactly its observation."""
+    fake = new_fake(speed=60.0)
+    ann, bob, carl = fake.user(11, "Ann"), fake.user(12, "Bob"), fake.user(13, "Carl")
+    group = fake.group(-100118, "Friends")
+    rng = random.Random(2929)
+    async with app_bot(tmp_path, fake) as a:
+        row = await group_duel(a.h, group, ann, bob, "duel deal=short exchange=2 timer=off")
+        token = play_token(fake.last(group))
+        kinds: set[str] = set()
+        # The check itself can fail: Bob's view shown to Ann would be caught.
+        first = await a.h.services.flow.load(row.match_id)
+        with pytest.raises(AssertionError, match="was shown"):
+            assert_secret(view_to_json(first.game.observation(first.row.seat_of(bob.id))),
+                          first, first.row.seat_of(ann.id))
+        for _ in range(400):
+            stored = await a.h.services.flow.load(row.match_id)
+            if stored.game.is_over:
+                break
+            for user in (ann, bob, carl):
+                answer = await a.get(STATE.format(token), init_data(fake, user))
+                assert answer.status_code == 200
+                seat = stored.row.seat_of(user.id)
+                state = answer.json()
+                assert state["seq"] == stored.next_seq, (state["seq"], stored.next_seq)
+                assert_secret(state, stored, seat)
+                assert state["view"]["tour"]["hand"] == [
+                    c.code() for c in stored.game.observation(seat).tour.hand]
+            seat = stored.game.current_player
+            user = ann if stored.row.seats[seat].user_id == ann.id else bob
+            legal = [str(x) for x in stored.game.observation(seat).tour.legal]
+            step = rng.choice(legal)
+            kinds.add(step.split(":")[0] if ":" in step else "place" if "@" in step else step)
+            answer = await a.post(MOVE.format(token), init_data(fake, user),
+                                  {"seq": stored.next_seq, "actions": [step]})
+            assert answer.status_code == 200, answer.text
+            after = await a.h.services.flow.load(row.match_id)
+            assert_secret(answer.json(), after, seat)
+        else:
+            raise AssertionError("the match did not end")
+        assert {"ann", "drop", "place"} <= kinds, kinds
+        final = (await a.get(STATE.format(token), init_data(fake, ann))).json()
+        assert final["over"] and not final["myTurn"] and final["secondsLeft"] is None
+        await a.h.settle()
+
+
+async def test_a_private_duel_against_the_computer(tmp_path: Path) -> None:
+    """Alone with the computer: the panel's ▶ Play opens the same match; a move made in the
+    Mini App is answered by the computer, and the panel follows."""
+    fake = new_fake()
+    ann = fake.user(11, "Ann")
+    async with app_bot(tmp_path, fake) as a:
+        ann.start_bot()
+        await a.h.settle()
+        ann.send(ann, "/new deal=short")
+        await a.h.settle()
+        lobby = fake.last(ann)
+        assert lobby is not None
+        ann.press(lobby, data=lobby.button(text="🤖 Easy")["callback_data"])
+        await a.h.settle()
+        ann.press(lobby, data=next(b for b in lobby.buttons()
+                                   if b["callback_data"].endswith(":go"))["callback_data"])
+        await a.h.settle()
+        mine = 0
+        for _ in range(3):
+            message = panel(fake, ann)
+            assert message is not None, fake.describe()
+            url = next(b["web_app"]["url"] for b in message.buttons() if "web_app" in b)
+            token = url.split("m=", 1)[1]
+            state = (await a.get(STATE.format(token), init_data(fake, ann))).json()
+            assert state["myTurn"], state["lines"]
+            place = next(x for x in state["view"]["tour"]["legal"] if "@" in x)
+            actions = [place, "end"] if state["pair"] else [place]
+            answer = await a.post(MOVE.format(token), init_data(fake, ann),
+                                  {"seq": state["seq"], "actions": actions})
+            assert answer.status_code == 200, answer.text
+            mine += 1
+            await a.h.settle()
+        rows = await a.h.services.store.matches_of_user(ann.id)
+        stored = await a.h.services.flow.load(rows[0].match_id)
+        # Each of Ann's turns was answered by the computer's (a duel alternates).
+        turns = stored.game.tour.observation(None).turns
+        computer = 1 - stored.row.seat_of(ann.id)
+        assert len([t for t in turns if t.player == computer]) >= mine, turns
+        assert not [c for c in fake.calls_to() if not c.ok], fake.describe()
+
+
+async def test_in_webhook_mode_the_mini_app_shares_the_web_server(tmp_path: Path) -> None:
+    from tests.webhook_harness import running_webhook_bot
+
+    fake = FakeTelegram(bot_username=BOT)
+    ann = fake.user(11, "Ann")
+    async with running_webhook_bot(tmp_path, fake, public_url=PUBLIC,
+                                   miniapp_name=APP_NAME) as h:
+        base = "http://" + h.config.web_listen
+        async with httpx.AsyncClient() as http:
+            page = await http.get(base + "/app")
+            assert page.status_code == 200 and "app.js" in page.text
+            texts = await http.get(base + "/api/app/v1/texts",
+                                   headers={"X-Telegram-Init-Data": init_data(fake, ann)})
+            assert texts.status_code == 200 and texts.json()["texts"]["cancel"] == "Cancel"
+            refused = await http.get(base + "/api/app/v1/texts")
+            assert refused.status_code == 401
