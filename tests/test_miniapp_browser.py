@@ -49,6 +49,7 @@ async def test_two_players_tap_their_turns_and_the_group_sees_them(tmp_path: Pat
         colour = await pages[ann.id].evaluate(
             "getComputedStyle(document.documentElement).getPropertyValue('--tg-theme-button-color')")
         assert colour.strip() == "#3390ec"
+        assert await pages[ann.id].evaluate("window.__tgReady === true")  # told Telegram
         roles = []
 
         async def turn(keyboard: bool = False) -> StoredMatch:
@@ -97,3 +98,49 @@ async def test_two_players_tap_their_turns_and_the_group_sees_them(tmp_path: Pat
             "document.documentElement.scrollWidth - document.documentElement.clientWidth")
         assert overflow <= 0
         assert not [c for c in fake.calls_to() if not c.ok and c.status != 429], fake.describe()
+
+
+async def test_the_exchange_by_tapping(tmp_path: Path) -> None:
+    """The exchange: each player taps how many cards to swap, then the card to give away
+    and confirms; the hand shows the drawn card."""
+    fake = new_fake(speed=2.0)
+    ann, bob = fake.user(23, "Ann"), fake.user(24, "Bob")
+    group = fake.group(-100222, "Friends")
+    async with app_bot(tmp_path, fake) as a, chromium() as browser:
+        row = await group_duel(a.h, group, ann, bob, "duel exchange=2")
+        token = play_token(fake.last(group))
+        url = f"{a.base}/app?m={token}"
+        pages = {user.id: await open_page(browser, url, init_data(fake, user))
+                 for user in (ann, bob)}
+        gave: dict[int, str] = {}
+        for _ in range(4):  # two counts, two discards, in the engine's order
+            stored = await a.h.services.flow.load(row.match_id)
+            seq = stored.next_seq
+            seat = stored.game.current_player
+            user_id = stored.row.seats[seat].user_id
+            assert user_id is not None
+            page = pages[user_id]
+            await until_seq(page, seq)
+            await page.wait_for_selector("#prompt.mine", timeout=8000)
+            swap = page.locator("#actions button", has_text="Swap 1")
+            if await swap.count():
+                await swap.click()
+            else:
+                card = page.locator("#hand button.card:not([disabled])").first
+                gave[user_id] = await card.get_attribute("data-card") or ""
+                await card.click()
+                assert "Exchange" in await page.inner_text("#prompt")
+                await page.locator("#actions button.primary").click()
+            await until_seq(page, seq + 1)
+        after = await a.h.services.flow.load(row.match_id)
+        assert len(gave) == 2, gave
+        for user_id, code in gave.items():
+            seat = after.row.seat_of(user_id)
+            own = after.game.observation(seat).tour
+            assert code in {c.code() for c in own.own_discards}
+            await until_seq(pages[user_id], after.next_seq)
+            shown = await pages[user_id].locator("#hand button.card").evaluate_all(
+                "cards => cards.map(c => c.dataset.card)")
+            assert shown == [c.code() for c in own.hand]
+        for page in pages.values():
+            assert not page.errors, page.errors  # type: ignore[attr-defined]
