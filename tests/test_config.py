@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from chat.config import load_config, read_env_file
@@ -59,3 +60,41 @@ def test_a_database_url_selects_postgresql(tmp_path: Path, monkeypatch) -> None:
     assert load_config(None).database == "postgres:///krendzu?host=/run/pg"
     monkeypatch.delenv("KRENDZU_DATABASE_URL")
     assert load_config(None).database == "x.sqlite3"
+
+
+def test_mini_app_settings(tmp_path: Path, monkeypatch) -> None:
+    """KRENDZU_MINIAPP_NAME is checked as @BotFather's short names are; the initData age
+    limit defaults to a day and stays within bounds."""
+    import pytest
+
+    from chat.config import ConfigError
+
+    for name in ("KRENDZU_MINIAPP_NAME", "KRENDZU_MINIAPP_MAX_AGE", "KRENDZU_PUBLIC_URL"):
+        monkeypatch.delenv(name, raising=False)
+    config = load_config(None)
+    assert config.miniapp_name is None and config.miniapp_max_age == 86400
+    monkeypatch.setenv("KRENDZU_MINIAPP_NAME", "play")
+    monkeypatch.setenv("KRENDZU_MINIAPP_MAX_AGE", "3600")
+    config = load_config(None)
+    assert (config.miniapp_name, config.miniapp_max_age) == ("play", 3600)
+    monkeypatch.setenv("KRENDZU_MINIAPP_MAX_AGE", "1")
+    assert load_config(None).miniapp_max_age == 60  # not less than a minute
+    monkeypatch.setenv("KRENDZU_MINIAPP_NAME", "t.me/bot/play")
+    with pytest.raises(ConfigError, match="KRENDZU_MINIAPP_NAME"):
+        load_config(None)
+
+
+def test_mini_app_links_need_an_https_public_url() -> None:
+    """Telegram opens Mini Apps from https:// only (and refuses a message whose web_app
+    button has another URL): an http:// public URL serves the engine protocol but offers
+    no Mini App."""
+    from chat.app import app_links
+    from chat.config import Config
+
+    base = Config(token="1:abc", database="x", log_level="INFO")
+    assert app_links(base, "bot") is None
+    assert app_links(replace(base, public_url="http://127.0.0.1:8080"), "bot") is None
+    links = app_links(replace(base, public_url="https://k.example/", miniapp_name="play"),
+                      "bot")
+    assert links is not None and links.page_url(7).startswith("https://k.example/app?m=7-")
+    assert (links.group_url(7) or "").startswith("https://t.me/bot/play?startapp=7-")
