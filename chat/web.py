@@ -30,8 +30,8 @@ polling. A chat's failing update holds back the chat's later ones, so after
 :data:`MAX_ATTEMPTS` failed tries in this process the update is given up (answered 200, the
 user gets the usual apology).
 
-The app is built by :func:`build_web_app` (nothing is built at import). Later the Mini App and
-the engine protocol mount their routes on the same app.
+The app is built by :func:`build_web_app` (nothing is built at import). The engine protocol
+(chat/engines_api.py) and the Mini App (chat/miniapp/) mount their routes on the same app.
 """
 
 from __future__ import annotations
@@ -197,7 +197,7 @@ async def healthz(request: Request) -> Response:
 def build_web_app(application: Application, *, secret: str, path: str = DEFAULT_PATH,
                   routes: Sequence[BaseRoute] = ()) -> Starlette:
     """The bot's web app: the webhook at ``path``, ``/healthz`` and ``routes`` (the engine
-    protocol, later the Mini App). ``application`` must be initialised and started (with its
+    protocol, the Mini App). ``application`` must be initialised and started (with its
     ``post_init`` run) before requests come."""
     receiver = WebhookReceiver(application, secret)
     app = Starlette(routes=[

@@ -51,14 +51,17 @@ async def chromium() -> AsyncIterator[Browser]:
 
 
 async def open_page(browser: Browser, url: str, init_data: str, *,
-                    language: str = "en") -> Page:
+                    language: str = "en", stubbed: bool = True) -> Page:
+    """The page at ``url`` as a 360 px phone; ``stubbed``: with ``window.Telegram.WebApp``
+    carrying ``init_data`` (else the URL must carry Telegram's launch parameters)."""
     context = await browser.new_context(viewport=PHONE, device_scale_factor=2,
                                         locale="ru-RU" if language == "ru" else "en-US")
     page = await context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    await context.add_init_script(stub(init_data))
+    if stubbed:
+        await context.add_init_script(stub(init_data))
     await page.goto(url)
     await page.wait_for_selector("#app[data-seq]", state="attached")
     page.errors = errors  # type: ignore[attr-defined]

@@ -7,9 +7,11 @@ follows by itself; a third turn is played with the keyboard alone."""
 from __future__ import annotations
 
 import asyncio
+import json
 import struct
 import time
 from pathlib import Path
+from urllib.parse import urlencode
 
 from playwright.async_api import Page
 
@@ -36,6 +38,7 @@ def png_size(data: bytes) -> tuple[int, int]:
 async def test_two_players_tap_their_turns_and_the_group_sees_them(tmp_path: Path) -> None:
     fake = new_fake(speed=2.0)  # the 90 s turn timer runs, slowly enough to play
     ann, bob = fake.user(21, "Ann"), fake.user(22, "Боб", language_code="ru")
+    carl = fake.user(25, "Carl")
     group = fake.group(-100221, "Friends")
     async with app_bot(tmp_path, fake) as a, chromium() as browser:
         row = await group_duel(a.h, group, ann, bob, "duel")
@@ -82,13 +85,29 @@ async def test_two_players_tap_their_turns_and_the_group_sees_them(tmp_path: Pat
                 await until_seq(shown, after.next_seq)
             return after
 
+        # Carl watches, opened by the group's t.me link: no window.Telegram.WebApp here,
+        # the launch parameters in the URL's fragment as Telegram passes them, the match
+        # named by the signed start_param.
+        launch = urlencode({"tgWebAppData": init_data(fake, carl, start_param=token),
+                            "tgWebAppVersion": "8.0", "tgWebAppPlatform": "android",
+                            "tgWebAppThemeParams": json.dumps({"bg_color": "#212121",
+                                                               "text_color": "#ffffff"})})
+        watcher = await open_page(browser, f"{a.base}/app#{launch}", "", stubbed=False)
+        assert await watcher.is_hidden("#hand-wrap")
+        assert "watching" in await watcher.inner_text("#prompt")
+        background = await watcher.evaluate("getComputedStyle(document.body).backgroundColor")
+        assert background == "rgb(33, 33, 33)"  # the dark theme it was opened with
         await turn()
         await turn()
         assert sorted(roles) == ["attacker", "defender"], roles
+        now = await a.h.services.flow.load(row.match_id)
+        await until_seq(watcher, now.next_seq)  # the watcher followed too
+        placed = now.game.tour.observation(None).placements
+        assert await watcher.locator("#board g.card").count() == len(placed) >= 2
         await turn(keyboard=True)
         # The private panel stayed in step: the player to move has a live one.
         await a.h.settle()
-        for page in pages.values():
+        for page in (*pages.values(), watcher):
             assert not page.errors, page.errors  # type: ignore[attr-defined]
         shot = await pages[ann.id].screenshot(full_page=True)
         assert png_size(shot)[0] == 720  # 360 CSS pixels, drawn at twice
