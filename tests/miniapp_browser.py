@@ -74,16 +74,15 @@ async def seq_of(page: Page) -> int:
 
 async def tap_a_move(page: Page, *, second: bool = False) -> str:
     """Tap a playable card, the first highlighted cell, then confirm (a defender's first card
-    with "play and end the turn" unless ``second``); the cell's label."""
+    with "play and end the turn", or with ``second`` "play, then a second card"); the cell's
+    label."""
     await page.click("#hand button.card:not([disabled])")
     target = page.locator("#board .target").first
     cell = await target.get_attribute("data-cell") or ""
     await target.click()
-    buttons = page.locator("#actions button.primary")
-    if second:
-        await page.locator("#actions button", has_text="second").click()
-    else:
-        await buttons.first.click()
+    # The confirmation: the primary button first, then "play, then a second card" when a
+    # defender may play two, then Cancel.
+    await page.locator("#actions button").nth(1 if second else 0).click()
     return cell
 
 

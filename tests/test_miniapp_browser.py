@@ -1,8 +1,9 @@
 """The Mini App in a real browser (issue 29): Debian's headless Chromium, driven by
 Playwright, opens the page as Telegram would (``window.Telegram.WebApp`` stubbed with signed
 initData), and two people play by tapping: an attacker's turn and a defender's, each
-answered by the group's board post through the fake Bot API; the other player's page
-follows by itself; a third turn is played with the keyboard alone."""
+answered by the group's board post through the fake Bot API; the other player's page (and a
+spectator's) follows by itself; then a defender's turn of two cards, and an attacker's turn
+played with the keyboard alone."""
 
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ async def test_two_players_tap_their_turns_and_the_group_sees_them(tmp_path: Pat
         assert await pages[ann.id].evaluate("window.__tgReady === true")  # told Telegram
         roles = []
 
-        async def turn(keyboard: bool = False) -> StoredMatch:
+        async def turn(keyboard: bool = False, two: bool = False) -> StoredMatch:
             stored = await a.h.services.flow.load(row.match_id)
             seq = stored.next_seq  # (the kept match moves on in place)
             seat = stored.game.current_player
@@ -73,6 +74,14 @@ async def test_two_players_tap_their_turns_and_the_group_sees_them(tmp_path: Pat
                 cell = await page.evaluate("document.activeElement.dataset.cell")
                 await page.keyboard.press("Enter")  # the cell; the confirmation focused
                 await page.keyboard.press("Enter")
+            elif two:  # a defender's two cards: the first, then the second one
+                first = await tap_a_move(page, second=True)
+                await until_seq(page, seq + 1)
+                assert await page.locator("#actions button").count() >= 1  # End turn
+                cell = await tap_a_move(page)
+                assert first in (await fake.wait_for_message(
+                    group, since=mark, timeout=10, where=lambda m: m.kind == "photo")
+                    ).caption
             else:
                 cell = await tap_a_move(page)
             post = await fake.wait_for_message(group, since=mark, timeout=10,
@@ -99,12 +108,17 @@ async def test_two_players_tap_their_turns_and_the_group_sees_them(tmp_path: Pat
         assert background == "rgb(33, 33, 33)"  # the dark theme it was opened with
         await turn()
         await turn()
-        assert sorted(roles) == ["attacker", "defender"], roles
         now = await a.h.services.flow.load(row.match_id)
         await until_seq(watcher, now.next_seq)  # the watcher followed too
         placed = now.game.tour.observation(None).placements
         assert await watcher.locator("#board g.card").count() == len(placed) >= 2
-        await turn(keyboard=True)
+        # Two more turns: the defender's with two cards this time, the attacker's with the
+        # keyboard alone (whichever comes first).
+        for _ in range(2):
+            stored = await a.h.services.flow.load(row.match_id)
+            defends = stored.game.current_player not in stored.game.tour.roles.attackers
+            await turn(keyboard=not defends, two=defends)
+        assert sorted(roles) == ["attacker", "attacker", "defender", "defender"], roles
         # The private panel stayed in step: the player to move has a live one.
         await a.h.settle()
         for page in (*pages.values(), watcher):
