@@ -10,6 +10,7 @@ import json
 import random
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import httpx
@@ -21,7 +22,7 @@ from chat.flow.views.webapp import AppLinks, secret_from_token
 from chat.miniapp.initdata import BadInitData, verify
 from krendzu import parse_action
 from krendzu.viewjson import view_to_json
-from storage import StoredMatch
+from storage import MatchStatus, StoredMatch
 from tests.bot_harness import BOT, panel, running_bot
 from tests.fakebot import FakeTelegram
 from tests.miniapp_harness import (
@@ -462,3 +463,35 @@ async def test_in_webhook_mode_the_mini_app_shares_the_web_server(tmp_path: Path
             assert texts.status_code == 200 and texts.json()["texts"]["cancel"] == "Cancel"
             refused = await http.get(base + "/api/app/v1/texts")
             assert refused.status_code == 401
+
+
+def test_labels_are_the_ones_play_reads_also_at_the_edge() -> None:
+    """A tour grown to column A: the page's labels are /play's (krendzu.coords), every card
+    and every legal cell has one, and the margin never reaches left of A."""
+    from chat.describe import tour_frame
+    from chat.i18n import Catalogs
+    from chat.miniapp.api import state_json
+    from krendzu import Match, Place
+    from krendzu.tables import Settings, Table
+
+    game = Match(["A", "B"], Settings(Table.DUEL), seed=29)
+    for _ in range(40):  # always the leftmost legal cell: the board grows towards A
+        places = [x for x in game.legal_actions() if isinstance(x, Place)]
+        step = min(places, key=lambda p: (p.x, p.y)) if places else game.legal_actions()[0]
+        game.apply(step)
+        if tour_frame(game).col_shift:
+            break
+    frame = tour_frame(game)
+    assert frame.col_shift > 0, "the tour never reached column A"
+
+    seat = game.current_player
+    stored = SimpleNamespace(game=game, next_seq=len(game.history) + 1,
+                             row=SimpleNamespace(status=MatchStatus.ACTIVE))
+    state = state_json(stored, seat, ("A", "B"), Catalogs().get("en"),  # type: ignore[arg-type]
+                       token="t", seconds_left=None)
+    assert state["columns"][0][1] == "A"
+    for _code, x, y in state["view"]["tour"]["placements"]:
+        assert state["labels"][f"{x},{y}"] == frame.label(x, y)
+    for action in game.observation(seat).tour.legal:
+        if isinstance(action, Place):
+            assert frame.parse(state["labels"][f"{action.x},{action.y}"]) == (action.x, action.y)

@@ -46,6 +46,7 @@ from chat.miniapp.initdata import BadInitData, WebAppUser, verify
 from chat.miniapp.texts import page_texts
 from chat.throttle import Buckets
 from krendzu import Action, IllegalMove, Place, Redeal, parse_action
+from krendzu.coords import ORIGIN_COLUMN, ORIGIN_ROW
 from krendzu.tour import ANNOUNCE, DISCARD, PLAY
 from krendzu.viewjson import view_to_json
 from render.board import board_layout
@@ -122,13 +123,17 @@ def state_json(stored: StoredMatch, seat: int | None, names: tuple[str, ...], tr
     view = game.observation(seat)
     tour = view.tour
     public = game.observation(None)
+    # The labels are /play's (the tour's frame: every card and every cell a card may go to
+    # has one); the area is the picture's, less any margin column or row that frame has no
+    # label for (the picture would relabel the board to show it).
     frame = tour_frame(game)
-    layout = board_layout(public, header=False, frame=frame)
-    frame = layout.frame
+    x0, y0, x1, y1 = board_layout(public, header=False, frame=frame).area
+    x0 = max(x0, -(ORIGIN_COLUMN + frame.col_shift))
+    y0 = max(y0, 1 - ORIGIN_ROW - frame.row_shift)
     over = stored.row.status is not MatchStatus.ACTIVE or view.match_over
     cells = {(x, y) for _, x, y in tour.placements}
     cells |= {(a.x, a.y) for a in tour.legal if isinstance(a, Place)}
-    labels = {f"{x},{y}": frame.fit(x, y).label(x, y) for x, y in cells}
+    labels = {f"{x},{y}": frame.label(x, y) for x, y in cells}
     last = [[x, y] for _, x, y in (tour.turns[-1].cards if tour.turns else ())]
     mine = seat is not None and not over and tour.current_player == seat
     # A defender's first card of a turn that may take a second one (the panel's rule):
@@ -152,8 +157,8 @@ def state_json(stored: StoredMatch, seat: int | None, names: tuple[str, ...], tr
         "secondsLeft": None if over or seconds_left is None else round(seconds_left),
         "myTurn": mine,
         "pair": pair,
-        "columns": [[x, frame.column_label(x)] for x in layout.columns],
-        "rows": [[y, frame.row_label(y)] for y in layout.rows],
+        "columns": [[x, frame.column_label(x)] for x in range(x0, x1 + 1)],
+        "rows": [[y, frame.row_label(y)] for y in range(y0, y1 + 1)],
         "labels": labels,
         "last": last,
         "lines": {
