@@ -142,6 +142,14 @@ async def test_the_fake_allows_web_app_buttons_only_in_private_chats() -> None:
             await bot.send_message(group.id, "hi", reply_markup=keys(PUBLIC + "/app"))
         with pytest.raises(BadRequest, match=r"(?i)only https"):
             await bot.send_message(ann.id, "hi", reply_markup=keys("http://krendzu.example"))
+        # Edits are checked the same way; a group gets a URL button to the Mini App instead.
+        posted = await bot.send_message(group.id, "board")
+        with pytest.raises(BadRequest, match=r"(?i)button_type_invalid"):
+            await bot.edit_message_reply_markup(group.id, posted.message_id,
+                                                reply_markup=keys(PUBLIC + "/app"))
+        link = InlineKeyboardMarkup([[InlineKeyboardButton(
+            "▶", url=f"https://t.me/{BOT}/{APP_NAME}?startapp=1-x")]])
+        await bot.edit_message_reply_markup(group.id, posted.message_id, reply_markup=link)
 
 
 # The buttons that open the Mini App ---------------------------------------------------------
