@@ -32,6 +32,7 @@ import time
 from collections.abc import Callable
 from importlib import resources
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -372,8 +373,6 @@ class MiniApp:
 
 def _unsigned_language(raw: str | None) -> str | None:
     """The ``language_code`` an unverified ``initData`` claims: only to word the refusal."""
-    from urllib.parse import parse_qs
-
     try:
         user = json.loads(parse_qs(raw or "").get("user", [""])[0])
         code = user.get("language_code") if isinstance(user, dict) else None
