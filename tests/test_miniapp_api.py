@@ -460,8 +460,8 @@ async def test_in_webhook_mode_the_mini_app_shares_the_web_server(tmp_path: Path
 
     fake = FakeTelegram(bot_username=BOT)
     ann = fake.user(11, "Ann")
-    async with running_webhook_bot(tmp_path, fake, public_url=PUBLIC,
-                                   miniapp_name=APP_NAME) as h:
+    async with running_webhook_bot(tmp_path, fake, public_url=PUBLIC, miniapp_name=APP_NAME,
+                                   miniapp_max_age=60.0) as h:
         base = "http://" + h.config.web_listen
         async with httpx.AsyncClient() as http:
             page = await http.get(base + "/app")
@@ -471,6 +471,10 @@ async def test_in_webhook_mode_the_mini_app_shares_the_web_server(tmp_path: Path
             assert texts.status_code == 200 and texts.json()["texts"]["cancel"] == "Cancel"
             refused = await http.get(base + "/api/app/v1/texts")
             assert refused.status_code == 401
+            # KRENDZU_MINIAPP_MAX_AGE=60: two minutes old is too old here.
+            old = await http.get(base + "/api/app/v1/texts",
+                                 headers={"X-Telegram-Init-Data": init_data(fake, ann, age=120)})
+            assert old.status_code == 401
 
 
 def test_labels_are_the_ones_play_reads_also_at_the_edge() -> None:
