@@ -317,6 +317,8 @@ async def test_moves_accepted_and_refused_with_clear_words(tmp_path: Path) -> No
                                 "illegal_move")
         assert message and "5,5" not in message
 
+        live = panel(fake, mover)
+        assert live is not None
         mark = fake.mark()
         answer = await a.post(path, init_data(fake, mover), {"seq": seq, "actions": [legal[0]]})
         assert answer.status_code == 200, answer.text
@@ -331,6 +333,12 @@ async def test_moves_accepted_and_refused_with_clear_words(tmp_path: Path) -> No
         assert mover.first_name in (post.caption or "")
         await a.h.settle()
         assert panel(fake, waiter) is not None
+        # The mover's private panel kept in step: edited into the record of the move (the
+        # card and its cell), its buttons gone, as after a button's move.
+        assert panel(fake, mover) is None
+        record = fake.message(mover, live.message_id)
+        assert not record.buttons()
+        assert parse_action(legal[0]).card.pretty() in (record.caption or record.text or "")
         # The same move again: it answers an older position now.
         assert "changed meanwhile" in await refused(
             mover, {"seq": seq, "actions": [legal[0]]}, 409, "stale")
