@@ -104,6 +104,7 @@ async def test_two_players_tap_their_turns_and_the_group_sees_them(tmp_path: Pat
         watcher = await open_page(browser, f"{a.base}/app#{launch}", "", stubbed=False)
         assert await watcher.is_hidden("#hand-wrap")
         assert "watching" in await watcher.inner_text("#prompt")
+        assert await watcher.is_hidden("#help")  # no "tap a card" for someone with none
         background = await watcher.evaluate("getComputedStyle(document.body).backgroundColor")
         assert background == "rgb(33, 33, 33)"  # the dark theme it was opened with
         await turn()

@@ -280,6 +280,7 @@
     drawActions();
     drawHand();
     centreBoard(false);
+    $("help").hidden = S.seat === null || S.over;  // how to play: for players only
     $("app").setAttribute("aria-busy", "false");
     $("app").dataset.seq = S.seq;
   }
