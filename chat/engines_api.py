@@ -31,25 +31,23 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Mount, Route
 
 from chat.describe import next_text, tour_frame
-from chat.flow import Actor
+from chat.flow import Actor, Flow
 from chat.flow.matches import check
 from chat.flow.steps import words_to_steps
 from chat.model import InputError, ascii_number
+from chat.notices import Notice
 from chat.throttle import Buckets
 from krendzu import Action, Announce, Discard, EndTurn, Pass, Place, parse_card
 from krendzu.tour import PLAY
 from krendzu.viewjson import view_to_json
-from storage import EngineRow, MatchStatus, NotFound, StoredMatch
-
-if TYPE_CHECKING:
-    from chat.handlers import Services
+from storage import EngineRow, MatchStatus, NotFound, Store, StoredMatch
 
 log = logging.getLogger(__name__)
 
@@ -163,16 +161,36 @@ def parse_move(stored: StoredMatch, seat: int, text: str) -> list[Action]:
     return words_to_steps(stored.game, seat, words)
 
 
+class Announcer(Protocol):
+    """Delivery as the API uses it: the notices of a move go out (to the chat, computers)."""
+
+    def run(self, notices: list[Notice]) -> Any: ...
+
+
+class ApiHost(Protocol):
+    """What the API needs of a running bot: its flow, store and delivery (the bot's
+    :class:`chat.handlers.Services`; the arena's own, :mod:`chat.arena`)."""
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def flow(self) -> Flow: ...
+
+    @property
+    def delivery(self) -> Announcer: ...
+
+
 class EngineApi:
     """The routes' endpoints over the running bot's services."""
 
-    def __init__(self, services: Callable[[], Services], *,
+    def __init__(self, services: Callable[[], ApiHost], *,
                  per_minute: float = REQUESTS_PER_MINUTE) -> None:
         self._services = services
         self.buckets = Buckets(per_minute)
 
     @property
-    def svc(self) -> Services:
+    def svc(self) -> ApiHost:
         return self._services()
 
     def routes(self) -> list[BaseRoute]:
@@ -352,7 +370,7 @@ class EngineApi:
         return JSONResponse({"ok": True, "message": outcome.reply})
 
 
-async def run_in_polling(services: Callable[[], Services], listen: str) -> Any:
+async def run_in_polling(services: Callable[[], ApiHost], listen: str) -> Any:
     """Serve the engine protocol alone (the bot polls): a uvicorn server in the bot's own
     process and loop, on ``KRENDZU_WEB_LISTEN``. Returns the server (``.port()``, and
     ``should_exit`` + the task to stop it)."""

@@ -186,6 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{TOKEN_ENV} and an engine program are required", file=sys.stderr)
         return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per request
     try:
         asyncio.run(Bridge(args.url, token, Program(program)).run())
     except PermissionError as exc:
