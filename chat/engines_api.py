@@ -59,6 +59,9 @@ KEEPALIVE = 5.0
 RECHECK = 1.0
 #: Requests per minute per token (bursts up to that many).
 REQUESTS_PER_MINUTE = 600.0
+#: Illegal moves an engine may send in one turn: at this many the stand-in moves for it at
+#: once (as at a timeout) instead of letting the table wait for the timer.
+ILLEGAL_LIMIT = 3
 #: The stable error codes and their HTTP status.
 CODES: dict[str, int] = {
     "bad_token": 401, "unknown_game": 404, "not_your_turn": 409, "stale": 409,
@@ -188,6 +191,10 @@ class EngineApi:
                  per_minute: float = REQUESTS_PER_MINUTE) -> None:
         self._services = services
         self.buckets = Buckets(per_minute)
+        #: Illegal moves so far by (match, seq) of the engine's turn. In this process only:
+        #: with several workers an engine gets at most ILLEGAL_LIMIT per worker it reaches,
+        #: and the turn timer still bounds the wait.
+        self.illegal: dict[tuple[int, int], int] = {}
 
     @property
     def svc(self) -> ApiHost:
@@ -346,10 +353,10 @@ class EngineApi:
         try:
             steps = parse_move(stored, seat, body["move"])
         except InputError as exc:
-            return error("illegal_move", tr._(exc.key, **exc.values))
+            return await self._illegal(stored, tr._(exc.key, **exc.values))
         _, refused = check(tr, stored.game, steps)
         if refused:
-            return error("illegal_move", refused)
+            return await self._illegal(stored, refused)
         outcome = await flow.play(stored.match_id, self._actor(engine), steps,
                                   expected_seq=seq)
         if not outcome.notices:  # refused under the lock: another move came first
@@ -357,6 +364,21 @@ class EngineApi:
         self.svc.delivery.run(outcome.notices)
         _row, count = await self.svc.store.match_head(stored.match_id)
         return JSONResponse({"ok": True, "seq": count + 1})
+
+    async def _illegal(self, stored: StoredMatch, reason: str) -> Response:
+        """``illegal_move``; the :data:`ILLEGAL_LIMIT`-th in one turn makes the stand-in move
+        for the engine at once (the answer says so)."""
+        key = (stored.match_id, stored.next_seq)
+        if len(self.illegal) > 10_000:
+            self.illegal.clear()  # old turns' counts; a live turn at worst starts again
+        self.illegal[key] = count = self.illegal.get(key, 0) + 1
+        if count < ILLEGAL_LIMIT:
+            return error("illegal_move", reason)
+        self.illegal.pop(key, None)
+        self.svc.delivery.run(await self.svc.flow.timers.timeout(
+            stored.match_id, stored.next_seq, illegal=True))
+        return error("illegal_move", f"{reason} After {ILLEGAL_LIMIT} illegal moves the "
+                                     "computer moved for you.")
 
     async def resign(self, request: Request) -> Response:
         found = await self._game(request)
