@@ -22,12 +22,15 @@ token's bucket (``aiolimiter``, as :mod:`chat.throttle`): beyond it, ``rate_limi
 
 A move goes through :meth:`chat.flow.Flow.play` with the engine as the actor, exactly as a
 person's ``/play``: the same checks, the same lock, group posts and panels in step. Streams
-learn of changes through :mod:`chat.flow.signals` (in-process; its docstring says how the
-scaled mode would use PostgreSQL's LISTEN/NOTIFY).
+learn of changes through :mod:`chat.flow.signals`: set in this process by every stored
+change, and by other processes' changes through the store (PostgreSQL's ``NOTIFY``,
+:meth:`storage.Store.listen`); each stream also re-reads its match every second, which is
+all SQLite's mode has across processes.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator, Callable
@@ -195,6 +198,10 @@ class EngineApi:
         #: with several workers an engine gets at most ILLEGAL_LIMIT per worker it reaches,
         #: and the turn timer still bounds the wait.
         self.illegal: dict[tuple[int, int], int] = {}
+        #: Whether the store tells of other processes' changes (PostgreSQL's NOTIFY):
+        #: ``None`` until the first stream asks.
+        self.listening: bool | None = None
+        self._listen_lock = asyncio.Lock()
 
     @property
     def svc(self) -> ApiHost:
@@ -254,10 +261,22 @@ class EngineApi:
 
     # Streams ------------------------------------------------------------------------------
 
+    async def listen(self) -> None:
+        """Once: have the store wake this process's streams when another process stores a
+        change (``LISTEN``/``NOTIFY`` on PostgreSQL). Without it (SQLite) a stream still
+        re-reads its match every :data:`RECHECK` seconds."""
+        if self.listening is not None:
+            return
+        async with self._listen_lock:
+            if self.listening is None:
+                self.listening = await self.svc.store.listen(
+                    self.svc.flow.broadcast.signals.changed)
+
     async def event_stream(self, request: Request) -> Response:
         engine = await self._engine(request)
         if isinstance(engine, Response):
             return engine
+        await self.listen()
         return StreamingResponse(self._events(engine), media_type="application/x-ndjson")
 
     async def _events(self, engine: EngineRow) -> AsyncIterator[str]:
@@ -289,6 +308,7 @@ class EngineApi:
         if isinstance(found, Response):
             return found
         engine, stored, seat = found
+        await self.listen()
         await self._come_back(stored, seat, engine)
         return StreamingResponse(self._states(stored.match_id, seat),
                                  media_type="application/x-ndjson")
