@@ -15,7 +15,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -83,7 +83,8 @@ class Follower:
                 await asyncio.wait_for(self.changed.wait(), end - time.perf_counter())
             except TimeoutError:
                 break
-        raise AssertionError(f"no line with {moves} moves: {[l['moves'] for _, l in self.lines]}")
+        seen = [line["moves"] for _, line in self.lines]
+        raise AssertionError(f"no line with {moves} moves: {seen}")
 
 
 async def person_moves(flow: Flow, match_id: int, rng: random.Random) -> int:
