@@ -296,3 +296,45 @@ async def test_no_stream_line_shows_a_card_the_seat_may_not_see(
             shown = set(CARD.findall(text))
             assert shown <= visible, (shown - visible, line["moves"])
         del group
+
+
+async def test_an_engine_that_disconnects_mid_turn_is_played_for_by_its_deadline(
+        tmp_path: Path) -> None:
+    """The engine's stream is cut while it is to move and it stays away: the stand-in moves
+    for it by the deadline its state announced (the table never waits longer, give or take
+    the ticker's period), once; its answer after the timer is refused and stores nothing;
+    on reconnecting it gets a fresh gameFull of the position as it now is."""
+    async with engine_match(tmp_path, "duel deal=short timer=30", speed=60.0,
+                            timer_tick=0.05) as (h, ann, group, engine, game, _other):
+        store = h.services.store
+        await play_until_engine_turn(h, ann, engine)
+        waiting = await engine.state(lambda s: s["myTurn"])
+        follower = next(t for t in asyncio.all_tasks() if t.get_coro().__qualname__
+                        == "Engine.follow")
+        follower.cancel()  # the engine goes away in the middle of its turn
+        clock = h.fake.clock
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 15
+        while len((await store.load_match(game)).moves) < waiting["moves"] + 1:
+            assert loop.time() < end, "the stand-in never moved"
+            await asyncio.sleep(0.01)
+        # Moved by the deadline, plus the ticker's period and a little scheduling (table
+        # seconds: the clock runs 60 times faster than real ones).
+        assert clock() <= waiting["deadline"] + 60 * 0.5, (clock(), waiting["deadline"])
+        assert (await store.stand_ins(game))[1].timeouts == 1
+        stored = await store.load_match(game)
+        late = await engine.move(game, waiting["legal"][0], waiting["seq"])
+        assert late.status_code == 409 and late.json()["code"] in ("stale", "game_over")
+        after = await store.load_match(game)
+        assert [m.seq for m in after.moves[: len(stored.moves)]] == [m.seq for m in stored.moves]
+        assert len({m.seq for m in after.moves}) == len(after.moves)
+        again = Engine(int(engine.base.split(":")[2].split("/")[0]),
+                       engine.client.headers["authorization"].split()[1])
+        task = asyncio.create_task(again.follow(game))
+        try:
+            full = await again.state(lambda s: True)
+            assert full["type"] == "gameFull" and full["seq"] > waiting["seq"]
+        finally:
+            task.cancel()
+            await again.client.aclose()
+        del ann, group
