@@ -409,7 +409,7 @@ class EngineApi:
             return error("game_over", self.svc.flow.catalogs.get("en")._("This match is over."))
         outcome = await self.svc.flow.resign(stored, self._actor(engine))
         self.svc.delivery.run(outcome.notices)
-        return JSONResponse({"ok": True, "message": outcome.reply})
+        return JSONResponse({"ok": True, "message": outcome.reply or "Resigned."})
 
 
 async def run_in_polling(services: Callable[[], ApiHost], listen: str) -> Any:
