@@ -771,10 +771,12 @@ class PostgresStore(Store):
             await conn.execute("SELECT pg_advisory_xact_lock(%s)", (match_id,))
             if update_id is not None:
                 await self._remember_update(conn, update_id, now)
+            # The NOTIFY for the engine streams rides on this read (no round trip of its
+            # own): it is delivered at COMMIT only, so a refused move notifies nobody.
             r = await self._one(
                 conn, "SELECT status, (SELECT COALESCE(MAX(seq), 0) FROM moves "
-                "WHERE match_id = %s) AS last_seq FROM matches WHERE match_id = %s",
-                (match_id, match_id))
+                "WHERE match_id = %s) AS last_seq, pg_notify(%s, %s) FROM matches "
+                "WHERE match_id = %s", (match_id, NOTIFY_CHANNEL, str(match_id), match_id))
             if r is None:
                 raise NotFound(f"no match {match_id}")
             if r["status"] != MatchStatus.ACTIVE:
@@ -790,7 +792,6 @@ class PostgresStore(Store):
                 raise SequenceConflict(match_id, expected_seq, expected_seq + 1) from exc
             if final is not None:
                 await self._close_finished(conn, match_id, final, now)
-            await notify(conn, match_id)
             if self.after_append is not None:  # commits with the move, or not at all
                 await self.after_append(conn, match_id, expected_seq)
             return MoveRow(match_id, expected_seq, text, update_id, at(now))
