@@ -2,6 +2,7 @@
 engine, through the command-line bridge and HTTP, against the same level in-process.
 
     python benchmarks/engines_arena.py [--level normal] [--deals 150] [--seed 7]
+        [--hard-budget-ms 1000]
 
 It runs ``python -m chat.arena --level LEVEL -- python -m engines.builtin LEVEL``: every
 seeded deal is played twice with the seats swapped (:mod:`chat.arena`), so the cards' luck
@@ -32,10 +33,13 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--table", default="duel")
     parser.add_argument("--parallel", type=int, default=4)
+    parser.add_argument("--hard-budget-ms", type=float, default=1000.0,
+                        help="the hard level's time per turn, on both sides")
     args = parser.parse_args()
     opts = ArenaOptions(level=args.level, deals=args.deals, seed=args.seed, table=args.table,
-                        parallel=args.parallel,
-                        program=[sys.executable, "-m", "engines.builtin", args.level])
+                        parallel=args.parallel, hard_budget_ms=args.hard_budget_ms,
+                        program=[sys.executable, "-m", "engines.builtin", args.level,
+                                 "0", "--budget-ms", str(args.hard_budget_ms)])
     result = asyncio.run(arena(opts))
     result["engine"] = f"engines.builtin {args.level} (through the bridge and HTTP)"
     result["within_noise"] = result["score_ci95"][0] <= 0.0 <= result["score_ci95"][1]
