@@ -22,31 +22,32 @@ token's bucket (``aiolimiter``, as :mod:`chat.throttle`): beyond it, ``rate_limi
 
 A move goes through :meth:`chat.flow.Flow.play` with the engine as the actor, exactly as a
 person's ``/play``: the same checks, the same lock, group posts and panels in step. Streams
-learn of changes through :mod:`chat.flow.signals` (in-process; its docstring says how the
-scaled mode would use PostgreSQL's LISTEN/NOTIFY).
+learn of changes through :mod:`chat.flow.signals`: set in this process by every stored
+change, and by other processes' changes through the store (PostgreSQL's ``NOTIFY``,
+:meth:`storage.Store.listen`); each stream also re-reads its match every second, which is
+all SQLite's mode has across processes.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Mount, Route
 
-from chat.describe import next_text, tour_frame
-from chat.flow import Actor
+from chat.describe import next_text
+from chat.engine_state import observation_json, parse_move
+from chat.flow import Actor, Flow
 from chat.flow.matches import check
-from chat.flow.steps import words_to_steps
 from chat.model import InputError, ascii_number
+from chat.notices import Notice
 from chat.throttle import Buckets
-from krendzu import Action, Announce, Discard, EndTurn, Pass, Place, parse_card
-from krendzu.tour import PLAY
-from krendzu.viewjson import view_to_json
-from storage import EngineRow, MatchStatus, NotFound, StoredMatch
+from storage import EngineRow, MatchStatus, NotFound, Store, StoredMatch
 
 if TYPE_CHECKING:
     from chat.config import Config
@@ -62,6 +63,9 @@ KEEPALIVE = 5.0
 RECHECK = 1.0
 #: Requests per minute per token (bursts up to that many).
 REQUESTS_PER_MINUTE = 600.0
+#: Illegal moves an engine may send in one turn: at this many the stand-in moves for it at
+#: once (as at a timeout) instead of letting the table wait for the timer.
+ILLEGAL_LIMIT = 3
 #: The stable error codes and their HTTP status.
 CODES: dict[str, int] = {
     "bad_token": 401, "unknown_game": 404, "not_your_turn": 409, "stale": 409,
@@ -73,107 +77,44 @@ def error(code: str, message: str) -> JSONResponse:
     return JSONResponse({"code": code, "message": message}, status_code=CODES[code])
 
 
-def step_text(step: Action, frame: Any) -> str | None:
-    """A legal step in the words of ``/play`` (``None`` for a cell no label names yet)."""
-    if isinstance(step, Place):
-        return f"{step.card.code()} {frame.label(step.x, step.y)}" if frame.fits(
-            step.x, step.y) else None
-    if isinstance(step, Pass):
-        return "pass"
-    if isinstance(step, EndTurn):
-        return "end"
-    if isinstance(step, Announce):
-        return f"exchange {step.count}"
-    if isinstance(step, Discard):
-        return f"discard {step.card.code()}"
-    return None
+class Announcer(Protocol):
+    """Delivery as the API uses it: the notices of a move go out (to the chat, computers)."""
+
+    def run(self, notices: list[Notice]) -> Any: ...
 
 
-def observation_json(stored: StoredMatch, seat: int, names: tuple[str, ...],
-                     deadline: float | None) -> dict[str, Any]:
-    """What the engine's seat may see, and nothing more: built from
-    ``game.observation(seat)`` (the engine's own view, which hides every other hand and
-    every other seat's discards), never from the match itself."""
-    game = stored.game
-    view = game.observation(seat)
-    tour = view.tour
-    frame = tour_frame(game)
-    over = stored.row.status is not MatchStatus.ACTIVE or view.match_over
+class ApiHost(Protocol):
+    """What the API needs of a running bot: its flow, store and delivery (the bot's
+    :class:`chat.handlers.Services`; the arena's own, :mod:`chat.arena`)."""
 
-    def cell(x: int, y: int) -> str:
-        return frame.fit(x, y).label(x, y) if not frame.fits(x, y) else frame.label(x, y)
+    @property
+    def store(self) -> Store: ...
 
-    legal = [] if over else [t for t in (step_text(a, frame) for a in tour.legal) if t]
-    role = "attacker" if seat in tour.roles.attackers else "defender"
-    return {
-        "id": stored.match_id,
-        "status": stored.row.status.value,
-        "table": stored.row.settings.table.value,
-        "tours": game.tour_count,
-        "tour": view.tour_index + 1,
-        "players": list(names),
-        "seat": seat,
-        "role": role,
-        "attackers": list(tour.roles.attackers),
-        "phase": tour.phase,
-        "hand": [c.code() for c in tour.hand],
-        "handSizes": list(tour.hand_sizes),
-        "board": [{"card": c.code(), "cell": cell(x, y)} for c, x, y in tour.placements],
-        "pending": [{"card": c.code(), "cell": cell(x, y)} for c, x, y in tour.pending],
-        "played": [c.code() for c, _x, _y in tour.placements],
-        "exchange": {"limit": tour.exchange_limit,
-                     "announced": [list(a) for a in tour.announcements],
-                     "discardsDone": list(tour.discards_done),
-                     "myDiscards": [c.code() for c in tour.own_discards],
-                     "myDraws": [c.code() for c in tour.own_draws]},
-        "tourPoints": tour.points,
-        "totals": list(view.totals),
-        "turn": None if over else tour.current_player,
-        "myTurn": not over and tour.current_player == seat,
-        "defenderSecondCard": (not over and tour.phase == PLAY and tour.current_player == seat
-                               and role == "defender" and tour.step_in_turn == 1),
-        "legal": legal,
-        "moves": len(game.history),
-        "seq": stored.next_seq,
-        "deadline": deadline,
-        # The same view in the engine's coordinates, complete (krendzu.viewjson): what the
-        # built-in players decide from.
-        "view": view_to_json(view),
-    }
+    @property
+    def flow(self) -> Flow: ...
 
-
-def parse_move(stored: StoredMatch, seat: int, text: str) -> list[Action]:
-    """The engine's words as steps, as ``/play``, ``/exchange`` and ``/discard`` read them;
-    :class:`InputError` for words that are no move."""
-    words = text.split()
-    if not words or len(text) > 120:
-        raise InputError("Write a card and a cell, e.g. /play QC M12.")
-    verb = words[0].lower()
-    if verb == "exchange":
-        if len(words) != 2 or not ascii_number(words[1]) or len(words[1]) > 2:
-            raise InputError("Write how many cards you exchange, e.g. /exchange 2.")
-        return [Announce(int(words[1]))]
-    if verb == "discard":
-        try:
-            cards = [parse_card(w) for w in words[1:9]]
-        except ValueError as exc:
-            raise InputError("Name the cards you give away, e.g. /discard QC 7H.") from exc
-        if not cards:
-            raise InputError("Name the cards you give away, e.g. /discard QC 7H.")
-        return [Discard(c) for c in cards]
-    return words_to_steps(stored.game, seat, words)
+    @property
+    def delivery(self) -> Announcer: ...
 
 
 class EngineApi:
     """The routes' endpoints over the running bot's services."""
 
-    def __init__(self, services: Callable[[], Services], *,
+    def __init__(self, services: Callable[[], ApiHost], *,
                  per_minute: float = REQUESTS_PER_MINUTE) -> None:
         self._services = services
         self.buckets = Buckets(per_minute)
+        #: Illegal moves so far by (match, seq) of the engine's turn. In this process only:
+        #: with several workers an engine gets at most ILLEGAL_LIMIT per worker it reaches,
+        #: and the turn timer still bounds the wait.
+        self.illegal: dict[tuple[int, int], int] = {}
+        #: Whether the store tells of other processes' changes (PostgreSQL's NOTIFY):
+        #: ``None`` until the first stream asks.
+        self.listening: bool | None = None
+        self._listen_lock = asyncio.Lock()
 
     @property
-    def svc(self) -> Services:
+    def svc(self) -> ApiHost:
         return self._services()
 
     def routes(self) -> list[BaseRoute]:
@@ -230,10 +171,22 @@ class EngineApi:
 
     # Streams ------------------------------------------------------------------------------
 
+    async def listen(self) -> None:
+        """Once: have the store wake this process's streams when another process stores a
+        change (``LISTEN``/``NOTIFY`` on PostgreSQL). Without it (SQLite) a stream still
+        re-reads its match every :data:`RECHECK` seconds."""
+        if self.listening is not None:
+            return
+        async with self._listen_lock:
+            if self.listening is None:
+                self.listening = await self.svc.store.listen(
+                    self.svc.flow.broadcast.signals.changed)
+
     async def event_stream(self, request: Request) -> Response:
         engine = await self._engine(request)
         if isinstance(engine, Response):
             return engine
+        await self.listen()
         return StreamingResponse(self._events(engine), media_type="application/x-ndjson")
 
     async def _events(self, engine: EngineRow) -> AsyncIterator[str]:
@@ -265,6 +218,7 @@ class EngineApi:
         if isinstance(found, Response):
             return found
         engine, stored, seat = found
+        await self.listen()
         await self._come_back(stored, seat, engine)
         return StreamingResponse(self._states(stored.match_id, seat),
                                  media_type="application/x-ndjson")
@@ -329,10 +283,10 @@ class EngineApi:
         try:
             steps = parse_move(stored, seat, body["move"])
         except InputError as exc:
-            return error("illegal_move", tr._(exc.key, **exc.values))
+            return await self._illegal(stored, tr._(exc.key, **exc.values))
         _, refused = check(tr, stored.game, steps)
         if refused:
-            return error("illegal_move", refused)
+            return await self._illegal(stored, refused)
         outcome = await flow.play(stored.match_id, self._actor(engine), steps,
                                   expected_seq=seq)
         if not outcome.notices:  # refused under the lock: another move came first
@@ -340,6 +294,21 @@ class EngineApi:
         self.svc.delivery.run(outcome.notices)
         _row, count = await self.svc.store.match_head(stored.match_id)
         return JSONResponse({"ok": True, "seq": count + 1})
+
+    async def _illegal(self, stored: StoredMatch, reason: str) -> Response:
+        """``illegal_move``; the :data:`ILLEGAL_LIMIT`-th in one turn makes the stand-in move
+        for the engine at once (the answer says so)."""
+        key = (stored.match_id, stored.next_seq)
+        if len(self.illegal) > 10_000:
+            self.illegal.clear()  # old turns' counts; a live turn at worst starts again
+        self.illegal[key] = count = self.illegal.get(key, 0) + 1
+        if count < ILLEGAL_LIMIT:
+            return error("illegal_move", reason)
+        self.illegal.pop(key, None)
+        self.svc.delivery.run(await self.svc.flow.timers.timeout(
+            stored.match_id, stored.next_seq, illegal=True))
+        return error("illegal_move", f"{reason} After {ILLEGAL_LIMIT} illegal moves the "
+                                     "computer moved for you.")
 
     async def resign(self, request: Request) -> Response:
         found = await self._game(request)
@@ -350,7 +319,7 @@ class EngineApi:
             return error("game_over", self.svc.flow.catalogs.get("en")._("This match is over."))
         outcome = await self.svc.flow.resign(stored, self._actor(engine))
         self.svc.delivery.run(outcome.notices)
-        return JSONResponse({"ok": True, "message": outcome.reply})
+        return JSONResponse({"ok": True, "message": outcome.reply or "Resigned."})
 
 
 async def run_in_polling(services: Callable[[], Services], listen: str, *,

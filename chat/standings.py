@@ -66,6 +66,10 @@ class Standings:
         found: StatsRow | None = None
         if typed_name:
             found = await self.store.stats_by_name(typed_name, scope)
+            if found is None:  # an outside engine by its name (shown as "🤖 NAME")
+                engine = await self.store.engine_by_name(typed_name.removeprefix("🤖").strip())
+                if engine is not None:
+                    found = await self.store.user_stats(engine.user_id, scope)
             if found is None:
                 return tr._("I know no player “{name}” here.", name=typed_name[:32])
             user_id = found.user_id

@@ -35,6 +35,10 @@ TOKEN_ENV = "KRENDZU_ENGINE_TOKEN"
 #: Seconds the program may think about one position before the bridge gives up on it (the
 #: table's own timer has the last word: a stand-in moves for a silent engine).
 THINK_SECONDS = 60.0
+#: A move refused as ``rate_limited`` is sent again after this pause, this many times (its
+#: ``seq`` keeps it from ever landing on a newer position).
+RATE_PAUSE = 1.0
+RATE_RETRIES = 5
 #: A stream silent for this long (no line, no keep-alive) is taken as cut.
 STREAM_SILENCE = 30.0
 
@@ -157,14 +161,18 @@ class Bridge:
                 log.warning("game %s: the engine did not answer in time", game_id)
                 return
         url = f"{self.base}/game/{game_id}"
-        if answer == "resign":
-            response = await self.client.post(f"{url}/resign")
-        elif answer.startswith("move "):
-            response = await self.client.post(
-                f"{url}/move", json={"move": answer[5:], "seq": state["seq"]})
-        else:
-            log.warning("game %s: the engine answered %r", game_id, answer)
-            return
+        for _attempt in range(RATE_RETRIES + 1):
+            if answer == "resign":
+                response = await self.client.post(f"{url}/resign")
+            elif answer.startswith("move "):
+                response = await self.client.post(
+                    f"{url}/move", json={"move": answer[5:], "seq": state["seq"]})
+            else:
+                log.warning("game %s: the engine answered %r", game_id, answer)
+                return
+            if response.status_code != 429:
+                break
+            await asyncio.sleep(RATE_PAUSE)  # rate_limited: the same move again shortly
         if response.status_code != 200:
             log.warning("game %s: %s", game_id, response.text)
 
@@ -186,6 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{TOKEN_ENV} and an engine program are required", file=sys.stderr)
         return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # not a line per request
     try:
         asyncio.run(Bridge(args.url, token, Program(program)).run())
     except PermissionError as exc:

@@ -49,8 +49,9 @@ def words_of(view: MatchView, actions: Sequence[Action]) -> str:
     return " ".join(words) if words else "pass"
 
 
-def serve(level: str, stdin: IO[str], stdout: IO[str], *, seed: int = 0) -> None:
-    player = make_player(level)
+def serve(level: str, stdin: IO[str], stdout: IO[str], *, seed: int = 0,
+          budget_ms: float | None = None) -> None:
+    player = make_player(level, budget_ms=budget_ms if level == "hard" else None)
     rng = random.Random(seed)
 
     def say(line: str) -> None:
@@ -69,12 +70,25 @@ def serve(level: str, stdin: IO[str], stdout: IO[str], *, seed: int = 0) -> None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m engines.builtin LEVEL [SEED] [--budget-ms N]``: ``--budget-ms`` is the
+    hard level's thinking time per turn (the bot's is 1,000 ms; without it the hard level
+    searches a fixed number of sampled deals)."""
     args = list(sys.argv[1:] if argv is None else argv)
+    budget: float | None = None
+    if "--budget-ms" in args:
+        at = args.index("--budget-ms")
+        try:
+            budget = float(args[at + 1])
+        except (IndexError, ValueError):
+            budget = -1.0
+        del args[at:at + 2]
     level = args[0] if args else "normal"
-    if level not in LEVELS:
-        print(f"usage: python -m engines.builtin {{{'|'.join(LEVELS)}}}", file=sys.stderr)
+    if level not in LEVELS or (budget is not None and budget <= 0):
+        print(f"usage: python -m engines.builtin {{{'|'.join(LEVELS)}}} [SEED] "
+              "[--budget-ms N]", file=sys.stderr)
         return 2
-    serve(level, sys.stdin, sys.stdout, seed=int(args[1]) if len(args) > 1 else 0)
+    serve(level, sys.stdin, sys.stdout, seed=int(args[1]) if len(args) > 1 else 0,
+          budget_ms=budget)
     return 0
 
 

@@ -23,7 +23,7 @@ from PIL import Image, ImageDraw, ImageFont
 from render.board import encode_png
 from render.faces import DEFAULT_THEME, Theme
 from render.texts import texts_for
-from render.typeface import clean_text, display_name, fit_width, font, text_width
+from render.typeface import clean_text, fit_width, font, seat_name, stamp_text, text_width
 
 RGB = tuple[int, int, int]
 Face = ImageFont.FreeTypeFont
@@ -158,15 +158,16 @@ def _heading(draw: ImageDraw.ImageDraw, y: float, text: str, theme: Theme) -> fl
     return y + 40
 
 
-def _header_bar(draw: ImageDraw.ImageDraw, title: str, subtitle: str | None,
-                theme: Theme) -> int:
-    """The dark bar on top with its gold rule, as on the rules pictures; return its height."""
+def _header_bar(img: Image.Image, draw: ImageDraw.ImageDraw, title: str,
+                subtitle: str | None, theme: Theme) -> int:
+    """The dark bar on top with its gold rule, as on the rules pictures; return its height.
+    A title holding the robot mark (:func:`seat_name`) gets the robot face drawn."""
     height = 112 if subtitle else 88
     draw.rectangle([0, 0, WIDTH, height - 1], fill=theme.header)
     draw.rectangle([0, height - 4, WIDTH, height - 1], fill=theme.accent)
     title, face = _fitted(title, 40, WIDTH - 2 * PAD, smallest=26)
-    draw.text((PAD, 58 if subtitle else 56), title, font=face, fill=theme.header_text,
-              anchor="ls")
+    stamp_text(img, (PAD, 58 if subtitle else 56), title, face=face, fill=theme.header_text,
+               anchor="ls")
     if subtitle:
         sub = fit_width(subtitle, font(22), WIDTH - 2 * PAD)
         draw.text((PAD, 92), sub, font=font(22), fill=theme.header_dim, anchor="ls")
@@ -200,9 +201,10 @@ def stats_card_image(card: StatsCard, *,
 
     img = Image.new("RGB", (WIDTH, height), theme.band)
     draw = ImageDraw.Draw(img)
-    name = display_name(card.name, words["stats_no_name"], limit=48, bold=True)
+    # An engine's or computer's "🤖 NAME": the font has no emoji, the robot face is drawn.
+    name = seat_name(card.name, words["stats_no_name"], limit=48, bold=True)
     scope = clean_text(card.scope) or words["stats_all_chats"]
-    _header_bar(draw, name, words["stats_scope"].format(scope=scope), theme)
+    _header_bar(img, draw, name, words["stats_scope"].format(scope=scope), theme)
 
     boxes = []
     left = PAD
@@ -487,7 +489,7 @@ def leaderboard_image(rows: Sequence[LeaderRow], *, title: str,
     height = table_top + head_h + body_h + 24 + (footer_h + 8 if footer else 0) + PAD
     img = Image.new("RGB", (WIDTH, height), theme.band)
     draw = ImageDraw.Draw(img)
-    _header_bar(draw, clean_text(title) or words["stats_leaders"], None, theme)
+    _header_bar(img, draw, clean_text(title) or words["stats_leaders"], None, theme)
 
     # Columns, from the right: W/D/L, matches, rating; the name takes what is left.
     right = WIDTH - PAD - 20
@@ -562,10 +564,11 @@ def _leader_row(img: Image.Image, draw: ImageDraw.ImageDraw, row: LeaderRow, top
     else:
         text, face = _fitted(rank_text, 20, 64)
         draw.text((rank_centre, mid), text, font=face, fill=theme.band_text, anchor="mm")
-    label = display_name(row.name, words["stats_no_name"], limit=32, bold=medal)
+    # An engine's "🤖 NAME" (the font has no emoji): the robot face drawn, as on the board.
+    label = seat_name(row.name, words["stats_no_name"], limit=32, bold=medal)
     name_face = font(23, medal)
-    draw.text((name[0], mid), fit_width(label, name_face, name[1] - name[0]), font=name_face,
-              fill=theme.header_text, anchor="lm")
+    stamp_text(img, (name[0], mid), fit_width(label, name_face, name[1] - name[0]),
+               face=name_face, fill=theme.header_text, anchor="lm")
     if row.rating is None:
         value, colour = words["stats_no_value"], theme.header_dim
     else:

@@ -9,7 +9,7 @@ its settings, seat labels, seed and move log: :func:`rebuild_game` turns them ba
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -404,6 +404,14 @@ class Store(abc.ABC):
     @abc.abstractmethod
     async def close(self) -> None:
         """Close connections; pending writes are committed or rolled back first."""
+
+    async def listen(self, on_change: Callable[[int], None]) -> bool:
+        """Call ``on_change(match_id)`` whenever any process stores a change of a match (a
+        move, its start, its end), until the store is closed; whether this store can tell
+        (PostgreSQL: ``LISTEN``/``NOTIFY``). A store that cannot returns ``False`` and its
+        readers poll (the engine protocol's streams re-read every second)."""
+        del on_change
+        return False
 
     async def __aenter__(self) -> Self:
         return self

@@ -337,6 +337,17 @@ _STATS_ORDER = "wins DESC, draws DESC, points_scored DESC, matches ASC, s.user_i
 # The store ------------------------------------------------------------------------------
 
 
+#: The channel every stored change of a match is announced on (its payload: the match id);
+#: the engine protocol's streams in every process listen (:meth:`PostgresStore.listen`).
+NOTIFY_CHANNEL = "krendzu_match"
+
+
+async def notify(conn: Conn, match_id: int) -> None:
+    """``NOTIFY`` the change of ``match_id`` inside the caller's transaction: delivered to
+    the listeners at COMMIT, never for a rolled-back change."""
+    await conn.execute("SELECT pg_notify(%s, %s)", (NOTIFY_CHANNEL, str(match_id)))
+
+
 class PostgresStore(Store):
     """:class:`storage.base.Store` on a PostgreSQL database (a pool of connections)."""
 
@@ -350,6 +361,8 @@ class PostgresStore(Store):
         self._inserts_since_prune = 0
         self._closed = False
         self._calls: set[asyncio.Task[Any]] = set()
+        self._listeners: set[asyncio.Task[None]] = set()
+        self._listening: asyncio.Future[None] | None = None
         #: Set by the scaled mode's wiring (chat/jobs.py); ``None``: nothing more to do.
         self.after_append: AfterAppend | None = None
         self.after_arm: AfterArm | None = None
@@ -478,9 +491,47 @@ class PostgresStore(Store):
         if self._closed:
             return
         self._closed = True  # refuse new calls; those under way finish first
+        for task in self._listeners:
+            task.cancel()
         while self._calls:
             await asyncio.wait(set(self._calls))
         await self._pool.close()
+
+    async def listen(self, on_change: Callable[[int], None]) -> bool:
+        """``LISTEN`` on :data:`NOTIFY_CHANNEL` on a connection of its own (not the
+        pool's: it stays subscribed), in a task until :meth:`close`. Every change of a
+        match is ``NOTIFY``-ed in the transaction that stores it, so it arrives after the
+        commit and only then. A lost connection is made again a second later; what
+        happened meanwhile reaches the readers by their own re-reading (they never trust
+        news alone)."""
+        if self._closed:
+            raise StorageError("the store is closed")
+        task = asyncio.create_task(self._listen(on_change), name="krendzu LISTEN")
+        self._listeners.add(task)
+        task.add_done_callback(self._listeners.discard)
+        ready = self._listening = asyncio.get_running_loop().create_future()
+        await asyncio.wait({task, ready}, timeout=CONNECT_TIMEOUT,
+                           return_when=asyncio.FIRST_COMPLETED)
+        return True
+
+    async def _listen(self, on_change: Callable[[int], None]) -> None:
+        while not self._closed:
+            try:
+                conn = await AsyncConnection.connect(
+                    self._url, autocommit=True, connect_timeout=int(CONNECT_TIMEOUT))
+                async with conn:
+                    await conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
+                    if self._listening is not None and not self._listening.done():
+                        self._listening.set_result(None)
+                    async for note in conn.notifies():
+                        if note.payload.isdigit():
+                            on_change(int(note.payload))
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.warning("LISTEN %s: the connection failed; again in a second",
+                            NOTIFY_CHANNEL, exc_info=True)
+            await asyncio.sleep(1.0)
 
     # Chats and users --------------------------------------------------------------------
 
@@ -600,6 +651,7 @@ class PostgresStore(Store):
                     "VALUES (%s, %s, %s, %s, %s, %s)",
                     [(match_id, s.seat, s.kind.value, s.user_id, s.level, s.label)
                      for s in seat_rows])
+            await notify(conn, match_id)
             row = MatchRow(match_id=match_id, chat_id=chat_id, thread_id=thread_id,
                            settings=settings, seed=seed, status=MatchStatus.ACTIVE,
                            seats=seat_rows, move_count=0, board_message_id=board_message_id,
@@ -719,10 +771,12 @@ class PostgresStore(Store):
             await conn.execute("SELECT pg_advisory_xact_lock(%s)", (match_id,))
             if update_id is not None:
                 await self._remember_update(conn, update_id, now)
+            # The NOTIFY for the engine streams rides on this read (no round trip of its
+            # own): it is delivered at COMMIT only, so a refused move notifies nobody.
             r = await self._one(
                 conn, "SELECT status, (SELECT COALESCE(MAX(seq), 0) FROM moves "
-                "WHERE match_id = %s) AS last_seq FROM matches WHERE match_id = %s",
-                (match_id, match_id))
+                "WHERE match_id = %s) AS last_seq, pg_notify(%s, %s) FROM matches "
+                "WHERE match_id = %s", (match_id, NOTIFY_CHANNEL, str(match_id), match_id))
             if r is None:
                 raise NotFound(f"no match {match_id}")
             if r["status"] != MatchStatus.ACTIVE:
@@ -783,6 +837,7 @@ class PostgresStore(Store):
                 "UPDATE matches SET status = 'abandoned', finished_at = %s "
                 "WHERE match_id = %s AND status = 'active'", (now, match_id))
             if cur.rowcount:
+                await notify(conn, match_id)
                 return True
             if await self._one(conn, "SELECT 1 FROM matches WHERE match_id = %s", (match_id,)):
                 return False
@@ -811,6 +866,7 @@ class PostgresStore(Store):
                         "VALUES (%s, %s, 1, %s) ON CONFLICT (user_id, chat_id) DO UPDATE SET "
                         "matches = user_stats.matches + 1, "
                         "wins = user_stats.wins + excluded.wins", params)
+            await notify(conn, match_id)
             return True
 
         return await self._write(work)

@@ -1,8 +1,9 @@
 """Outside engines end to end (issue 31): an engine in another process (the command-line
 bridge running a built-in level) registers in the private chat, is invited by name in a
-group and plays a whole duel with a person through the fake Bot API; its statistics and
-rating appear in /top. Every line it received is replayed against the record: none carries a
-card its seat may not see."""
+group and plays whole matches with people through the fake Bot API (a duel, a trio, a 2v2
+teams table, each with the exchange); its statistics and rating appear (/stats, /top).
+(``tests/test_engines_protocol.py`` replays every line an engine received against the
+record: none carries a card its seat may not see.)"""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import pytest
 
+from krendzu import Announce
 from storage import MatchStatus
 from tests.bot_harness import BOT, FastClock, Harness, panel, play_step_with_buttons, running_bot
 from tests.fakebot import Chat, FakeTelegram, FakeUser
@@ -78,47 +81,74 @@ async def play_until_over(h: Harness, group: Chat, people: list[FakeUser],
     raise AssertionError("the match did not end:\n" + h.fake.describe())
 
 
-async def test_an_engine_in_another_process_plays_a_group_duel(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("args", "people", "computers"), [
+    ("duel deal=short exchange=2", 1, 0),
+    ("trio-lone-attacker exchange=1", 2, 0),
+    ("teams exchange=1", 2, 1)], ids=["duel", "trio", "teams"])
+async def test_an_engine_in_another_process_plays_a_whole_match_with_people(
+        tmp_path: Path, args: str, people: int, computers: int) -> None:
+    """A duel, a trio and a 2v2 teams table, each with the exchange: the engine is the
+    bridge running the easy level in processes of their own; people press their panels."""
     port = free_port()
     # Fast enough that the group's flood window (60 s) never holds the board posts back.
     fake = FakeTelegram(bot_username=BOT, clock=FastClock(speed=30))
     ann = fake.user(31, "Ann")
+    bob = fake.user(32, "Bob")
+    players = [ann, bob][:people]
     group = fake.group(-100731, "Engines")
     async with running_bot(tmp_path, fake, **engine_config(port)) as h:
-        ann.start_bot()
+        for user in players:
+            user.start_bot()
         await h.settle()
         token = await register(h, ann, "Robo")
         ann.send(group, f"/engine@{BOT} new Other")  # never in a group
         await h.settle()
         assert not TOKEN.search(fake.last(group).text or "")
         with bridge(port, token) as proc:
-            ann.send(group, f"/new@{BOT} duel deal=short")
+            ann.send(group, f"/new@{BOT} {args}")
             await h.settle()
             ann.send(group, f"/add@{BOT} @robo")
             await h.settle()
             assert "🤖 Robo" in (fake.last(group).text or ""), fake.describe()
+            for user in players[1:]:
+                user.send(group, f"/join@{BOT}")
+                await h.settle()
+            for _ in range(computers):
+                ann.send(group, f"/add@{BOT} easy")
+                await h.settle()
             ann.send(group, f"/go@{BOT}")
             await h.settle()
             row = await h.services.store.active_match(group.id)
             assert row is not None, fake.describe()
-            await play_until_over(h, group, [ann])
+            assert len([s for s in row.seats if s.user_id is not None]) == people + 1
+            await play_until_over(h, group, players, seconds=240)
             assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
         store = h.services.store
         engine = await store.engine_by_name("Robo")
         assert engine is not None
         finished = await store.matches_of_user(engine.user_id, status=MatchStatus.FINISHED)
         assert [m.match_id for m in finished] == [row.match_id]
+        played = await store.load_match(row.match_id)
+        seat = played.row.seat_of(engine.user_id)
+        assert any(isinstance(a, Announce) for a in played.game.history)  # the exchange
+        # The engine made its own moves: the stand-in never had to.
+        stand_ins = await store.stand_ins(row.match_id)
+        assert seat not in stand_ins or not stand_ins[seat].timeouts, stand_ins
         stats = await store.user_stats(engine.user_id)
         assert stats is not None and stats.matches == 1
         assert stats.display_name == "🤖 Robo"
+        ratings = await store.ratings_of([engine.user_id])
+        assert ratings[engine.user_id].rated_matches == 1
         # Nothing was sent to the engine through Telegram.
         assert not fake.errors, fake.errors
-        ann.send(group, f"/top@{BOT}")
-        await h.settle()
+        for command in ("/stats@{bot} Robo", "/top@{bot}"):
+            ann.send(group, command.format(bot=BOT))
+            await h.settle()
+            card = fake.last(group)
+            assert card is not None and card.photo is not None, fake.describe()
+        assert "🤖 Robo" in (fake.sent(group)[-2].caption or ""), fake.sent(group)[-2]
         rows, _total = await h.services.standings.leaders_of(group.id)
-        assert any("Robo" in str(r) for r in rows), rows
-        stand_ins = await store.stand_ins(row.match_id)
-        assert not any(s.timeouts for s in stand_ins.values()), stand_ins
+        assert any(r.name == "🤖 Robo" for r in rows), rows
 
 
 async def test_engine_commands_in_private(tmp_path: Path) -> None:

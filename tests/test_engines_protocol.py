@@ -145,7 +145,9 @@ async def test_hostile_engines_get_clear_errors_and_nothing_is_stored_twice(
             assert answer.status_code == 409 and answer.json()["code"] == "stale"
         not_held = next(c for c in ("AS", "AH", "AD", "AC", "KS", "KH")
                         if c not in state["hand"])
-        for words in (f"{not_held} M13", "hello world", "QC ZZ99", "x" * 500):
+        # Two illegal moves (a third in this turn would bring the stand-in: see
+        # test_illegal_moves_bring_the_stand_in_at_once).
+        for words in (f"{not_held} M13", "hello world"):
             answer = await engine.move(game, words, seq)
             assert answer.status_code in (400, 422), words
             assert answer.json()["code"] == "illegal_move"
@@ -180,6 +182,35 @@ async def play_until_engine_turn(h: Harness, ann: FakeUser, engine: Engine) -> N
             await play_step_with_buttons(h, ann, rng)
         else:
             await asyncio.sleep(0.05)
+
+
+async def test_illegal_moves_bring_the_stand_in_at_once(tmp_path: Path) -> None:
+    """An engine that only sends illegal moves: the third in one turn makes the stand-in
+    move for it at once (the timer is 15 minutes of the table's time), the group is told, and
+    it counts as a timeout; nothing illegal is stored."""
+    async with engine_match(tmp_path, "duel deal=short timer=900") as (
+            h, ann, group, engine, game, _other):
+        store = h.services.store
+        await play_until_engine_turn(h, ann, engine)
+        waiting = await engine.state(lambda s: s["myTurn"])
+        before = len((await store.load_match(game)).moves)
+        not_held = next(c for c in ("AS", "AH", "AD", "AC", "KS", "KH")
+                        if c not in waiting["hand"])
+        answers = [await engine.move(game, words, waiting["seq"])
+                   for words in ("QC ZZ99", "x" * 500, f"{not_held} M13")]
+        assert [a.json()["code"] for a in answers] == ["illegal_move"] * 3
+        assert "computer moved for you" not in answers[1].json()["message"]
+        assert "computer moved for you" in answers[2].json()["message"]
+        # 10 real seconds are 300 of the table's (FastClock at 30x): a third of the timer.
+        await engine.state(lambda s: s["seq"] > waiting["seq"], seconds=10)
+        stored = await store.load_match(game)
+        assert len(stored.moves) > before
+        assert len({m.seq for m in stored.moves}) == len(stored.moves)
+        assert (await store.stand_ins(game))[1].timeouts == 1
+        assert any("sent only illegal moves" in (m.text or "") for m in h.fake.sent(group))
+        # The deadline never came: the stand-in moved at the third illegal move.
+        timer = await store.timer_of(game)
+        assert timer is not None and timer.seconds == 900
 
 
 async def test_an_engine_that_never_answers_is_played_for_at_its_timer(
@@ -265,3 +296,45 @@ async def test_no_stream_line_shows_a_card_the_seat_may_not_see(
             shown = set(CARD.findall(text))
             assert shown <= visible, (shown - visible, line["moves"])
         del group
+
+
+async def test_an_engine_that_disconnects_mid_turn_is_played_for_by_its_deadline(
+        tmp_path: Path) -> None:
+    """The engine's stream is cut while it is to move and it stays away: the stand-in moves
+    for it by the deadline its state announced (the table never waits longer, give or take
+    the ticker's period), once; its answer after the timer is refused and stores nothing;
+    on reconnecting it gets a fresh gameFull of the position as it now is."""
+    async with engine_match(tmp_path, "duel deal=short timer=30", speed=60.0,
+                            timer_tick=0.05) as (h, ann, group, engine, game, _other):
+        store = h.services.store
+        await play_until_engine_turn(h, ann, engine)
+        waiting = await engine.state(lambda s: s["myTurn"])
+        follower = next(t for t in asyncio.all_tasks() if t.get_coro().__qualname__
+                        == "Engine.follow")
+        follower.cancel()  # the engine goes away in the middle of its turn
+        clock = h.fake.clock
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 15
+        while len((await store.load_match(game)).moves) < waiting["moves"] + 1:
+            assert loop.time() < end, "the stand-in never moved"
+            await asyncio.sleep(0.01)
+        # Moved by the deadline, plus the ticker's period and a little scheduling (table
+        # seconds: the clock runs 60 times faster than real ones).
+        assert clock() <= waiting["deadline"] + 60 * 0.5, (clock(), waiting["deadline"])
+        assert (await store.stand_ins(game))[1].timeouts == 1
+        stored = await store.load_match(game)
+        late = await engine.move(game, waiting["legal"][0], waiting["seq"])
+        assert late.status_code == 409 and late.json()["code"] in ("stale", "game_over")
+        after = await store.load_match(game)
+        assert [m.seq for m in after.moves[: len(stored.moves)]] == [m.seq for m in stored.moves]
+        assert len({m.seq for m in after.moves}) == len(after.moves)
+        again = Engine(int(engine.base.split(":")[2].split("/")[0]),
+                       engine.client.headers["authorization"].split()[1])
+        task = asyncio.create_task(again.follow(game))
+        try:
+            full = await again.state(lambda s: True)
+            assert full["type"] == "gameFull" and full["seq"] > waiting["seq"]
+        finally:
+            task.cancel()
+            await again.client.aclose()
+        del ann, group

@@ -279,3 +279,22 @@ def test_figures_survive_pickling():
     assert pickle.loads(pickle.dumps(CARD)) == CARD
     row = rows(1)[0]
     assert pickle.loads(pickle.dumps(row)) == row
+
+
+def test_an_engines_robot_is_drawn_on_the_leaderboard_and_its_card():
+    """The font has no 🤖: an engine's "🤖 NAME" (and a computer's) gets the board's drawn
+    robot face, so /top and /stats show it as the chat does; not just the bare name."""
+    def name_strip(name: str, medal_rank: int) -> Image.Image:
+        img = leaderboard_image([LeaderRow(medal_rank, name, 12.0, 5, 3, 0, 2)], title="Top")
+        return img.crop((90, 150, 400, 210))
+
+    for rank in (1, 4):  # bold (a medal) and regular
+        robot, bare = name_strip("🤖 Robo", rank), name_strip("Robo", rank)
+        assert ImageChops.difference(robot, bare).getbbox() is not None
+        # The robot stands before the name: the name itself is drawn further right.
+        assert ImageChops.difference(robot, bare).getbbox()[0] < 30
+    card = dataclasses.replace(CARD, name="🤖 Robo")
+    bare = dataclasses.replace(CARD, name="Robo")
+    top = (0, 0, WIDTH, 80)
+    assert ImageChops.difference(stats_card_image(card).crop(top),
+                                 stats_card_image(bare).crop(top)).getbbox() is not None

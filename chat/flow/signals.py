@@ -6,12 +6,12 @@ waiting on it reads the match again at once. A stream never trusts the signal al
 waits at most a second and then compares the match's head with what it sent (a resignation,
 a cancellation or a move made by another process reaches it that way).
 
-The scaled mode (several processes over PostgreSQL) would make this cross-process with
-``LISTEN krendzu_match`` / ``NOTIFY krendzu_match, '<match id>'`` sent in the transaction
-that stores a move: each process keeps one listening connection and sets the same events,
-so a stream served by any worker learns of a move made on another within milliseconds. Until
-then the one-second re-read bounds the delay, and a stream cut by a killed worker resumes on
-reconnect with a fresh ``gameFull``.
+Across processes (the scaled mode, on PostgreSQL) every stored change of a match is also
+``NOTIFY krendzu_match, '<match id>'``-ed in the transaction that stores it; the engine
+protocol has the store ``LISTEN`` on one connection of its own per process
+(:meth:`storage.Store.listen`) and set the same events, so a stream served by any worker
+learns of a move made on another within milliseconds. On SQLite the one-second re-read bounds
+the delay. A stream cut by a killed worker resumes on reconnect with a fresh ``gameFull``.
 """
 
 from __future__ import annotations

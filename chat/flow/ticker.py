@@ -99,12 +99,16 @@ class Ticker(Room):
                                                   self.broadcast.app)))
         return notices
 
-    async def timeout(self, match_id: int, seq: int | None) -> list[Notice]:
+    async def timeout(self, match_id: int, seq: int | None, *,
+                      illegal: bool = False) -> list[Notice]:
         """The deadline passed: the normal computer player makes the seat's turn.
 
         The turn is thought out without the chat's lock (urgent: a person is waiting), then
         made only if the person did not move meanwhile. A second timeout in a row hands the
-        seat to the computer, or cancels the match if nobody else plays it any more."""
+        seat to the computer, or cancels the match if nobody else plays it any more.
+        ``illegal``: not the clock but an outside engine's illegal moves (as many as
+        :data:`chat.engines_api.ILLEGAL_LIMIT` in one turn) brought the stand-in early; it
+        counts as a timeout all the same (the engine is as good as absent)."""
         row = await self.store.get_match(match_id)
         async with self.locks.hold(row.chat_id, row.thread_id):
             current = await self._current(match_id, seq)
@@ -117,7 +121,7 @@ class Ticker(Room):
             if stored.game.tour.phase == ANNOUNCE:
                 actions = [Announce(0)]  # a timeout in the exchange means no exchange
             elif await self.deadlines.last_to_go(stored, seat):
-                return await self._time_out(stored, seat, user_id, [])
+                return await self._time_out(stored, seat, user_id, [], illegal=illegal)
             else:
                 view = stored.game.observation(seat)
         if actions is None:
@@ -132,10 +136,10 @@ class Ticker(Room):
                 await self.deadlines.after_moves(stored)
                 return []
             stored, seat, user_id = current
-            return await self._time_out(stored, seat, user_id, actions)
+            return await self._time_out(stored, seat, user_id, actions, illegal=illegal)
 
     async def _time_out(self, stored: StoredMatch, seat: int, user_id: int,
-                        actions: list[Action]) -> list[Notice]:
+                        actions: list[Action], *, illegal: bool = False) -> list[Notice]:
         """Count the timeout, then make ``actions`` for the seat, or cancel the match if the
         seat was the last one a person played. Hold the chat's lock."""
         match_id = stored.match_id
@@ -150,12 +154,16 @@ class Ticker(Room):
             return []
         outcome = await self.matches.play_for_seat(stored, actions)
         group_tr = await self.people.chat_tr(stored.row.chat_id)
-        return await self._told(stored, user_id, handover, group_tr) + outcome.notices
+        return (await self._told(stored, user_id, handover, group_tr, illegal=illegal)
+                + outcome.notices)
 
-    async def _told(self, stored: StoredMatch, user_id: int, handover: bool, group_tr: Tr
-                    ) -> list[Notice]:
+    async def _told(self, stored: StoredMatch, user_id: int, handover: bool, group_tr: Tr,
+                    *, illegal: bool = False) -> list[Notice]:
         name = await self.people.name_of(user_id)
-        line = group_tr._("⏰ {name} ran out of time: the computer moved for them.", name=name)
+        line = (group_tr._("⛔ {name} sent only illegal moves: the computer moved for them.",
+                           name=name) if illegal else
+                group_tr._("⏰ {name} ran out of time: the computer moved for them.",
+                           name=name))
         if handover:
             line += " " + group_tr._("It keeps the seat until {name} is back (/back).",
                                      name=name)
