@@ -35,7 +35,7 @@ import os
 import secrets
 import shutil
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import psycopg
@@ -104,6 +104,7 @@ from storage.common import (
 )
 from storage.migrations import Migration
 from storage.pg_migrations import LATEST, MIGRATIONS, VERSION_TABLE
+from storage.pg_windows import FloodWindows
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +126,15 @@ AfterArm = Callable[[Conn, int, int, float, int], Awaitable[None]]
 POOL_MIN, POOL_MAX = 1, 10
 #: Seconds to wait for a connection (first connect or a free one from the pool).
 CONNECT_TIMEOUT = 10.0
+#: Connections for the chats' flow locks (:meth:`PostgresStore.hold_chat`), apart from the
+#: pool of the store's calls, which the code inside a lock uses: one per chat locked now.
+LOCK_POOL_MAX = 20
+#: The first key of a chat's flow lock, in the two-number advisory key space (which never
+#: meets the one-number space of the match locks); the second is a hash of chat and topic.
+CHAT_LOCKS = int.from_bytes(b"KRND", "big")
+#: A lock's transaction idle longer than this (a process hung inside a critical section) is
+#: ended by the server, so one stuck process cannot hold a chat for ever.
+LOCK_IDLE_MS = 120_000
 #: The advisory lock key migrations take: negative, so that it is never a match id.
 MIGRATION_LOCK = -int.from_bytes(b"krendzu", "big")
 
@@ -344,15 +354,19 @@ class PostgresStore(Store):
                  clock: Callable[[], float] = time.time,
                  update_ttl: float = UPDATE_TTL_SECONDS, url: str = "") -> None:
         self._pool = pool
-        self._url = url  # for pg_dump only: it may hold a password, never log it
+        self._url = url  # for pg_dump and the lock pool: it may hold a password, never log it
         self._clock = clock
         self._update_ttl = update_ttl
         self._inserts_since_prune = 0
         self._closed = False
         self._calls: set[asyncio.Task[Any]] = set()
+        self._lock_pool: AsyncConnectionPool[Conn] | None = None
+        self._lock_pool_made = asyncio.Lock()
         #: Set by the scaled mode's wiring (chat/jobs.py); ``None``: nothing more to do.
         self.after_append: AfterAppend | None = None
         self.after_arm: AfterArm | None = None
+        #: Telegram's flood windows shared by every process (storage/pg_windows.py).
+        self.windows = FloodWindows(self)
 
     @classmethod
     async def open(
@@ -480,7 +494,45 @@ class PostgresStore(Store):
         self._closed = True  # refuse new calls; those under way finish first
         while self._calls:
             await asyncio.wait(set(self._calls))
+        if self._lock_pool is not None:
+            await self._lock_pool.close()
         await self._pool.close()
+
+    # The chats' flow locks (across processes) ------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def hold_chat(self, chat_id: int, thread_id: int | None) -> AsyncIterator[None]:
+        """The chat's (or forum topic's) lock for every process of the bot, held for the
+        ``async with`` block: :class:`chat.flow.locks.SharedLocks` takes it for the flow's
+        critical sections (a timeout counted and its stand-in's move made, say), so that a
+        move handled by another process cannot come in between.
+
+        It is ``pg_advisory_xact_lock`` in a transaction of a connection of its own, open
+        for the block and ended after it, never a session-level lock (a pooled connection
+        would carry that to its next borrower). A killed process's connection closes, and
+        the server ends its transaction and the lock with it. The block's own reads and
+        writes go through the store's pool as usual."""
+        if self._closed:
+            raise StorageError("the store is closed")
+        pool = await self._locks_pool()
+        async with pool.connection() as conn, conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))",
+                               (CHAT_LOCKS, f"{chat_id}:{thread_id or 0}"))
+            yield
+
+    async def _locks_pool(self) -> AsyncConnectionPool[Conn]:
+        async with self._lock_pool_made:
+            if self._lock_pool is not None:
+                return self._lock_pool
+            pool: AsyncConnectionPool[Conn] = AsyncConnectionPool(
+                self._url, min_size=1, max_size=LOCK_POOL_MAX, kwargs={
+                    "autocommit": True, "prepare_threshold": None, "row_factory": dict_row,
+                    "options": f"-c idle_in_transaction_session_timeout={LOCK_IDLE_MS}"},
+                connection_class=AsyncConnection[DictRow], timeout=CONNECT_TIMEOUT,
+                open=False, name="krendzu-locks")
+            await pool.open(wait=True, timeout=CONNECT_TIMEOUT)
+            self._lock_pool = pool
+            return pool
 
     # Chats and users --------------------------------------------------------------------
 
