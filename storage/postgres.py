@@ -121,6 +121,11 @@ AfterAppend = Callable[[Conn, int, int], Awaitable[None]]
 #: Called inside the transaction that armed a match's turn timer for move ``seq`` with a
 #: ``deadline`` (epoch seconds) and the timer's ``seconds`` (:attr:`PostgresStore.after_arm`).
 AfterArm = Callable[[Conn, int, int, float, int], Awaitable[None]]
+#: Called inside a transaction after which a computer may be the one to make move ``seq``
+#: of a match, though no move was stored (:attr:`PostgresStore.after_computer`): a match
+#: that starts with a computer to move, a seat handed to the computer. The scaled mode
+#: defers the computer's job there, so a process killed right after loses no turn.
+AfterComputer = Callable[[Conn, int, int], Awaitable[None]]
 
 #: Connections per store (per process): enough for the requests one process serves at once.
 POOL_MIN, POOL_MAX = 1, 10
@@ -365,6 +370,7 @@ class PostgresStore(Store):
         #: Set by the scaled mode's wiring (chat/jobs.py); ``None``: nothing more to do.
         self.after_append: AfterAppend | None = None
         self.after_arm: AfterArm | None = None
+        self.after_computer: AfterComputer | None = None
         #: Telegram's flood windows shared by every process (storage/pg_windows.py).
         self.windows = FloodWindows(self)
 
@@ -652,6 +658,9 @@ class PostgresStore(Store):
                     "VALUES (%s, %s, %s, %s, %s, %s)",
                     [(match_id, s.seat, s.kind.value, s.user_id, s.level, s.label)
                      for s in seat_rows])
+            if (self.after_computer is not None
+                    and seat_rows[game.current_player].kind is SeatKind.COMPUTER):
+                await self.after_computer(conn, match_id, 1)  # commits with the match
             row = MatchRow(match_id=match_id, chat_id=chat_id, thread_id=thread_id,
                            settings=settings, seed=seed, status=MatchStatus.ACTIVE,
                            seats=seat_rows, move_count=0, board_message_id=board_message_id,
@@ -1037,12 +1046,21 @@ class PostgresStore(Store):
 
     async def set_stand_in(self, match_id: int, seat: int, *, timeouts: int,
                            computer: bool, resigned: bool = False) -> None:
-        await self._change(
-            "INSERT INTO stand_ins (match_id, seat, timeouts, computer, resigned) "
-            "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (match_id, seat) DO UPDATE SET "
-            "timeouts = excluded.timeouts, computer = excluded.computer, "
-            "resigned = stand_ins.resigned OR excluded.resigned",
-            (match_id, seat, max(0, timeouts), bool(computer), bool(resigned)))
+        hook = self.after_computer if computer else None
+
+        async def work(conn: Conn) -> None:
+            await conn.execute(
+                "INSERT INTO stand_ins (match_id, seat, timeouts, computer, resigned) "
+                "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (match_id, seat) DO UPDATE SET "
+                "timeouts = excluded.timeouts, computer = excluded.computer, "
+                "resigned = stand_ins.resigned OR excluded.resigned",
+                (match_id, seat, max(0, timeouts), bool(computer), bool(resigned)))
+            if hook is not None:  # the seat may be the one to move: its job commits too
+                last = await self._one(conn, "SELECT COALESCE(MAX(seq), 0) AS seq FROM moves "
+                                       "WHERE match_id = %s", (match_id,))
+                await hook(conn, match_id, int(last["seq"] if last else 0) + 1)
+
+        await self._write(work)
 
     async def migrate_chat(self, old_chat_id: int, new_chat_id: int) -> None:
         now = self._clock()

@@ -65,7 +65,7 @@ async def start_services(config: Config, jobs: Jobs, *, request: BaseRequest | N
     if isinstance(limiter, ChatRateLimiter):
         limiter.on_pause = delivery.flood_wait
         share_windows(store, limiter, delivery, config.group_limit)
-    wire(store, flow, jobs)
+    wire(store, flow, jobs, config.ai_delay)
     return JobServices(jobs, store, flow, delivery, ai_delay=config.ai_delay, clock=clock,
                        thinker=thinker, application=application)
 
