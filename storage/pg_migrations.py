@@ -289,14 +289,28 @@ _V3 = (
     """,
 )
 
+_V4 = (
+    # Failed tries of an update, counted for every webhook worker (one of them gives the
+    # update up after so many, whichever got the earlier tries); gone once it is processed.
+    """
+    CREATE TABLE update_failures (
+        update_id BIGINT PRIMARY KEY,
+        failures  INTEGER NOT NULL,
+        failed_at DOUBLE PRECISION NOT NULL
+    )
+    """,
+)
+
 #: Tables only the PostgreSQL backend has (the scaled mode's, never in SQLite's schema).
-POSTGRES_ONLY = frozenset({"flood_chats", "flood_groups"})
+POSTGRES_ONLY = frozenset({"flood_chats", "flood_groups", "update_failures"})
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "the schema of SQLite's version 7: chats, users, matches, seats, move log, "
                  "updates, statistics, lobbies, timers, stand-ins, ratings, panels", _V1),
     Migration(2, "outside engines (SQLite's version 8)", _V2),
     Migration(3, "the scaled mode's shared flood windows (PostgreSQL only)", _V3),
+    Migration(4, "failed tries of an update, for every webhook worker (PostgreSQL only)",
+              _V4),
 )
 
 LATEST = MIGRATIONS[-1].version

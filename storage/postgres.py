@@ -770,16 +770,35 @@ class PostgresStore(Store):
     async def append_move(self, match_id: int, expected_seq: int, action: PlayerAction | str,
                           *, update_id: int | None = None,
                           final: Match | None = None) -> MoveRow:
-        text = normalize_action(action)
-        check_final(final, expected_seq, text)
+        return (await self.append_moves(match_id, [(expected_seq, action)],
+                                        update_id=update_id, final=final))[0]
+
+    #: One transaction stores every step of a move (:meth:`append_moves`).
+    appends_atomically = True
+
+    async def append_moves(self, match_id: int,
+                           moves: Sequence[tuple[int, PlayerAction | str]], *,
+                           update_id: int | None = None,
+                           final: Match | None = None) -> list[MoveRow]:
+        """:meth:`append_move` for the steps of one move (a card and "end" typed together)
+        in one transaction: all of them are stored, or none (a process killed in between
+        would otherwise leave the turn half made, and the update that made it recorded)."""
+        texts = [(seq, normalize_action(action)) for seq, action in moves]
+        if not texts:
+            return []
+        for i, (seq, _) in enumerate(texts):
+            if i and seq != texts[i - 1][0] + 1:
+                raise ValueError("the steps of one move are numbered one after another")
+        check_final(final, texts[-1][0], texts[-1][1])
         now = self._clock()
 
-        async def work(conn: Conn) -> MoveRow:
+        async def work(conn: Conn) -> list[MoveRow]:
             # Writers of this match, in any process, queue here until COMMIT or ROLLBACK;
             # the statements after it see everything they committed.
             await conn.execute("SELECT pg_advisory_xact_lock(%s)", (match_id,))
             if update_id is not None:
                 await self._remember_update(conn, update_id, now)
+            first = texts[0][0]
             r = await self._one(
                 conn, "SELECT status, (SELECT COALESCE(MAX(seq), 0) FROM moves "
                 "WHERE match_id = %s) AS last_seq FROM matches WHERE match_id = %s",
@@ -788,20 +807,23 @@ class PostgresStore(Store):
                 raise NotFound(f"no match {match_id}")
             if r["status"] != MatchStatus.ACTIVE:
                 raise MatchClosed(f"match {match_id} is {r['status']}")
-            if r["last_seq"] + 1 != expected_seq:
-                raise SequenceConflict(match_id, expected_seq, r["last_seq"] + 1)
-            try:
-                await conn.execute(
-                    "INSERT INTO moves (match_id, seq, action, update_id, created_at) "
-                    "VALUES (%s, %s, %s, %s, %s)",
-                    (match_id, expected_seq, text, update_id, now))
-            except errors.UniqueViolation as exc:  # a writer that skipped the lock won
-                raise SequenceConflict(match_id, expected_seq, expected_seq + 1) from exc
+            if r["last_seq"] + 1 != first:
+                raise SequenceConflict(match_id, first, r["last_seq"] + 1)
+            rows: list[MoveRow] = []
+            for i, (seq, text) in enumerate(texts):
+                mark = update_id if i == 0 else None
+                try:
+                    await conn.execute(
+                        "INSERT INTO moves (match_id, seq, action, update_id, created_at) "
+                        "VALUES (%s, %s, %s, %s, %s)", (match_id, seq, text, mark, now))
+                except errors.UniqueViolation as exc:  # a writer that skipped the lock won
+                    raise SequenceConflict(match_id, seq, seq + 1) from exc
+                rows.append(MoveRow(match_id, seq, text, mark, at(now)))
             if final is not None:
                 await self._close_finished(conn, match_id, final, now)
-            if self.after_append is not None:  # commits with the move, or not at all
-                await self.after_append(conn, match_id, expected_seq)
-            return MoveRow(match_id, expected_seq, text, update_id, at(now))
+            if self.after_append is not None:  # commits with the moves, or not at all
+                await self.after_append(conn, match_id, texts[-1][0])
+            return rows
 
         return await self._write(work)
 
@@ -1142,12 +1164,16 @@ class PostgresStore(Store):
 
     async def update_lobby(self, lobby_id: int, *, state: dict[str, Any] | None = None,
                            message_id: int | None = None,
-                           status: LobbyStatus | None = None) -> LobbyRow:
-        params = {"id": lobby_id, "now": self._clock(),
+                           status: LobbyStatus | None = None,
+                           update_id: int | None = None) -> LobbyRow:
+        now = self._clock()
+        params = {"id": lobby_id, "now": now,
                   "state": None if state is None else json.dumps(state),
                   "message_id": message_id, "status": None if status is None else status.value}
 
         async def work(conn: Conn) -> LobbyRow:
+            if update_id is not None:
+                await self._remember_update(conn, update_id, now)
             row = await self._one(conn, f"""
                 UPDATE lobbies SET updated_at = %(now)s,
                     state = COALESCE(%(state)s, state),
@@ -1159,7 +1185,7 @@ class PostgresStore(Store):
                 raise NotFound(f"no open lobby {lobby_id}")
             return _lobby_row(row)
 
-        return await self._guard(work)
+        return await self._write(work)
 
     async def active_match(self, chat_id: int, thread_id: int | None = None) -> MatchRow | None:
         rows = await self._matches(
@@ -1356,6 +1382,8 @@ class PostgresStore(Store):
         now = self._clock()
 
         async def work(conn: Conn) -> bool:
+            await conn.execute("DELETE FROM update_failures WHERE update_id = %s",
+                               (update_id,))
             await self._remember_update(conn, update_id, now)
             return True
 
@@ -1363,6 +1391,30 @@ class PostgresStore(Store):
             return await self._write(work)
         except DuplicateUpdate:
             return False
+
+    async def update_state(self, update_id: int) -> tuple[bool, int | None]:
+        rows = await self._select(
+            "SELECT EXISTS (SELECT 1 FROM processed_updates WHERE update_id = %(u)s) AS seen, "
+            "COALESCE((SELECT failures FROM update_failures WHERE update_id = %(u)s), 0) "
+            "AS failures", {"u": update_id}, lambda r: (bool(r["seen"]), int(r["failures"])))
+        return rows[0]
+
+    async def count_update_failure(self, update_id: int) -> int | None:
+        now = self._clock()
+
+        async def work(conn: Conn) -> int:
+            row = await self._one(
+                conn, "INSERT INTO update_failures AS f (update_id, failures, failed_at) "
+                "VALUES (%s, 1, %s) ON CONFLICT (update_id) DO UPDATE SET "
+                "failures = f.failures + 1, failed_at = excluded.failed_at "
+                "RETURNING f.failures", (update_id, now))
+            assert row is not None
+            if self._inserts_since_prune == 0:  # now and then, with the ledger's pruning
+                await conn.execute("DELETE FROM update_failures WHERE failed_at < %s",
+                                   (now - self._update_ttl,))
+            return int(row["failures"])
+
+        return await self._write(work)
 
     async def seen_update(self, update_id: int) -> bool:
         return bool(await self._select(

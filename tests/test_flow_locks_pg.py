@@ -50,8 +50,9 @@ async def group_duel(flow: Flow) -> int:
 
 async def race(url: str, *, shared: bool) -> tuple[bool, str, int, int, int]:
     """Process A times the seat out and stops once it found the seat still to move, right
-    before it counts the timeout; process B gets the person's move meanwhile. Returns (B waited for A, B's reply, the timeouts
-    counted, the moves stored, the move number the timeout was for)."""
+    before it counts the timeout; process B gets the person's move meanwhile. Returns (B
+    waited for A, B's reply, the timeouts counted, the moves stored, the move number the
+    timeout was for)."""
     async with two_processes(url, shared=shared) as (a, b):
         match_id = await group_duel(a)
         stored = await a.load(match_id)
