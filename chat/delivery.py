@@ -38,6 +38,7 @@ from chat.painter import Painter
 from chat.ratelimit import ChatRateLimiter
 from chat.sending import Sender, chat_of
 from storage import Store, is_engine_user
+from storage.pg_windows import window_wait
 
 if TYPE_CHECKING:
     from storage.pg_windows import FloodWindows
@@ -127,10 +128,16 @@ class SharedGate:
         self.window = window
         self.clock = clock
         self.slot: float | None = None
+        #: The group's writes as last read: while they say the window is full, it is (a
+        #: write leaves the window only by time), and the database is not asked again.
+        self.known: list[float] = []
 
     async def claim(self, reserve: int = 0) -> float:
-        wait, slot = await self.windows.claim_group(self.chat_id, self.limit, reserve,
-                                                    self.window, self.clock())
+        wait = window_wait(self.known, self.limit, reserve, self.window, self.clock())
+        if wait > 0:
+            return wait
+        wait, slot, self.known = await self.windows.claim_group(
+            self.chat_id, self.limit, reserve, self.window, self.clock())
         if slot is not None:
             self.slot = slot
         return wait

@@ -28,6 +28,18 @@ if TYPE_CHECKING:
 BOT = 0
 
 
+def window_wait(sent: Sequence[float], limit: int, reserve: int, window: float,
+                now: float) -> float:
+    """Seconds until one more write fits a group's window of writes ``sent`` (sorted): at
+    most ``limit`` in any ``window`` seconds, ``reserve`` of them left to others (one may
+    always go out); 0 if it fits now."""
+    recent = [t for t in sent if t > now - window]
+    allowed = max(1, limit - reserve)
+    if len(recent) < allowed:
+        return 0.0
+    return recent[len(recent) - allowed] + window - now
+
+
 class FloodWindows:
     """The shared windows on a :class:`~storage.postgres.PostgresStore`'s pool."""
 
@@ -95,13 +107,15 @@ class FloodWindows:
         return await self._store._write(work)
 
     async def claim_group(self, chat_id: int, limit: int, reserve: int, window: float,
-                          now: float) -> tuple[float, float | None]:
-        """Take a slot of the group's window if one is free: ``(0, slot)`` then, with the
-        slot's time for :meth:`written`; else ``(seconds to wait, None)``. At most ``limit``
-        writes in any ``window`` seconds, of which ``reserve`` are left to others (at least
-        one may always go out)."""
+                          now: float) -> tuple[float, float | None, list[float]]:
+        """Take a slot of the group's window if one is free: ``(0, slot, window)`` then,
+        with the slot's time for :meth:`written`; else ``(seconds to wait, None, window)``.
+        At most ``limit`` writes in any ``window`` seconds, of which ``reserve`` are left to
+        others (at least one may always go out). ``window`` is the group's writes as read
+        (with the new slot): until the wait it gives is over, asking again is pointless
+        (writes only ever leave a window by time), so a caller waits without a query."""
 
-        async def work(conn: Conn) -> tuple[float, float | None]:
+        async def work(conn: Conn) -> tuple[float, float | None, list[float]]:
             await conn.execute("INSERT INTO flood_groups (chat_id) VALUES (%s) "
                                "ON CONFLICT (chat_id) DO NOTHING", (chat_id,))
             cur = await conn.execute(
@@ -109,12 +123,13 @@ class FloodWindows:
             row = await cur.fetchone()
             assert row is not None
             sent = sorted(t for t in row["sent"] if t > now - window)
-            allowed = max(1, limit - reserve)
-            if len(sent) >= allowed:
-                return sent[len(sent) - allowed] + window - now, None
+            wait = window_wait(sent, limit, reserve, window, now)
+            if wait > 0:
+                return wait, None, sent
+            sent.append(now)
             await conn.execute("UPDATE flood_groups SET sent = %s WHERE chat_id = %s",
-                               ([*sent, now], chat_id))
-            return 0.0, now
+                               (sent, chat_id))
+            return 0.0, now, sent
 
         return await self._store._write(work)
 
