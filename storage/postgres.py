@@ -522,8 +522,12 @@ class PostgresStore(Store):
             raise StorageError("the store is closed")
         pool = await self._locks_pool()
         async with pool.connection() as conn, conn.transaction():
-            await conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))",
-                               (CHAT_LOCKS, f"{chat_id}:{thread_id or 0}"))
+            # set_config(..., true) is SET LOCAL: for this transaction only (no session
+            # state, so a transaction-mode pgbouncer may sit in between).
+            await conn.execute(
+                "SELECT set_config('idle_in_transaction_session_timeout', %s, true), "
+                "pg_advisory_xact_lock(%s, hashtext(%s))",
+                (str(LOCK_IDLE_MS), CHAT_LOCKS, f"{chat_id}:{thread_id or 0}"))
             yield
 
     async def _locks_pool(self) -> AsyncConnectionPool[Conn]:
@@ -532,8 +536,7 @@ class PostgresStore(Store):
                 return self._lock_pool
             pool: AsyncConnectionPool[Conn] = AsyncConnectionPool(
                 self._url, min_size=1, max_size=LOCK_POOL_MAX, kwargs={
-                    "autocommit": True, "prepare_threshold": None, "row_factory": dict_row,
-                    "options": f"-c idle_in_transaction_session_timeout={LOCK_IDLE_MS}"},
+                    "autocommit": True, "prepare_threshold": None, "row_factory": dict_row},
                 connection_class=AsyncConnection[DictRow], timeout=CONNECT_TIMEOUT,
                 open=False, name="krendzu-locks")
             await pool.open(wait=True, timeout=CONNECT_TIMEOUT)

@@ -12,6 +12,8 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
+import pytest
+
 from chat.computer import Thinker
 from chat.flow import Actor, Flow
 from chat.flow.locks import SharedLocks
@@ -145,6 +147,28 @@ async def test_the_chat_lock_is_a_transaction_lock_released_with_its_connection(
         await asyncio.wait_for(waiting, 5)
         with contextlib.suppress(Exception):
             await victim.close()
+    finally:
+        await one.close()
+        await two.close()
+
+
+async def test_a_process_hung_inside_a_critical_section_loses_the_lock(
+        pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lock's transaction idle longer than LOCK_IDLE_MS is ended by the server (SET
+    LOCAL, no session setting): a hung holder cannot keep the chat from every process."""
+    import storage.postgres
+
+    monkeypatch.setattr(storage.postgres, "LOCK_IDLE_MS", 300)
+    one, two = await PostgresStore.open(pg_url), await PostgresStore.open(pg_url)
+    try:
+        import psycopg
+
+        entered = False
+        with pytest.raises(psycopg.Error):  # its COMMIT: the server closed the connection
+            async with one.hold_chat(GROUP, None):
+                await asyncio.wait_for(_enter(two, GROUP), 5)  # while "hung" here
+                entered = True
+        assert entered
     finally:
         await one.close()
         await two.close()
