@@ -28,7 +28,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from telegram import Bot
 from telegram.error import NetworkError, RetryAfter, TelegramError
@@ -38,10 +38,7 @@ from chat.painter import Painter
 from chat.ratelimit import ChatRateLimiter
 from chat.sending import Sender, chat_of
 from storage import Store, is_engine_user
-from storage.pg_windows import window_wait
-
-if TYPE_CHECKING:
-    from storage.pg_windows import FloodWindows
+from storage.pg_windows import FloodWindows, window_wait
 
 log = logging.getLogger(__name__)
 

@@ -30,14 +30,13 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aiolimiter import AsyncLimiter
 from telegram.error import RetryAfter
 from telegram.ext import BaseRateLimiter
 
-if TYPE_CHECKING:
-    from storage.pg_windows import FloodWindows
+from storage.pg_windows import BOT, FloodWindows
 
 log = logging.getLogger(__name__)
 
@@ -152,8 +151,6 @@ class ChatRateLimiter(BaseRateLimiter[int]):
             await self._sleep_until(await self.windows.reserve(
                 chat_id, CHAT_RATE, CHAT_BURST, self.clock()))
         if self.overall_rate > 0:
-            from storage.pg_windows import BOT
-
             await self._sleep_until(await self.windows.reserve(
                 BOT, self.overall_rate, BOT_BURST, self.clock()))
 
