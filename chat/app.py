@@ -24,6 +24,7 @@ from chat.computer import Pacer, Thinker
 from chat.config import Config
 from chat.delivery import Delivery
 from chat.flow import Flow
+from chat.flow.locks import Locks, SharedLocks
 from chat.flow.views.webapp import AppLinks, secret_from_token
 from chat.i18n import Catalogs, Tr
 from chat.menus import GROUP_COMMANDS, PRIVATE_COMMANDS, command_descriptions
@@ -102,11 +103,13 @@ def build_application(
                     max_matches_per_user=config.max_matches_per_user,
                     max_matches_per_chat=config.max_matches_per_chat,
                     engine_api_url=config.engine_api_url,
-                    app_links=app_links(config, app.bot.username))
+                    app_links=app_links(config, app.bot.username),
+                    locks=flow_locks(store))
         painter = Painter(config.draw_workers, catalogs)
         delivery = Delivery(app.bot, store, painter=painter, group_limit=config.group_limit,
                             clock=clock, limiter=limiter)
         limiter.on_pause = delivery.flood_wait
+        share_windows(store, limiter, delivery, config.group_limit)
 
         async def computer(match_id: int, seq: int) -> None:
             outcome = await flow.computer_turn(match_id, seq)
@@ -209,6 +212,28 @@ def app_links(config: Config, bot_username: str) -> AppLinks | None:
         return None
     return AppLinks(secret_from_token(config.token), config.public_url, bot_username,
                     config.miniapp_name)
+
+
+def flow_locks(store: object) -> Locks | None:
+    """On PostgreSQL any process may serve a match: the flow's chat locks are the
+    database's too (:class:`chat.flow.locks.SharedLocks`); else this process's own."""
+    from storage.postgres import PostgresStore
+
+    if isinstance(store, PostgresStore):
+        return SharedLocks(store.hold_chat)
+    return None
+
+
+def share_windows(store: object, limiter: ChatRateLimiter, delivery: Delivery,
+                  group_limit: int) -> None:
+    """On PostgreSQL any number of processes serve the bot: Telegram's windows (pauses,
+    the bot-wide rate, each group's writes) are kept there, shared by all of them. The
+    embedded mode (SQLite, one process) keeps them in memory."""
+    from storage.postgres import PostgresStore
+
+    if isinstance(store, PostgresStore):
+        limiter.share(store.windows, group_limit=group_limit)
+        delivery.share(store.windows)
 
 
 async def turn_timers(context: Any) -> None:
