@@ -22,7 +22,7 @@ from telegram.request import BaseRequest
 from chat import handlers as h
 from chat.computer import Pacer, Thinker
 from chat.config import Config
-from chat.delivery import Delivery
+from chat.delivery import WINDOW, Delivery
 from chat.flow import Flow
 from chat.flow.locks import Locks, SharedLocks
 from chat.flow.views.webapp import AppLinks, secret_from_token
@@ -147,6 +147,7 @@ def build_application(
         except Exception:
             log.warning("could not register the command menu", exc_info=True)
         if attached is None:
+            delivery.seed_groups(await store.group_writes(clock() - WINDOW))
             delivery.run(await flow.resume())
         else:  # what was stored but not announced: the job workers' (chat/jobs.py)
             await attached.resume()

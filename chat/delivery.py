@@ -99,9 +99,16 @@ class GroupGate:
         saw, e.g. of the process before a restart). Assume ``limit`` writes spread over the
         window ending then, so the first slot opens when the pause ends and the next ones
         one by one, instead of a burst that would meet another 429."""
-        start = self.clock() + retry_after - self.window
+        # The refused write itself is sent again when the pause ends (the rate limiter
+        # retries it without a slot), so the first slot of this gate opens one step later.
         step = self.window / self.limit
+        start = self.clock() + retry_after - self.window + step
         self.sent = deque(start + i * step for i in range(self.limit))
+
+    def seed(self, times: list[float]) -> None:
+        """Writes made before this gate existed (a restart: the moves the process before
+        posted), dated by ``times``, so the window holds them as Telegram's does."""
+        self.sent = deque(sorted([*times, *self.sent])[-self.limit:])
 
 
     def written(self) -> None:
@@ -307,6 +314,7 @@ class Delivery:
                 finally:
                     if chat < 0:
                         await self._gate(chat).done()
+                        self._note_group_write(chat)
             except asyncio.CancelledError:
                 queue.appendleft(item)  # still owed; the restart's outbox announces it
                 raise
@@ -355,6 +363,36 @@ class Delivery:
             gate = self._gate(self.sender.moved.get(chat_id, chat_id))
             if isinstance(gate, GroupGate):  # a shared one is filled by the limiter
                 gate.saturate(seconds)
+
+    def _note_group_write(self, chat: int) -> None:
+        """Keep the write's time in the store (embedded mode), for a restart's
+        :meth:`seed_groups`. In the background: it must not hold the chat's next write, and
+        a lost note costs at most one 429 after a restart, never a message."""
+        if self.windows is not None:  # the shared windows of the scaled mode count it
+            return
+        task = asyncio.create_task(self.store.note_group_write(chat, self.clock()))
+        self._tasks.add(task)
+        task.add_done_callback(self._noted)
+
+    def _noted(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("a group write could not be noted: %s", type(task.exception()).__name__)
+
+    def seed_groups(self, writes: list[tuple[int, float]]) -> None:
+        """After a restart: each group's window starts with the writes the process before
+        made in it (``(chat_id, time)``, from :meth:`storage.Store.group_writes`), so the
+        first posts after the restart do not meet a 429 that pauses the group for up to a
+        minute. The shared windows of the scaled mode know them already."""
+        if self.windows is not None:
+            return
+        by_chat: dict[int, list[float]] = {}
+        for chat_id, at in writes:
+            by_chat.setdefault(chat_id, []).append(at)
+        for chat_id, times in by_chat.items():
+            gate = self._gate(chat_id)
+            if isinstance(gate, GroupGate):
+                gate.seed(times)
 
     def share(self, windows: FloodWindows) -> None:
         """Count group writes in ``windows`` (the scaled mode's PostgreSQL), with every

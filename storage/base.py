@@ -725,6 +725,19 @@ class Store(abc.ABC):
         """How many active matches a chat has (every forum topic of it counted), or a user is
         seated in: the caps on matches per chat and per person count without reading rows."""
 
+    async def note_group_write(self, chat_id: int, at: float) -> None:
+        """The bot wrote in group ``chat_id`` at ``at`` (a post or an edit: what Telegram
+        counts against the group's 20 a minute). Kept by the embedded mode so that a
+        restarted process starts each group's window from it (:meth:`group_writes`); the
+        scaled mode keeps its windows in storage/pg_windows.py instead, and keeps nothing
+        here."""
+        return None
+
+    async def group_writes(self, since: float) -> list[tuple[int, float]]:
+        """``(chat_id, at)`` of the group writes noted at ``since`` or later, oldest first
+        (:meth:`note_group_write`)."""
+        return []
+
     @abc.abstractmethod
     async def unannounced_matches(self) -> list[MatchRow]:
         """Finished matches whose last moves were stored but not all announced (the bot

@@ -296,6 +296,20 @@ _V8 = (
     "CREATE INDEX engines_by_owner ON engines (owner_id, engine_id)",
 )
 
+_V9 = (
+    # When the bot last wrote in each group (a post, a lobby edit): Telegram allows about 20
+    # a minute per group, and a restarted process that did not know what the one before it
+    # wrote would meet a 429 pausing the group for up to a minute. Rows older than a couple
+    # of minutes are pruned as new ones come.
+    """
+    CREATE TABLE group_writes (
+        chat_id INTEGER NOT NULL,
+        at      REAL NOT NULL
+    )
+    """,
+    "CREATE INDEX group_writes_by_time ON group_writes (at)",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "core tables: chats, users, matches, seats, move log", _V1),
     Migration(2, "processed updates, user statistics, indices, final totals", _V2),
@@ -305,6 +319,11 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "players looked up by name", _V6),
     Migration(7, "group titles; private panels' messages and lines", _V7),
     Migration(8, "outside engines", _V8),
+    Migration(9, "group writes of the last minutes (Telegram's window after a restart)", _V9),
 )
+
+#: Tables of the embedded mode alone: the scaled mode keeps Telegram's windows in tables
+#: of its own (storage/pg_windows.py, :data:`storage.pg_migrations.POSTGRES_ONLY`).
+SQLITE_ONLY = frozenset({"group_writes"})
 
 LATEST = MIGRATIONS[-1].version

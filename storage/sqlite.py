@@ -98,6 +98,9 @@ MEMORY = ":memory:"
 BUSY_TIMEOUT_MS = 5000
 #: At most this many writes share one commit (bounds the latency of a busy moment).
 MAX_BATCH = 128
+#: Seconds a group write is kept (storage.base.Store.note_group_write): twice Telegram's
+#: one-minute window.
+KEEP_GROUP_WRITES = 120.0
 
 
 # Connecting and migrating -------------------------------------------------------------
@@ -1461,6 +1464,19 @@ class SqliteStore(Store):
                    " ON m.match_id = s.match_id WHERE s.user_id = ? AND m.status = 'active'")
             params = (user_id,)
         return (await self._select(sql, params, lambda r: int(r["n"])))[0]
+
+    async def note_group_write(self, chat_id: int, at: float) -> None:
+        async def op(conn: aiosqlite.Connection) -> None:
+            await conn.execute("DELETE FROM group_writes WHERE at < ?", (at - KEEP_GROUP_WRITES,))
+            await conn.execute("INSERT INTO group_writes (chat_id, at) VALUES (?, ?)",
+                               (chat_id, at))
+
+        await self._write(op)
+
+    async def group_writes(self, since: float) -> list[tuple[int, float]]:
+        return await self._select(
+            "SELECT chat_id, at FROM group_writes WHERE at >= ? ORDER BY at", (since,),
+            lambda r: (int(r["chat_id"]), float(r["at"])))
 
     async def unannounced_matches(self) -> list[MatchRow]:
         return await self._matches(

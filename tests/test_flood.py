@@ -247,3 +247,55 @@ async def test_after_a_restart_one_429_teaches_the_gate_and_no_second_one_follow
         await h.settle(timeout=60)
     assert len(fake.rate_limited(group)) == 1, [(c.method, c.time - start)
                                                  for c in fake.rate_limited(group)]
+
+
+async def test_a_restarted_bot_counts_the_moves_it_posted_before_and_meets_no_429(
+        tmp_path: Path) -> None:
+    """A restart in the middle of a quick group match: the new process starts each group's
+    window from the moves the old one stored (and posted) in the last minute, so it paces
+    the group from its first post on and Telegram never answers 429 (without the seeding the
+    old posts plus the new ones overflow the 20 a minute at once: a group frozen for up to a
+    minute right after the restart)."""
+    clock = FastClock(speed=20)
+    fake = FakeTelegram(bot_username=BOT, clock=clock)
+    ann = fake.user(351, "Ann")
+    group = fake.group(-1003510, "Restarted quickly")
+    rng = random.Random(4)
+
+    async def play(h: Harness, seconds: float, moves: int) -> int:
+        made, start = 0, clock()
+        while clock() - start < seconds and made < moves:
+            row = await h.services.store.active_match(group.id)
+            if row is None:
+                break
+            made += await typed_move(h, ann, row.match_id, rng)
+            await asyncio.sleep(0.05)
+        return made
+
+    async with running_bot(tmp_path, fake) as h:
+        ann.start_bot()
+        await h.settle()
+        ann.send(group, f"/new@{BOT} duel timer=off")
+        await h.settle()
+        ann.send(group, f"/add@{BOT} easy")
+        await h.settle()
+        ann.send(group, f"/go@{BOT}")
+        await h.settle()
+        await play(h, seconds=40, moves=7)
+        await h.settle(timeout=60)
+    before = len(fake.calls)
+    old_writes = fake.max_sends_in_window(group, edits=True)
+    assert old_writes >= 12, old_writes  # the old process nearly filled the window
+    async with running_bot(tmp_path, fake) as h:  # the same database: a restart
+        made = await play(h, seconds=90, moves=20)
+        await h.settle(timeout=90)
+        last = (await h.services.store.matches_of_user(ann.id, status=None, limit=1))[0]
+        stored, announced = last.move_count, last.announced_seq
+    assert made >= 8, made
+    # Every move announced: the paced group got fewer, newer boards (a queued board post is
+    # replaced by a newer one), never a 429.
+    new_posts = [c for c in fake.calls[before:] if c.chat_id == group.id and c.ok
+                 and c.method == "sendPhoto"]
+    assert new_posts and announced == stored, (announced, stored, fake.describe())
+    assert fake.rate_limited(group) == [], [(c.method, c.time) for c in fake.rate_limited(group)]
+    assert fake.max_sends_in_window(group, edits=True) <= 20

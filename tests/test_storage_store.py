@@ -727,3 +727,22 @@ async def test_close_commits_queued_writes(tmp_path: Path) -> None:
     assert (await pending).seq == 1
     async with await open_store(path) as again:
         assert (await again.get_match(stored.match_id)).move_count == 1
+
+
+async def test_group_writes_are_kept_for_a_restart_and_pruned(file_store: SqliteStore) -> None:
+    """The embedded mode notes each group write, so a restarted process starts Telegram's
+    window from them (chat/delivery.py seed_groups); old ones are pruned as new ones come."""
+    await file_store.note_group_write(-100, 1000.0)
+    await file_store.note_group_write(-200, 1010.0)
+    await file_store.note_group_write(-100, 1050.0)
+    assert await file_store.group_writes(1005.0) == [(-200, 1010.0), (-100, 1050.0)]
+    await file_store.note_group_write(-100, 1160.0)  # 1000 and 1010 are past keeping now
+    assert await file_store.group_writes(0.0) == [(-100, 1050.0), (-100, 1160.0)]
+
+
+async def test_the_scaled_store_keeps_no_group_writes(pg_url: str) -> None:
+    """PostgreSQL keeps Telegram's windows in storage/pg_windows.py, shared by every
+    process; the embedded mode's notes are not needed there and nothing is kept."""
+    async with await open_store(pg_url) as store:
+        await store.note_group_write(-100, 1000.0)
+        assert await store.group_writes(0.0) == []
