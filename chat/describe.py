@@ -299,7 +299,7 @@ def result_text(tr: Tr, outcome: Outcome, names: Sequence[str]) -> str:
             return tr._("A draw!")
         return tr._("{names} win!", names=together(tr, [names[s] for s in winners]))
     if outcome.draw:
-        return tr._("A draw between {names}!", names=", ".join(names[s] for s in winners))
+        return tr._("A draw between {names}!", names=together(tr, [names[s] for s in winners]))
     if len(winners) > 1:  # the others of a trio one player conceded
         return tr._("{names} win!", names=together(tr, [names[s] for s in winners]))
     return tr._("{name} wins!", name=names[winners[0]])

@@ -71,7 +71,8 @@ async def test_a_trio_resignation_names_one_winner_in_summary_statistics_and_rat
             winners = [name[users[seat]] for seat in outcome.winners]
             # The summary names the winner (its result line is the second) ...
             result_line = summary.splitlines()[1]
-            expected = (f"A draw between {', '.join(winners)}!" if outcome.draw
+            drawn = f"{', '.join(winners[:-1])} and {winners[-1]}"
+            expected = (f"A draw between {drawn}!" if outcome.draw
                         else f"{winners[0]} wins!")
             assert result_line == expected, (summary, row.totals)
             # ... the statistics count the same win (or draw) ...

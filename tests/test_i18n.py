@@ -238,3 +238,19 @@ def test_russian_catalog_is_loaded() -> None:
     assert "ru" in catalogs.languages
     assert catalogs.get("ru")._("Join") != "Join"
     assert catalogs.get("en")._("Join") == "Join"
+
+
+def test_a_draw_names_the_players_with_the_readers_and() -> None:
+    """The summary's draw line joins the names as every other list of players does."""
+    from chat.describe import result_text
+    from krendzu import Table
+    from krendzu.outcome import Outcome
+
+    catalogs = Catalogs()
+    duel = Outcome.of_totals(Table.DUEL, [1, 1])
+    assert result_text(catalogs.get("en"), duel, ["Ann", "Bob"]) == "A draw between Ann and Bob!"
+    assert (result_text(catalogs.get("ru"), duel, ["Анна", "Борис"])
+            == "Ничья между игроками: Анна и Борис!")
+    trio = Outcome.of_totals(Table.TRIO_LONE_DEFENDER, [2, 2, 2])
+    assert (result_text(catalogs.get("en"), trio, ["Ann", "Bob", "Cy"])
+            == "A draw between Ann, Bob and Cy!")
