@@ -22,10 +22,11 @@ from telegram.request import BaseRequest
 from chat import handlers as h
 from chat.computer import Pacer, Thinker
 from chat.config import Config
-from chat.delivery import WINDOW, Delivery
+from chat.delivery import Delivery
 from chat.flow import Flow
 from chat.flow.locks import Locks, SharedLocks
 from chat.flow.views.webapp import AppLinks, secret_from_token
+from chat.gates import WINDOW
 from chat.i18n import Catalogs, Tr
 from chat.menus import GROUP_COMMANDS, PRIVATE_COMMANDS, command_descriptions
 from chat.notices import Send

@@ -331,7 +331,8 @@ async def run_in_polling(services: Callable[[], Services], listen: str, *,
     from starlette.applications import Starlette
 
     from chat.config import split_listen
-    from chat.web import miniapp_routes, start_serving, web_server
+    from chat.miniapp import miniapp_routes
+    from chat.web import start_serving, web_server
 
     api = EngineApi(services)
     host, port = split_listen(listen)

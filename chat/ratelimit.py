@@ -19,7 +19,7 @@ about one write a second (:data:`CHAT_RATE`, short bursts of :data:`CHAT_BURST`)
 process alone never needed: its chat's writes queue behind each other in delivery.
 
 Per-group pacing (about 20 messages and edits a minute) is delivery's
-:class:`chat.delivery.GroupGate`, which can coalesce board posts while it waits; this class
+:class:`chat.gates.GroupGate`, which can coalesce board posts while it waits; this class
 only enforces the pauses Telegram asks for.
 """
 

@@ -220,17 +220,6 @@ def build_web_app(application: Application, *, secret: str, path: str = DEFAULT_
     return app
 
 
-def miniapp_routes(config: Config, services: Callable[[], Services]) -> list[BaseRoute]:
-    """The Mini App's page and API (chat/miniapp/) when the web server is public
-    (``KRENDZU_PUBLIC_URL``); none otherwise."""
-    if not (config.public_url and config.token):
-        return []
-    from chat.miniapp import MiniApp
-
-    return MiniApp(services, lambda: services().flow.broadcast.app, config.token,
-                   max_age=config.miniapp_max_age).routes()
-
-
 class WebServer(uvicorn.Server):
     """uvicorn's server without its own signal handling: uvicorn would raise SIGTERM again
     once it stopped serving, killing the process before the application's ``post_stop`` and
@@ -318,6 +307,8 @@ async def running(config: Config, *, request: BaseRequest | None = None,
         from chat.engines_api import EngineApi
 
         routes += EngineApi(services).routes()
+    from chat.miniapp import miniapp_routes
+
     routes += miniapp_routes(config, services)
     web = build_web_app(application, secret=config.webhook_secret,
                         path=webhook_path(config.webhook_url), routes=routes)

@@ -1,6 +1,6 @@
 """Telegram's flood windows kept in PostgreSQL, shared by every process of the scaled mode.
 
-One process keeps its windows in memory (:mod:`chat.ratelimit`, :class:`chat.delivery.GroupGate`);
+One process keeps its windows in memory (:mod:`chat.ratelimit`, :class:`chat.gates.GroupGate`);
 with several processes writing for the same bot, to the same groups, each would count only its
 own writes and together they would go past Telegram's limits. Here the windows are rows that
 every process updates in one short transaction each (the row lock serialises them):
@@ -66,7 +66,7 @@ class FloodWindows:
         ``until``. For a group (``group_limit`` > 0) its window is full as well: it is
         refilled with ``group_limit`` writes spread over the window ending at ``until``, so
         the first slot opens when the pause ends and the next ones one by one (the same rule
-        as :meth:`chat.delivery.GroupGate.saturate`)."""
+        as :meth:`chat.gates.GroupGate.saturate`)."""
         key = BOT if chat_id is None else chat_id
 
         async def work(conn: Conn) -> None:
@@ -136,7 +136,7 @@ class FloodWindows:
     async def written(self, chat_id: int, slot: float, now: float) -> None:
         """The write of ``slot`` is done: date it ``now`` (Telegram counts a write when it
         arrives, which may be well after its slot was taken; see
-        :meth:`chat.delivery.GroupGate.written`)."""
+        :meth:`chat.gates.GroupGate.written`)."""
         if now <= slot:
             return
         await self._store._change(

@@ -1,0 +1,126 @@
+"""A group's window of Telegram's flood limit, as delivery's worker uses it: at most
+``limit`` new messages *and edits* in any 60 seconds (Telegram counts both against about 20
+a group). :class:`GroupGate` is one process's (the embedded mode; seeded after a restart from
+the writes the store noted, :meth:`GroupGate.seed`); :class:`SharedGate` is the scaled mode's,
+kept in PostgreSQL for every process (:mod:`storage.pg_windows`)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Protocol
+
+from storage.pg_windows import FloodWindows, window_wait
+
+log = logging.getLogger(__name__)
+
+WINDOW = 60.0
+
+
+class Gate(Protocol):
+    """A group's window as delivery's worker uses it."""
+
+    async def claim(self, reserve: int = 0) -> float:
+        """Take a slot and return 0, or return the seconds until one may be free."""
+        ...
+
+    async def done(self) -> None:
+        """The write of the slot taken last is done (see :meth:`GroupGate.written`)."""
+        ...
+
+
+class GroupGate:
+    """Sliding-window limit of new messages and edits per group chat (one process's)."""
+
+    def __init__(self, limit: int, window: float = WINDOW,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.limit = limit
+        self.window = window
+        self.clock = clock
+        self.sent: deque[float] = deque()
+
+    def wait_time(self, reserve: int = 0) -> float:
+        """Seconds until a write may go out, leaving ``reserve`` slots of the window free
+        (information replies leave room for play)."""
+        now = self.clock()
+        while self.sent and self.sent[0] <= now - self.window:
+            self.sent.popleft()
+        allowed = max(1, self.limit - reserve)
+        if len(self.sent) < allowed:
+            return 0.0
+        return self.sent[len(self.sent) - allowed] + self.window - now
+
+    def take(self) -> None:
+        self.sent.append(self.clock())
+
+    async def claim(self, reserve: int = 0) -> float:
+        wait = self.wait_time(reserve)
+        if wait <= 0:
+            self.take()
+        return wait
+
+    async def done(self) -> None:
+        self.written()
+
+    def saturate(self, retry_after: float) -> None:
+        """Telegram said 429 for ``retry_after``: its window is full (writes this gate never
+        saw, e.g. of the process before a restart). Assume ``limit`` writes spread over the
+        window ending then, so the first slot opens when the pause ends and the next ones
+        one by one, instead of a burst that would meet another 429."""
+        # The refused write itself is sent again when the pause ends (the rate limiter
+        # retries it without a slot), so the first slot of this gate opens one step later.
+        step = self.window / self.limit
+        start = self.clock() + retry_after - self.window + step
+        self.sent = deque(start + i * step for i in range(self.limit))
+
+    def seed(self, times: list[float]) -> None:
+        """Writes made before this gate existed (a restart: the moves the process before
+        posted), dated by ``times``, so the window holds them as Telegram's does."""
+        self.sent = deque(sorted([*times, *self.sent])[-self.limit:])
+
+
+    def written(self) -> None:
+        """The write taken last is done: date it now. Telegram counts it when it arrives,
+        which may be well after the slot was taken (a picture drawn, the bot-wide rate), and
+        a window of slot times alone could then hold 20 arrivals."""
+        if self.sent:
+            self.sent[-1] = max(self.sent[-1], self.clock())
+
+
+class SharedGate:
+    """A group's window kept in the database, shared by every process writing to the group
+    (:class:`storage.pg_windows.FloodWindows`). Telegram's 429 fills it there
+    (:meth:`chat.ratelimit.ChatRateLimiter.share`)."""
+
+    def __init__(self, windows: FloodWindows, chat_id: int, limit: int,
+                 window: float = WINDOW, clock: Callable[[], float] = time.time) -> None:
+        self.windows = windows
+        self.chat_id = chat_id
+        self.limit = limit
+        self.window = window
+        self.clock = clock
+        self.slot: float | None = None
+        #: The group's writes as last read: while they say the window is full, it is (a
+        #: write leaves the window only by time), and the database is not asked again.
+        self.known: list[float] = []
+
+    async def claim(self, reserve: int = 0) -> float:
+        wait = window_wait(self.known, self.limit, reserve, self.window, self.clock())
+        if wait > 0:
+            return wait
+        wait, slot, self.known = await self.windows.claim_group(
+            self.chat_id, self.limit, reserve, self.window, self.clock())
+        if slot is not None:
+            self.slot = slot
+        return wait
+
+    async def done(self) -> None:
+        slot, self.slot = self.slot, None
+        if slot is not None:
+            try:
+                await self.windows.written(self.chat_id, slot, self.clock())
+            except Exception:  # the slot keeps its earlier time: a little less margin
+                log.warning("group %s: the write's time could not be stored", self.chat_id,
+                            exc_info=True)
