@@ -18,7 +18,7 @@ from typing import Any
 
 from krendzu import DEAL_PRESETS, Match, Settings
 from krendzu.stats import SeatStatistics
-from storage.base import SeatRow, SeatSpec, StatsRow
+from storage.base import SeatRow, SeatSpec, StatsRow, normalize_action
 
 log = logging.getLogger("storage")
 
@@ -108,6 +108,18 @@ def check_final(final: Match | None, expected_seq: int, text: str) -> None:
         raise ValueError("final must be the state of a match that is over")
     if len(final.history) != expected_seq or str(final.history[-1]) != text:
         raise ValueError("final must be the state right after this move")
+
+
+def move_steps(moves: Sequence[tuple[int, Any]], final: Match | None) -> list[tuple[int, str]]:
+    """The steps of one move for ``append_moves``, checked: their texts, numbered one after
+    another, and ``final`` (if any) the state right after the last of them."""
+    texts = [(seq, normalize_action(action)) for seq, action in moves]
+    for i, (seq, _) in enumerate(texts):
+        if i and seq != texts[i - 1][0] + 1:
+            raise ValueError("the steps of one move are numbered one after another")
+    if texts:
+        check_final(final, texts[-1][0], texts[-1][1])
+    return texts
 
 
 #: The columns of ``user_stats`` a finished match adds to (``matches`` is counted apart).

@@ -79,7 +79,6 @@ from storage.base import (
     engine_row,
     engine_user_id,
     name_key,
-    normalize_action,
     rebuild_game,
 )
 from storage.common import (
@@ -92,9 +91,9 @@ from storage.common import (
     at_or_none,
     chat_settings_dump,
     chat_settings_load,
-    check_final,
     check_new_match,
     consume_exception,
+    move_steps,
     new_seats,
     panel_lines_dump,
     panel_lines_load,
@@ -839,13 +838,9 @@ class PostgresStore(Store):
         """:meth:`append_move` for the steps of one move (a card and "end" typed together)
         in one transaction: all of them are stored, or none (a process killed in between
         would otherwise leave the turn half made, and the update that made it recorded)."""
-        texts = [(seq, normalize_action(action)) for seq, action in moves]
+        texts = move_steps(moves, final)
         if not texts:
             return []
-        for i, (seq, _) in enumerate(texts):
-            if i and seq != texts[i - 1][0] + 1:
-                raise ValueError("the steps of one move are numbered one after another")
-        check_final(final, texts[-1][0], texts[-1][1])
         now = self._clock()
 
         async def work(conn: Conn) -> list[MoveRow]:

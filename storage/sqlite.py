@@ -66,18 +66,16 @@ from storage.base import (
     engine_row,
     engine_user_id,
     name_key,
-    normalize_action,
     rebuild_game,
 )
 from storage.common import MAX_SEED as _MAX_SEED
-from storage.common import PRUNE_EVERY, UPDATE_TTL_SECONDS
+from storage.common import PRUNE_EVERY, UPDATE_TTL_SECONDS, move_steps
 from storage.common import STATS_FIELDS as _STATS_FIELDS
 from storage.common import STATS_SUMS as _STATS_SUMS
 from storage.common import at as _at
 from storage.common import at_or_none as _dt
 from storage.common import chat_settings_dump as _chat_settings_dump
 from storage.common import chat_settings_load as _chat_settings_load
-from storage.common import check_final as _check_final
 from storage.common import consume_exception as _consume_exception
 from storage.common import panel_lines_load as _panel_lines_load
 from storage.common import settings_from as _settings_from
@@ -1007,13 +1005,9 @@ class SqliteStore(Store):
     ) -> list[MoveRow]:
         """:meth:`append_move` for the steps of one move in one write (one savepoint of the
         group commit): all of them are stored, or none."""
-        texts = [(seq, normalize_action(action)) for seq, action in moves]
+        texts = move_steps(moves, final)
         if not texts:
             return []
-        for i, (seq, _) in enumerate(texts):
-            if i and seq != texts[i - 1][0] + 1:
-                raise ValueError("the steps of one move are numbered one after another")
-        _check_final(final, texts[-1][0], texts[-1][1])
         now = self._clock()
 
         async def work(conn: aiosqlite.Connection) -> list[MoveRow]:

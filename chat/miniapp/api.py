@@ -30,6 +30,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
@@ -191,6 +192,16 @@ def parse_actions(raw: object) -> list[Action] | None:
     return steps
 
 
+@dataclass(frozen=True)
+class _Caller:
+    """Who calls about which match: what every match endpoint starts from."""
+
+    user: WebAppUser
+    tr: Tr
+    stored: StoredMatch
+    seat: int | None
+
+
 class MiniApp:
     """The page's routes over the running bot's services."""
 
@@ -262,8 +273,13 @@ class MiniApp:
         await self.buckets.take(user.user_id)
         return user
 
-    async def _match(self, request: Request, user: WebAppUser,
-                     tr: Tr) -> tuple[StoredMatch, int | None] | Response:
+    async def _match(self, request: Request) -> _Caller | Response:
+        """The caller (checked ``initData``), their language, and the match the link's token
+        names with their seat in it (``None``: not seated), or the error to answer."""
+        user = await self._user(request)
+        if isinstance(user, Response):
+            return user
+        tr = await self._tr(user)
         links = self._links()
         match_id = links.match_of(request.path_params.get("token")) if links else None
         stored = None
@@ -275,7 +291,7 @@ class MiniApp:
         if stored is None:
             return error("unknown_match", tr._(
                 "This link names no match: it may be mistyped, or the match was removed."))
-        return stored, stored.row.seat_of(user.user_id)
+        return _Caller(user, tr, stored, stored.row.seat_of(user.user_id))
 
     async def _state(self, stored: StoredMatch, seat: int | None, tr: Tr,
                      token: str) -> dict[str, Any]:
@@ -295,14 +311,10 @@ class MiniApp:
                             headers={"Cache-Control": "no-store"})
 
     async def state(self, request: Request) -> Response:
-        user = await self._user(request)
-        if isinstance(user, Response):
-            return user
-        tr = await self._tr(user)
-        found = await self._match(request, user, tr)
+        found = await self._match(request)
         if isinstance(found, Response):
             return found
-        stored, seat = found
+        user, tr, stored, seat = found.user, found.tr, found.stored, found.seat
         after = request.query_params.get("after", "")
         if after.isdigit() and len(after) < 10:
             stored = await self._wait(stored, int(after), request)
@@ -324,14 +336,10 @@ class MiniApp:
         return stored
 
     async def move(self, request: Request) -> Response:
-        user = await self._user(request)
-        if isinstance(user, Response):
-            return user
-        tr = await self._tr(user)
-        found = await self._match(request, user, tr)
+        found = await self._match(request)
         if isinstance(found, Response):
             return found
-        stored, seat = found
+        user, tr, stored, seat = found.user, found.tr, found.stored, found.seat
         try:
             body = json.loads(await request.body())
         except (ValueError, UnicodeDecodeError):

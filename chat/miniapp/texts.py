@@ -9,12 +9,7 @@ written by the server with the same functions as the bot's messages (chat/descri
 from __future__ import annotations
 
 from chat.i18n import Tr
-
-
-def N_(text: str) -> str:
-    """gettext's marker: pybabel finds the text, the page gets it translated later."""
-    return text
-
+from render.texts import N_  # gettext's marker: pybabel finds the text, translated later
 
 #: key → English source text; ``{card}`` and ``{cell}`` are filled in by the page.
 PAGE_TEXTS: dict[str, str] = {
