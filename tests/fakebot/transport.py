@@ -225,6 +225,15 @@ class _Server(ThreadingHTTPServer):
         self.fake = fake
         super().__init__(address, _Handler)
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away mid-request (a bot process killed) is no emulator error:
+        quiet, as Telegram would be; anything else is printed as the stdlib does."""
+        import sys
+
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
 
 def start_server(fake: FakeTelegram, host: str, port: int) -> tuple[_Server, threading.Thread]:
     server = _Server((host, port), fake)
