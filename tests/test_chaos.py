@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+import pytest
 from psycopg.rows import dict_row
 
 from krendzu.export import export_record
@@ -242,6 +243,12 @@ async def measure(cluster: Cluster, url: str, figures: Figures, tmp: Path) -> di
     # carries the stored caption of the last announcement.
     out["unannounced_matches"] = [m["match_id"] for m in matches
                                   if m["announced_seq"] < len(by_match.get(m["match_id"], []))]
+    out["doing_jobs"] = [
+        {k: str(v) for k, v in job.items()} for job in await rows(
+            url, "SELECT j.id, j.task_name, j.attempts, j.worker_id, w.last_heartbeat, "
+            "(SELECT max(at) FROM procrastinate_events e WHERE e.job_id = j.id) AS last_event "
+            "FROM procrastinate_jobs j LEFT JOIN procrastinate_workers w ON w.id = j.worker_id "
+            "WHERE j.status = 'doing' ORDER BY j.id LIMIT 12")]
     if out["unannounced_matches"]:
         out["unannounced_jobs"] = [
             {k: str(v) for k, v in job.items()} for job in await rows(
@@ -418,6 +425,7 @@ def run_cluster(tmp: Path, pg: PgServer, *, keep: dict[str, Any] | None = None,
     return result
 
 
+@pytest.mark.timeout(720)  # about six minutes on the 2-core machine; the suite's 300 s is short
 def test_the_cluster_survives_random_kills(tmp_path: Path, pg_server: PgServer) -> None:
     result = run_cluster(tmp_path, pg_server)
     print("CHAOS " + json.dumps(result, sort_keys=True))
