@@ -24,6 +24,7 @@ from chat.computer import Pacer, Thinker
 from chat.config import Config
 from chat.delivery import Delivery
 from chat.flow import Flow
+from chat.flow.locks import Locks, SharedLocks
 from chat.i18n import Catalogs, Tr
 from chat.menus import GROUP_COMMANDS, PRIVATE_COMMANDS, command_descriptions
 from chat.notices import Send
@@ -100,11 +101,12 @@ def build_application(
                     clock=clock, timer_grace=config.timer_grace,
                     max_matches_per_user=config.max_matches_per_user,
                     max_matches_per_chat=config.max_matches_per_chat,
-                    engine_api_url=config.engine_api_url)
+                    engine_api_url=config.engine_api_url, locks=flow_locks(store))
         painter = Painter(config.draw_workers, catalogs)
         delivery = Delivery(app.bot, store, painter=painter, group_limit=config.group_limit,
                             clock=clock, limiter=limiter)
         limiter.on_pause = delivery.flood_wait
+        share_windows(store, limiter, delivery, config.group_limit)
 
         async def computer(match_id: int, seq: int) -> None:
             outcome = await flow.computer_turn(match_id, seq)
@@ -191,6 +193,28 @@ def build_application(
            .build())
     h.register(app)
     return app
+
+
+def flow_locks(store: object) -> Locks | None:
+    """On PostgreSQL any process may serve a match: the flow's chat locks are the
+    database's too (:class:`chat.flow.locks.SharedLocks`); else this process's own."""
+    from storage.postgres import PostgresStore
+
+    if isinstance(store, PostgresStore):
+        return SharedLocks(store.hold_chat)
+    return None
+
+
+def share_windows(store: object, limiter: ChatRateLimiter, delivery: Delivery,
+                  group_limit: int) -> None:
+    """On PostgreSQL any number of processes serve the bot: Telegram's windows (pauses,
+    the bot-wide rate, each group's writes) are kept there, shared by all of them. The
+    embedded mode (SQLite, one process) keeps them in memory."""
+    from storage.postgres import PostgresStore
+
+    if isinstance(store, PostgresStore):
+        limiter.share(store.windows, group_limit=group_limit)
+        delivery.share(store.windows)
 
 
 async def turn_timers(context: Any) -> None:

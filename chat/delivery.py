@@ -9,6 +9,10 @@ one and keeps every move line, so the newest post always shows the current posit
 the board's labels moved in between: one caption never mixes two labellings). Pictures
 are drawn off the event loop, only when actually sent.
 
+With several processes (the scaled mode's PostgreSQL) the group's window is shared
+(:class:`SharedGate`, :meth:`Delivery.share`): every process's writes to a group count in one
+window in the database, so together they stay under the limit as one process does.
+
 A 429 pauses only its own chat (:mod:`chat.ratelimit`). What could not be delivered because of
 the network (or a flood wait longer than the limiter's retries) is tried again with back-off,
 keeping its place; the outbox marker (:class:`chat.notices.Announced`) moves only past what was
@@ -24,7 +28,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from telegram import Bot
 from telegram.error import NetworkError, RetryAfter, TelegramError
@@ -34,6 +38,7 @@ from chat.painter import Painter
 from chat.ratelimit import ChatRateLimiter
 from chat.sending import Sender, chat_of
 from storage import Store, is_engine_user
+from storage.pg_windows import FloodWindows, window_wait
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +49,20 @@ MAX_ATTEMPTS = 6
 MAX_BACKOFF = 30.0
 
 
+class Gate(Protocol):
+    """A group's window as delivery's worker uses it."""
+
+    async def claim(self, reserve: int = 0) -> float:
+        """Take a slot and return 0, or return the seconds until one may be free."""
+        ...
+
+    async def done(self) -> None:
+        """The write of the slot taken last is done (see :meth:`GroupGate.written`)."""
+        ...
+
+
 class GroupGate:
-    """Sliding-window limit of new messages and edits per group chat."""
+    """Sliding-window limit of new messages and edits per group chat (one process's)."""
 
     def __init__(self, limit: int, window: float = WINDOW,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -68,6 +85,15 @@ class GroupGate:
     def take(self) -> None:
         self.sent.append(self.clock())
 
+    async def claim(self, reserve: int = 0) -> float:
+        wait = self.wait_time(reserve)
+        if wait <= 0:
+            self.take()
+        return wait
+
+    async def done(self) -> None:
+        self.written()
+
     def saturate(self, retry_after: float) -> None:
         """Telegram said 429 for ``retry_after``: its window is full (writes this gate never
         saw, e.g. of the process before a restart). Assume ``limit`` writes spread over the
@@ -84,6 +110,43 @@ class GroupGate:
         a window of slot times alone could then hold 20 arrivals."""
         if self.sent:
             self.sent[-1] = max(self.sent[-1], self.clock())
+
+
+class SharedGate:
+    """A group's window kept in the database, shared by every process writing to the group
+    (:class:`storage.pg_windows.FloodWindows`). Telegram's 429 fills it there
+    (:meth:`chat.ratelimit.ChatRateLimiter.share`)."""
+
+    def __init__(self, windows: FloodWindows, chat_id: int, limit: int,
+                 window: float = WINDOW, clock: Callable[[], float] = time.time) -> None:
+        self.windows = windows
+        self.chat_id = chat_id
+        self.limit = limit
+        self.window = window
+        self.clock = clock
+        self.slot: float | None = None
+        #: The group's writes as last read: while they say the window is full, it is (a
+        #: write leaves the window only by time), and the database is not asked again.
+        self.known: list[float] = []
+
+    async def claim(self, reserve: int = 0) -> float:
+        wait = window_wait(self.known, self.limit, reserve, self.window, self.clock())
+        if wait > 0:
+            return wait
+        wait, slot, self.known = await self.windows.claim_group(
+            self.chat_id, self.limit, reserve, self.window, self.clock())
+        if slot is not None:
+            self.slot = slot
+        return wait
+
+    async def done(self) -> None:
+        slot, self.slot = self.slot, None
+        if slot is not None:
+            try:
+                await self.windows.written(self.chat_id, slot, self.clock())
+            except Exception:  # the slot keeps its earlier time: a little less margin
+                log.warning("group %s: the write's time could not be stored", self.chat_id,
+                            exc_info=True)
 
 
 @dataclass
@@ -123,7 +186,9 @@ class Delivery:
         self.on_computer: Callable[[int, int], None] = lambda match_id, seq: None
         self._queues: dict[int, deque[_Item]] = {}
         self._workers: dict[int, asyncio.Task[None]] = {}
-        self._gates: dict[int, GroupGate] = {}
+        self._gates: dict[int, Gate] = {}
+        #: The windows every process shares (:meth:`share`); ``None``: this process's own.
+        self.windows: FloodWindows | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
 
     @property
@@ -227,18 +292,21 @@ class Delivery:
                 # replies leave part of it to play. While the gate is shut, look again after
                 # a short nap: something more urgent may have arrived meanwhile.
                 gate = self._gate(chat)
-                wait = gate.wait_time(self.info_reserve if item.info is not None else 0)
+                try:
+                    wait = await gate.claim(self.info_reserve if item.info is not None else 0)
+                except Exception:  # the shared window cannot be read: wait, never flood
+                    log.warning("group %s: its window cannot be read", chat, exc_info=True)
+                    wait = 1.0
                 if wait > 0:
                     await asyncio.sleep(min(wait, 0.2))
                     continue
-                gate.take()
             queue.remove(item)
             try:
                 try:
                     await self.sender.deliver(item.notice)
                 finally:
                     if chat < 0:
-                        self._gate(chat).written()
+                        await self._gate(chat).done()
             except asyncio.CancelledError:
                 queue.appendleft(item)  # still owed; the restart's outbox announces it
                 raise
@@ -284,9 +352,21 @@ class Delivery:
     def flood_wait(self, chat_id: int | str, seconds: float) -> None:
         """The rate limiter paused ``chat_id`` after a 429 (see :meth:`GroupGate.saturate`)."""
         if isinstance(chat_id, int) and chat_id < 0:
-            self._gate(self.sender.moved.get(chat_id, chat_id)).saturate(seconds)
+            gate = self._gate(self.sender.moved.get(chat_id, chat_id))
+            if isinstance(gate, GroupGate):  # a shared one is filled by the limiter
+                gate.saturate(seconds)
 
-    def _gate(self, chat: int) -> GroupGate:
+    def share(self, windows: FloodWindows) -> None:
+        """Count group writes in ``windows`` (the scaled mode's PostgreSQL), with every
+        other process writing for the bot."""
+        self.windows = windows
+        self._gates.clear()
+
+    def _gate(self, chat: int) -> Gate:
         if chat not in self._gates:
-            self._gates[chat] = GroupGate(self.group_limit, clock=self.clock)
+            if self.windows is not None:
+                self._gates[chat] = SharedGate(self.windows, chat, self.group_limit,
+                                               clock=self.clock)
+            else:
+                self._gates[chat] = GroupGate(self.group_limit, clock=self.clock)
         return self._gates[chat]

@@ -11,8 +11,12 @@ extension point for exactly this, :class:`telegram.ext.BaseRateLimiter`:
   same leaky bucket PTB uses) is shared by all chats, and a 429 for a request that names no
   chat (the bot-wide limit) pauses everything.
 
-With several processes (the scaled mode), the same rule holds across them: a chat's pause is
-that chat's row in the shared database, and only the bot-wide limit pauses every process.
+With several processes on one PostgreSQL database (the scaled mode) the windows are shared
+(:meth:`ChatRateLimiter.share`, :mod:`storage.pg_windows`): a 429's pause is a row every
+process reads before it writes to that chat (a 429 that named no chat pauses every process),
+the bot-wide rate is one pacing slot all processes take turns on, and each chat is paced to
+about one write a second (:data:`CHAT_RATE`, short bursts of :data:`CHAT_BURST`), which one
+process alone never needed: its chat's writes queue behind each other in delivery.
 
 Per-group pacing (about 20 messages and edits a minute) is delivery's
 :class:`chat.delivery.GroupGate`, which can coalesce board posts while it waits; this class
@@ -32,12 +36,21 @@ from aiolimiter import AsyncLimiter
 from telegram.error import RetryAfter
 from telegram.ext import BaseRateLimiter
 
+from storage.pg_windows import BOT, FloodWindows
+
 log = logging.getLogger(__name__)
 
 #: Longest single nap while paused: the clock may be a test's, running faster than real time.
 NAP = 0.2
 #: A request is tried at most this many times more after 429 answers.
 MAX_RETRIES = 3
+#: Shared windows only: writes a second to one chat (Telegram: "avoid sending more than one
+#: message per second in a particular chat"), and how many may go at once after a quiet spell.
+CHAT_RATE = 1.0
+CHAT_BURST = 3
+#: Shared windows only: the bot-wide slots are strictly spaced (a burst on top of the rate
+#: would go past Telegram's 30 in a second).
+BOT_BURST = 1
 
 JSON = bool | dict[str, Any] | list[dict[str, Any]]
 
@@ -48,6 +61,12 @@ def retry_seconds(exc: RetryAfter) -> float:
     if wait is None:
         wait = exc.retry_after
     return wait.total_seconds() if hasattr(wait, "total_seconds") else float(wait)
+
+
+def is_write(endpoint: str) -> bool:
+    """Whether a Bot API method writes into a chat (what Telegram's per-chat limits count)."""
+    name = endpoint.lower()
+    return name.startswith(("send", "edit", "copy", "forward")) and name != "sendchataction"
 
 
 class ChatRateLimiter(BaseRateLimiter[int]):
@@ -65,6 +84,17 @@ class ChatRateLimiter(BaseRateLimiter[int]):
         #: Told of every pause of one chat: (chat id, seconds). Delivery's group gate learns
         #: from it that Telegram's window is full (after a restart it cannot know).
         self.on_pause: Callable[[int | str, float], None] | None = None
+        #: The windows every process shares (:meth:`share`); ``None``: this process's own.
+        self.windows: FloodWindows | None = None
+        self.overall_rate = overall_max_rate
+        self.group_limit = 0
+
+    def share(self, windows: FloodWindows, *, group_limit: int) -> None:
+        """Keep the pauses and the bot-wide rate in ``windows`` (the scaled mode's
+        PostgreSQL), shared with every other process of the bot; a 429 for a group fills
+        the group's shared window (``group_limit`` writes) too."""
+        self.windows = windows
+        self.group_limit = group_limit
 
     async def initialize(self) -> None:
         """Nothing to set up."""
@@ -95,8 +125,42 @@ class ChatRateLimiter(BaseRateLimiter[int]):
         return max(0.0, until - now)
 
     async def wait_until_free(self, chat_id: int | str | None) -> None:
-        while (wait := self.paused_for(chat_id)) > 0:
-            await asyncio.sleep(min(wait, NAP))
+        while True:
+            while (wait := self.paused_for(chat_id)) > 0:
+                await asyncio.sleep(min(wait, NAP))
+            if self.windows is None or isinstance(chat_id, str):
+                return
+            # Free as far as this process knows: ask what every process was told.
+            until = await self.windows.paused_until(chat_id, self.clock())
+            if until <= self.clock():
+                return
+            if chat_id is None:
+                self.all_paused_until = max(self.all_paused_until, until)
+            else:
+                self.paused[chat_id] = max(self.paused.get(chat_id, 0.0), until)
+
+    async def _sleep_until(self, moment: float) -> None:
+        """Sleep until ``moment`` of the clock (in naps: it may run faster than real time)."""
+        while (left := moment - self.clock()) > 0:
+            await asyncio.sleep(min(left, NAP))
+
+    async def _take_slots(self, chat_id: int | str | None, endpoint: str) -> None:
+        """Shared windows: wait for the chat's pace (writes only) and the bot's rate."""
+        assert self.windows is not None
+        if isinstance(chat_id, int) and is_write(endpoint):
+            await self._sleep_until(await self.windows.reserve(
+                chat_id, CHAT_RATE, CHAT_BURST, self.clock()))
+        if self.overall_rate > 0:
+            await self._sleep_until(await self.windows.reserve(
+                BOT, self.overall_rate, BOT_BURST, self.clock()))
+
+    async def _record_pause(self, chat_id: int | str | None, seconds: float) -> None:
+        """A 429: pause here, and for every process when the windows are shared."""
+        self.pause(chat_id, seconds)
+        if self.windows is not None and not isinstance(chat_id, str):
+            now = self.clock()
+            limit = self.group_limit if chat_id is not None and chat_id < 0 else 0
+            await self.windows.pause(chat_id, now + seconds, group_limit=limit, now=now)
 
     async def process_request(
         self,
@@ -114,13 +178,16 @@ class ChatRateLimiter(BaseRateLimiter[int]):
         for attempt in range(retries + 1):
             await self.wait_until_free(chat_id)
             try:
+                if self.windows is not None:
+                    await self._take_slots(chat_id, endpoint)
+                    return await callback(*args, **kwargs)
                 if self.overall is None:
                     return await callback(*args, **kwargs)
                 async with self.overall:
                     return await callback(*args, **kwargs)
             except RetryAfter as exc:
                 seconds = retry_seconds(exc)
-                self.pause(chat_id, seconds)
+                await self._record_pause(chat_id, seconds)
                 if chat_id is None:
                     log.warning("flood control: %s asked the whole bot to wait %.0f s",
                                 endpoint, seconds)

@@ -20,15 +20,20 @@ update_id=)``, one transaction), and every update processed without a failure is
 in the store's ledger (``processed_updates``, ``Store.mark_update``) before the 200: a copy
 arriving later (the answer was lost on the way) is answered 200 without being processed; a
 copy arriving while the first is still at work waits for its answer. Between a handler's
-writes and the ledger a kill can still come: then the update runs again, which the commands
-that change state answer as repeats (``/new``: a set-up is under way already, ``/join``:
-already seated, ``/go``: the match runs, a move: the same update id).
+writes and the ledger a kill can still come: then the update runs again, so whatever changes
+state applies once. A move and a set-up change (``/add``, ``/join``, a lobby button) store the
+update id in the ledger in their own transaction (``append_move(update_id=)``,
+``update_lobby(update_id=)``), so the copy is answered as processed; the rest are repeats by
+nature (``/new``: a set-up is under way already, ``/go``: the match runs). A move typed in
+two steps (a card and "end") is stored in one transaction (``Store.append_moves``).
 
 Order: Telegram sends a chat's next update only after the answer to the previous one (a
 user's next button press likewise), and the processor keeps one chat's updates in order as in
 polling. A chat's failing update holds back the chat's later ones, so after
-:data:`MAX_ATTEMPTS` failed tries in this process the update is given up (answered 200, the
-user gets the usual apology).
+:data:`MAX_ATTEMPTS` failed tries the update is given up (answered 200, the
+user gets the usual apology). The tries are counted in the store where it keeps count
+(PostgreSQL: every worker's tries of the update, :meth:`storage.base.Store.update_state`),
+else by this process.
 
 The app is built by :func:`build_web_app` (nothing is built at import). Later the Mini App and
 the engine protocol mount their routes on the same app.
@@ -146,14 +151,15 @@ class WebhookReceiver:
         store = self.services.store
         update_id = update.update_id
         try:
-            seen = await store.seen_update(update_id)
+            seen, failed = await store.update_state(update_id)
         except Exception:
             log.exception("webhook: the update ledger cannot be read")
             return 503
         if seen:
             log.info("webhook: update %d was processed already", update_id)
             return 200
-        tries = self.failures.get(update_id, 0) + 1
+        # Failed tries so far: the store's count (every worker's), else this process's.
+        tries = (failed if failed is not None else self.failures.get(update_id, 0)) + 1
         attempt = Attempt(update_id, retry=tries < self.max_attempts)
         started = False
 
@@ -172,10 +178,16 @@ class WebhookReceiver:
         if not started:  # the chat's queue was full: dropped unprocessed
             return 503
         if attempt.failures and retried:
-            self.failures[update_id] = tries
-            self.failures.move_to_end(update_id)
-            while len(self.failures) > FAILURES_KEPT:
-                self.failures.popitem(last=False)
+            try:
+                counted = await store.count_update_failure(update_id)
+            except Exception:  # counted here alone then: given up later, not never
+                log.exception("webhook: update %d's failure could not be counted", update_id)
+                counted = None
+            if counted is None:
+                self.failures[update_id] = tries
+                self.failures.move_to_end(update_id)
+                while len(self.failures) > FAILURES_KEPT:
+                    self.failures.popitem(last=False)
             log.warning("webhook: update %d failed (try %d): answered 500 so Telegram "
                         "delivers it again", update_id, tries)
             return 500

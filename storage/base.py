@@ -496,6 +496,25 @@ class Store(abc.ABC):
         ``final``: the match is closed and statistics recorded in the same transaction.
         """
 
+    #: Whether :meth:`append_moves` stores a move's steps in one transaction (PostgreSQL,
+    #: where a webhook worker may be killed between two of them); else step by step.
+    appends_atomically = False
+
+    async def append_moves(self, match_id: int,
+                           moves: Sequence[tuple[int, PlayerAction | str]], *,
+                           update_id: int | None = None,
+                           final: Match | None = None) -> list[MoveRow]:
+        """The steps of one move, ``(expected_seq, action)`` each, numbered one after
+        another; ``update_id`` goes with the first, ``final`` with the last. Here one
+        :meth:`append_move` after another (a refused one raises, those before it stay);
+        a backend with :attr:`appends_atomically` stores all of them or none."""
+        rows: list[MoveRow] = []
+        for i, (seq, action) in enumerate(moves):
+            rows.append(await self.append_move(
+                match_id, seq, action, update_id=update_id if i == 0 else None,
+                final=final if i == len(moves) - 1 else None))
+        return rows
+
     @abc.abstractmethod
     async def abandon_match(self, match_id: int) -> bool:
         """Close an unfinished match without statistics. False if it was closed already."""
@@ -651,8 +670,12 @@ class Store(abc.ABC):
         state: dict[str, Any] | None = None,
         message_id: int | None = None,
         status: LobbyStatus | None = None,
+        update_id: int | None = None,
     ) -> LobbyRow:
-        """Change an open lobby (``None`` leaves a field); :class:`NotFound` if not open."""
+        """Change an open lobby (``None`` leaves a field); :class:`NotFound` if not open.
+        With ``update_id`` the update is recorded in the ledger in the same transaction
+        (:class:`DuplicateUpdate` if it was already, and nothing changes), so a set-up
+        change re-run by a redelivered update applies once."""
 
     @abc.abstractmethod
     async def lobby_of_match(self, match_id: int) -> LobbyRow | None:
@@ -767,6 +790,17 @@ class Store(abc.ABC):
     @abc.abstractmethod
     async def seen_update(self, update_id: int) -> bool:
         """Whether the update id was processed (read only)."""
+
+    async def update_state(self, update_id: int) -> tuple[bool, int | None]:
+        """Whether the update was processed, and how many times it failed so far as the
+        store keeps count (``None``: it does not, the one process counts for itself; the
+        PostgreSQL store does, for every webhook worker)."""
+        return await self.seen_update(update_id), None
+
+    async def count_update_failure(self, update_id: int) -> int | None:
+        """One more failed try of the update; its count, or ``None`` if the store keeps
+        none (see :meth:`update_state`)."""
+        return None
 
     @abc.abstractmethod
     async def prune_updates(self, older_than_seconds: float) -> int:

@@ -268,10 +268,49 @@ _V2 = (
     "CREATE INDEX engines_by_owner ON engines (owner_id, engine_id)",
 )
 
+_V3 = (
+    # The scaled mode's shared flood windows (storage/pg_windows.py; PostgreSQL only: the
+    # embedded mode keeps them in its one process). One row per chat Telegram limits, and
+    # the row of chat 0 for the whole bot: the pacing slot (GCRA's theoretical arrival time)
+    # and the end of a pause a 429 asked for.
+    """
+    CREATE TABLE flood_chats (
+        chat_id      BIGINT PRIMARY KEY,
+        tat          DOUBLE PRECISION NOT NULL DEFAULT 0,
+        paused_until DOUBLE PRECISION NOT NULL DEFAULT 0
+    )
+    """,
+    # A group's writes (new messages and edits) in the last minute, for its ~20 a minute.
+    """
+    CREATE TABLE flood_groups (
+        chat_id BIGINT PRIMARY KEY,
+        sent    DOUBLE PRECISION[] NOT NULL DEFAULT '{}'
+    )
+    """,
+)
+
+_V4 = (
+    # Failed tries of an update, counted for every webhook worker (one of them gives the
+    # update up after so many, whichever got the earlier tries); gone once it is processed.
+    """
+    CREATE TABLE update_failures (
+        update_id BIGINT PRIMARY KEY,
+        failures  INTEGER NOT NULL,
+        failed_at DOUBLE PRECISION NOT NULL
+    )
+    """,
+)
+
+#: Tables only the PostgreSQL backend has (the scaled mode's, never in SQLite's schema).
+POSTGRES_ONLY = frozenset({"flood_chats", "flood_groups", "update_failures"})
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "the schema of SQLite's version 7: chats, users, matches, seats, move log, "
                  "updates, statistics, lobbies, timers, stand-ins, ratings, panels", _V1),
     Migration(2, "outside engines (SQLite's version 8)", _V2),
+    Migration(3, "the scaled mode's shared flood windows (PostgreSQL only)", _V3),
+    Migration(4, "failed tries of an update, for every webhook worker (PostgreSQL only)",
+              _V4),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -35,7 +35,7 @@ import os
 import secrets
 import shutil
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import psycopg
@@ -104,6 +104,7 @@ from storage.common import (
 )
 from storage.migrations import Migration
 from storage.pg_migrations import LATEST, MIGRATIONS, VERSION_TABLE
+from storage.pg_windows import FloodWindows
 
 log = logging.getLogger(__name__)
 
@@ -120,11 +121,25 @@ AfterAppend = Callable[[Conn, int, int], Awaitable[None]]
 #: Called inside the transaction that armed a match's turn timer for move ``seq`` with a
 #: ``deadline`` (epoch seconds) and the timer's ``seconds`` (:attr:`PostgresStore.after_arm`).
 AfterArm = Callable[[Conn, int, int, float, int], Awaitable[None]]
+#: Called inside a transaction after which a computer may be the one to make move ``seq``
+#: of a match, though no move was stored (:attr:`PostgresStore.after_computer`): a match
+#: that starts with a computer to move, a seat handed to the computer. The scaled mode
+#: defers the computer's job there, so a process killed right after loses no turn.
+AfterComputer = Callable[[Conn, int, int], Awaitable[None]]
 
 #: Connections per store (per process): enough for the requests one process serves at once.
 POOL_MIN, POOL_MAX = 1, 10
 #: Seconds to wait for a connection (first connect or a free one from the pool).
 CONNECT_TIMEOUT = 10.0
+#: Connections for the chats' flow locks (:meth:`PostgresStore.hold_chat`), apart from the
+#: pool of the store's calls, which the code inside a lock uses: one per chat locked now.
+LOCK_POOL_MAX = 20
+#: The first key of a chat's flow lock, in the two-number advisory key space (which never
+#: meets the one-number space of the match locks); the second is a hash of chat and topic.
+CHAT_LOCKS = int.from_bytes(b"KRND", "big")
+#: A lock's transaction idle longer than this (a process hung inside a critical section) is
+#: ended by the server, so one stuck process cannot hold a chat for ever.
+LOCK_IDLE_MS = 120_000
 #: The advisory lock key migrations take: negative, so that it is never a match id.
 MIGRATION_LOCK = -int.from_bytes(b"krendzu", "big")
 
@@ -344,15 +359,20 @@ class PostgresStore(Store):
                  clock: Callable[[], float] = time.time,
                  update_ttl: float = UPDATE_TTL_SECONDS, url: str = "") -> None:
         self._pool = pool
-        self._url = url  # for pg_dump only: it may hold a password, never log it
+        self._url = url  # for pg_dump and the lock pool: it may hold a password, never log it
         self._clock = clock
         self._update_ttl = update_ttl
         self._inserts_since_prune = 0
         self._closed = False
         self._calls: set[asyncio.Task[Any]] = set()
+        self._lock_pool: AsyncConnectionPool[Conn] | None = None
+        self._lock_pool_made = asyncio.Lock()
         #: Set by the scaled mode's wiring (chat/jobs.py); ``None``: nothing more to do.
         self.after_append: AfterAppend | None = None
         self.after_arm: AfterArm | None = None
+        self.after_computer: AfterComputer | None = None
+        #: Telegram's flood windows shared by every process (storage/pg_windows.py).
+        self.windows = FloodWindows(self)
 
     @classmethod
     async def open(
@@ -480,7 +500,48 @@ class PostgresStore(Store):
         self._closed = True  # refuse new calls; those under way finish first
         while self._calls:
             await asyncio.wait(set(self._calls))
+        if self._lock_pool is not None:
+            await self._lock_pool.close()
         await self._pool.close()
+
+    # The chats' flow locks (across processes) ------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def hold_chat(self, chat_id: int, thread_id: int | None) -> AsyncIterator[None]:
+        """The chat's (or forum topic's) lock for every process of the bot, held for the
+        ``async with`` block: :class:`chat.flow.locks.SharedLocks` takes it for the flow's
+        critical sections (a timeout counted and its stand-in's move made, say), so that a
+        move handled by another process cannot come in between.
+
+        It is ``pg_advisory_xact_lock`` in a transaction of a connection of its own, open
+        for the block and ended after it, never a session-level lock (a pooled connection
+        would carry that to its next borrower). A killed process's connection closes, and
+        the server ends its transaction and the lock with it. The block's own reads and
+        writes go through the store's pool as usual."""
+        if self._closed:
+            raise StorageError("the store is closed")
+        pool = await self._locks_pool()
+        async with pool.connection() as conn, conn.transaction():
+            # set_config(..., true) is SET LOCAL: for this transaction only (no session
+            # state, so a transaction-mode pgbouncer may sit in between).
+            await conn.execute(
+                "SELECT set_config('idle_in_transaction_session_timeout', %s, true), "
+                "pg_advisory_xact_lock(%s, hashtext(%s))",
+                (str(LOCK_IDLE_MS), CHAT_LOCKS, f"{chat_id}:{thread_id or 0}"))
+            yield
+
+    async def _locks_pool(self) -> AsyncConnectionPool[Conn]:
+        async with self._lock_pool_made:
+            if self._lock_pool is not None:
+                return self._lock_pool
+            pool: AsyncConnectionPool[Conn] = AsyncConnectionPool(
+                self._url, min_size=1, max_size=LOCK_POOL_MAX, kwargs={
+                    "autocommit": True, "prepare_threshold": None, "row_factory": dict_row},
+                connection_class=AsyncConnection[DictRow], timeout=CONNECT_TIMEOUT,
+                open=False, name="krendzu-locks")
+            await pool.open(wait=True, timeout=CONNECT_TIMEOUT)
+            self._lock_pool = pool
+            return pool
 
     # Chats and users --------------------------------------------------------------------
 
@@ -600,6 +661,9 @@ class PostgresStore(Store):
                     "VALUES (%s, %s, %s, %s, %s, %s)",
                     [(match_id, s.seat, s.kind.value, s.user_id, s.level, s.label)
                      for s in seat_rows])
+            if (self.after_computer is not None
+                    and seat_rows[game.current_player].kind is SeatKind.COMPUTER):
+                await self.after_computer(conn, match_id, 1)  # commits with the match
             row = MatchRow(match_id=match_id, chat_id=chat_id, thread_id=thread_id,
                            settings=settings, seed=seed, status=MatchStatus.ACTIVE,
                            seats=seat_rows, move_count=0, board_message_id=board_message_id,
@@ -709,16 +773,35 @@ class PostgresStore(Store):
     async def append_move(self, match_id: int, expected_seq: int, action: PlayerAction | str,
                           *, update_id: int | None = None,
                           final: Match | None = None) -> MoveRow:
-        text = normalize_action(action)
-        check_final(final, expected_seq, text)
+        return (await self.append_moves(match_id, [(expected_seq, action)],
+                                        update_id=update_id, final=final))[0]
+
+    #: One transaction stores every step of a move (:meth:`append_moves`).
+    appends_atomically = True
+
+    async def append_moves(self, match_id: int,
+                           moves: Sequence[tuple[int, PlayerAction | str]], *,
+                           update_id: int | None = None,
+                           final: Match | None = None) -> list[MoveRow]:
+        """:meth:`append_move` for the steps of one move (a card and "end" typed together)
+        in one transaction: all of them are stored, or none (a process killed in between
+        would otherwise leave the turn half made, and the update that made it recorded)."""
+        texts = [(seq, normalize_action(action)) for seq, action in moves]
+        if not texts:
+            return []
+        for i, (seq, _) in enumerate(texts):
+            if i and seq != texts[i - 1][0] + 1:
+                raise ValueError("the steps of one move are numbered one after another")
+        check_final(final, texts[-1][0], texts[-1][1])
         now = self._clock()
 
-        async def work(conn: Conn) -> MoveRow:
+        async def work(conn: Conn) -> list[MoveRow]:
             # Writers of this match, in any process, queue here until COMMIT or ROLLBACK;
             # the statements after it see everything they committed.
             await conn.execute("SELECT pg_advisory_xact_lock(%s)", (match_id,))
             if update_id is not None:
                 await self._remember_update(conn, update_id, now)
+            first = texts[0][0]
             r = await self._one(
                 conn, "SELECT status, (SELECT COALESCE(MAX(seq), 0) FROM moves "
                 "WHERE match_id = %s) AS last_seq FROM matches WHERE match_id = %s",
@@ -727,20 +810,23 @@ class PostgresStore(Store):
                 raise NotFound(f"no match {match_id}")
             if r["status"] != MatchStatus.ACTIVE:
                 raise MatchClosed(f"match {match_id} is {r['status']}")
-            if r["last_seq"] + 1 != expected_seq:
-                raise SequenceConflict(match_id, expected_seq, r["last_seq"] + 1)
-            try:
-                await conn.execute(
-                    "INSERT INTO moves (match_id, seq, action, update_id, created_at) "
-                    "VALUES (%s, %s, %s, %s, %s)",
-                    (match_id, expected_seq, text, update_id, now))
-            except errors.UniqueViolation as exc:  # a writer that skipped the lock won
-                raise SequenceConflict(match_id, expected_seq, expected_seq + 1) from exc
+            if r["last_seq"] + 1 != first:
+                raise SequenceConflict(match_id, first, r["last_seq"] + 1)
+            rows: list[MoveRow] = []
+            for i, (seq, text) in enumerate(texts):
+                mark = update_id if i == 0 else None
+                try:
+                    await conn.execute(
+                        "INSERT INTO moves (match_id, seq, action, update_id, created_at) "
+                        "VALUES (%s, %s, %s, %s, %s)", (match_id, seq, text, mark, now))
+                except errors.UniqueViolation as exc:  # a writer that skipped the lock won
+                    raise SequenceConflict(match_id, seq, seq + 1) from exc
+                rows.append(MoveRow(match_id, seq, text, mark, at(now)))
             if final is not None:
                 await self._close_finished(conn, match_id, final, now)
-            if self.after_append is not None:  # commits with the move, or not at all
-                await self.after_append(conn, match_id, expected_seq)
-            return MoveRow(match_id, expected_seq, text, update_id, at(now))
+            if self.after_append is not None:  # commits with the moves, or not at all
+                await self.after_append(conn, match_id, texts[-1][0])
+            return rows
 
         return await self._write(work)
 
@@ -985,12 +1071,21 @@ class PostgresStore(Store):
 
     async def set_stand_in(self, match_id: int, seat: int, *, timeouts: int,
                            computer: bool, resigned: bool = False) -> None:
-        await self._change(
-            "INSERT INTO stand_ins (match_id, seat, timeouts, computer, resigned) "
-            "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (match_id, seat) DO UPDATE SET "
-            "timeouts = excluded.timeouts, computer = excluded.computer, "
-            "resigned = stand_ins.resigned OR excluded.resigned",
-            (match_id, seat, max(0, timeouts), bool(computer), bool(resigned)))
+        hook = self.after_computer if computer else None
+
+        async def work(conn: Conn) -> None:
+            await conn.execute(
+                "INSERT INTO stand_ins (match_id, seat, timeouts, computer, resigned) "
+                "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (match_id, seat) DO UPDATE SET "
+                "timeouts = excluded.timeouts, computer = excluded.computer, "
+                "resigned = stand_ins.resigned OR excluded.resigned",
+                (match_id, seat, max(0, timeouts), bool(computer), bool(resigned)))
+            if hook is not None:  # the seat may be the one to move: its job commits too
+                last = await self._one(conn, "SELECT COALESCE(MAX(seq), 0) AS seq FROM moves "
+                                       "WHERE match_id = %s", (match_id,))
+                await hook(conn, match_id, int(last["seq"] if last else 0) + 1)
+
+        await self._write(work)
 
     async def migrate_chat(self, old_chat_id: int, new_chat_id: int) -> None:
         now = self._clock()
@@ -1072,12 +1167,16 @@ class PostgresStore(Store):
 
     async def update_lobby(self, lobby_id: int, *, state: dict[str, Any] | None = None,
                            message_id: int | None = None,
-                           status: LobbyStatus | None = None) -> LobbyRow:
-        params = {"id": lobby_id, "now": self._clock(),
+                           status: LobbyStatus | None = None,
+                           update_id: int | None = None) -> LobbyRow:
+        now = self._clock()
+        params = {"id": lobby_id, "now": now,
                   "state": None if state is None else json.dumps(state),
                   "message_id": message_id, "status": None if status is None else status.value}
 
         async def work(conn: Conn) -> LobbyRow:
+            if update_id is not None:
+                await self._remember_update(conn, update_id, now)
             row = await self._one(conn, f"""
                 UPDATE lobbies SET updated_at = %(now)s,
                     state = COALESCE(%(state)s, state),
@@ -1089,7 +1188,7 @@ class PostgresStore(Store):
                 raise NotFound(f"no open lobby {lobby_id}")
             return _lobby_row(row)
 
-        return await self._guard(work)
+        return await self._write(work)
 
     async def active_match(self, chat_id: int, thread_id: int | None = None) -> MatchRow | None:
         rows = await self._matches(
@@ -1286,6 +1385,8 @@ class PostgresStore(Store):
         now = self._clock()
 
         async def work(conn: Conn) -> bool:
+            await conn.execute("DELETE FROM update_failures WHERE update_id = %s",
+                               (update_id,))
             await self._remember_update(conn, update_id, now)
             return True
 
@@ -1293,6 +1394,30 @@ class PostgresStore(Store):
             return await self._write(work)
         except DuplicateUpdate:
             return False
+
+    async def update_state(self, update_id: int) -> tuple[bool, int | None]:
+        rows = await self._select(
+            "SELECT EXISTS (SELECT 1 FROM processed_updates WHERE update_id = %(u)s) AS seen, "
+            "COALESCE((SELECT failures FROM update_failures WHERE update_id = %(u)s), 0) "
+            "AS failures", {"u": update_id}, lambda r: (bool(r["seen"]), int(r["failures"])))
+        return rows[0]
+
+    async def count_update_failure(self, update_id: int) -> int | None:
+        now = self._clock()
+
+        async def work(conn: Conn) -> int:
+            row = await self._one(
+                conn, "INSERT INTO update_failures AS f (update_id, failures, failed_at) "
+                "VALUES (%s, 1, %s) ON CONFLICT (update_id) DO UPDATE SET "
+                "failures = f.failures + 1, failed_at = excluded.failed_at "
+                "RETURNING f.failures", (update_id, now))
+            assert row is not None
+            if self._inserts_since_prune == 0:  # now and then, with the ledger's pruning
+                await conn.execute("DELETE FROM update_failures WHERE failed_at < %s",
+                                   (now - self._update_ttl,))
+            return int(row["failures"])
+
+        return await self._write(work)
 
     async def seen_update(self, update_id: int) -> bool:
         return bool(await self._select(

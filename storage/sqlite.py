@@ -1362,6 +1362,7 @@ class SqliteStore(Store):
         state: dict[str, Any] | None = None,
         message_id: int | None = None,
         status: LobbyStatus | None = None,
+        update_id: int | None = None,
     ) -> LobbyRow:
         now = self._clock()
         sets: list[str] = ["updated_at = ?"]
@@ -1377,6 +1378,8 @@ class SqliteStore(Store):
             params.append(status.value)
 
         async def work(conn: aiosqlite.Connection) -> LobbyRow:
+            if update_id is not None:
+                await self._remember_update(conn, update_id, now)
             cur = await conn.execute(
                 f"UPDATE lobbies SET {', '.join(sets)} WHERE lobby_id = ? AND status = 'open'",
                 (*params, lobby_id),

@@ -194,7 +194,9 @@ async def test_a_computer_move_is_stored_once_however_often_its_job_runs(
     stored = await store.create_match(GROUP, Settings(),
                                       [SeatSpec.computer(1), SeatSpec.computer(1)])
     match_id = stored.match_id
-    await s.svc.jobs.computer_move.defer_async(match_id=match_id, seq=1)
+    # A computer is to move first: its job was deferred with the match.
+    assert [j["args"] for j in await s.jobs("computer_move")] == [
+        {"match_id": match_id, "seq": 1}]
     await s.run((COMPUTER_QUEUE,))
     after = (await store.load_match(match_id)).moves
     assert after and after[0].seq == 1
@@ -204,6 +206,50 @@ async def test_a_computer_move_is_stored_once_however_often_its_job_runs(
     assert [j["status"] for j in await s.jobs("computer_move")] == ["succeeded", "succeeded"]
     # Its move committed with its announcement job (run by the announcement workers).
     assert [j["status"] for j in await s.jobs("announce")] == ["todo"]
+
+
+async def test_a_computer_turn_no_move_brought_survives_the_process_that_caused_it(
+        scaled: Scaled) -> None:
+    """A match that starts with the computer to move, and a seat handed to the computer on
+    /leave: the computer's job commits with that change (before the flow even returns), so
+    when the process that made the change dies right after it (here: its notices are never
+    delivered, nothing of it runs any more), a computer worker still makes the move."""
+    s = scaled
+    flow, store = s.svc.flow, s.svc.store
+    for actor in (ANN, BOB):
+        await flow.see_user(actor, private=True)
+    # 1. A duel with a computer; set up again until the computer is the first to move.
+    for _ in range(40):
+        await flow.new_lobby(GROUP, None, ANN, ["duel"], title="Club")
+        await flow.lobby_action(GROUP, None, ANN, "add:easy")
+        await flow.lobby_action(GROUP, None, ANN, "go")  # the process dies: nothing told
+        row = await store.active_match(GROUP)
+        assert row is not None
+        stored = await store.load_match(row.match_id)
+        if stored.row.seats[stored.game.current_player].user_id is None:
+            break
+        assert await store.abandon_match(row.match_id)
+    else:
+        raise AssertionError("the computer never moved first in 40 deals")
+    assert [(j["args"], j["status"]) for j in await s.jobs("computer_move")
+            if j["args"]["match_id"] == row.match_id] == [
+        ({"match_id": row.match_id, "seq": 1}, "todo")]
+    await s.run((COMPUTER_QUEUE,))
+    assert (await store.get_match(row.match_id)).move_count >= 1, "the worker moved"
+    assert await store.abandon_match(row.match_id)
+    # 2. A person to move leaves: their seat goes to the computer, which moves for them.
+    match_id = await group_duel(s)
+    stored = await store.load_match(match_id)
+    seat = stored.game.current_player
+    leaver = ANN if stored.row.seats[seat].user_id == ANN.user_id else BOB
+    await s.sql("DELETE FROM procrastinate_jobs")
+    await flow.timers.hand_over(stored, seat, f"{leaver.name} left")  # then the process dies
+    assert [j["args"] for j in await s.jobs("computer_move")] == [
+        {"match_id": match_id, "seq": stored.next_seq}]
+    await s.run((COMPUTER_QUEUE,))
+    after = await store.load_match(match_id)
+    assert after.next_seq > stored.next_seq, "the computer moved for the seat that was left"
+    assert [j["status"] for j in await s.jobs("computer_move")] == ["succeeded"]
 
 
 async def stall(s: Scaled, task: str) -> int:

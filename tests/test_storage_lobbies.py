@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from krendzu import Settings
-from storage import LobbyExists, LobbyStatus, NotFound, SeatSpec, open_store
+from storage import DuplicateUpdate, LobbyExists, LobbyStatus, NotFound, SeatSpec, open_store
 
 
 async def test_lobby_lifecycle_and_start_in_one_transaction(store_target: str) -> None:
@@ -35,6 +35,22 @@ async def test_lobby_lifecycle_and_start_in_one_transaction(store_target: str) -
         assert await store.open_lobbies() == []
     async with await open_store(path) as store:  # survives a reopen
         assert (await store.get_lobby(lobby.lobby_id)).match_id == stored.match_id
+
+
+async def test_a_lobby_change_with_its_update_id_applies_once(store_target: str) -> None:
+    """The update id goes into the ledger with the change: the same update again changes
+    nothing (a webhook worker killed before its own ledger write runs the update again)."""
+    async with await open_store(store_target) as store:
+        lobby = await store.create_lobby(-100, 7, {"seats": ["human"]})
+        changed = await store.update_lobby(lobby.lobby_id, state={"seats": ["human", "cpu"]},
+                                           update_id=901)
+        assert changed.state == {"seats": ["human", "cpu"]}
+        assert await store.seen_update(901)
+        with pytest.raises(DuplicateUpdate):
+            await store.update_lobby(lobby.lobby_id, state={"seats": ["human", "cpu", "cpu"]},
+                                     update_id=901)
+        assert (await store.get_lobby(lobby.lobby_id)).state == {"seats": ["human", "cpu"]}
+        assert not await store.mark_update(901), "the ledger has it: the webhook answers 200"
 
 
 async def test_start_with_a_closed_lobby_writes_nothing(store_target: str) -> None:

@@ -135,9 +135,11 @@ class Flow:
         return await self.lobbies.new_lobby(chat_id, thread_id, actor, args, title=title)
 
     async def lobby_action(self, chat_id: int, thread_id: int | None, actor: Actor, op: str,
-                           *, lobby_id: int | None = None, is_admin: bool = False) -> Outcome:
+                           *, lobby_id: int | None = None, is_admin: bool = False,
+                           update_id: int | None = None) -> Outcome:
         return await self.lobbies.lobby_action(chat_id, thread_id, actor, op,
-                                               lobby_id=lobby_id, is_admin=is_admin)
+                                               lobby_id=lobby_id, is_admin=is_admin,
+                                               update_id=update_id)
 
     async def rematch(self, row: MatchRow, actor: Actor) -> Outcome:
         return await self.lobbies.rematch(row, actor)

@@ -8,6 +8,7 @@ the chat's lock; its message is redrawn from it by :mod:`chat.flow.views.lobby_v
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from chat.describe import level_label
 from chat.flow.base import Actor
@@ -31,6 +32,7 @@ from chat.notices import Notice, Outcome, ShowLobby
 from krendzu import SettingsError
 from storage import (
     ActiveMatchExists,
+    DuplicateUpdate,
     LobbyExists,
     LobbyRow,
     LobbyStatus,
@@ -126,10 +128,15 @@ class Lobbies(Room):
             return Outcome(notices=[await self.show(lobby, state, group_tr)])
 
     async def lobby_action(self, chat_id: int, thread_id: int | None, actor: Actor, op: str,
-                           *, lobby_id: int | None = None, is_admin: bool = False) -> Outcome:
+                           *, lobby_id: int | None = None, is_admin: bool = False,
+                           update_id: int | None = None) -> Outcome:
         """join, leave, add:<level>, go, cancel, level:<l>, menu:<view>,
         set:<option>:<value>, and the old ↻ ops table, tours, deal, exchange, timer (the
-        ops are listed in :mod:`chat.flow.views.codec`)."""
+        ops are listed in :mod:`chat.flow.views.codec`).
+
+        The change is stored with ``update_id`` in the update ledger, in one transaction:
+        an update run again (a webhook worker killed before it answered) changes nothing a
+        second time (``/add`` would seat a second computer, a ↻ button cycle twice)."""
         tr = await self.people.see_user(actor, private=chat_id > 0)
         async with self.locks.hold(chat_id, thread_id):
             try:
@@ -143,10 +150,14 @@ class Lobbies(Room):
                 return Outcome(tr._("This match has already started or was cancelled."))
             state = state_of(lobby)
             group_tr = await self.people.chat_tr(chat_id, state.language)
-            return await self._op(lobby, state, actor, op, tr, group_tr, is_admin)
+            try:
+                return await self._op(lobby, state, actor, op, tr, group_tr, is_admin,
+                                      update_id)
+            except DuplicateUpdate:  # applied once already: nothing more to do or say
+                return Outcome(None)
 
     async def _op(self, lobby: LobbyRow, state: LobbyState, actor: Actor, op: str,
-                  tr: Tr, group_tr: Tr, is_admin: bool) -> Outcome:
+                  tr: Tr, group_tr: Tr, is_admin: bool, update_id: int | None) -> Outcome:
         creator = actor.user_id == lobby.creator_id
         seated = state.seat_of(actor.user_id) is not None
         reply: str | None = None
@@ -156,7 +167,7 @@ class Lobbies(Room):
                 if not state.waiting and state.full:
                     return await self.start(lobby, state, actor, tr, group_tr)
                 reply = tr._("Your seat is ready: waiting for the others.")
-                lobby = await self.store.update_lobby(lobby.lobby_id, state=state.to_json())
+                lobby = await self._save(lobby, update_id, state=state.to_json())
                 return Outcome(reply, [await self.show(lobby, state, group_tr)])
             if seated:
                 return Outcome(tr._("You are already seated."))
@@ -169,7 +180,7 @@ class Lobbies(Room):
             if user is None or not user.can_write_privately:
                 if actor.user_id not in state.invited:
                     state.invited.append(actor.user_id)
-                lobby = await self.store.update_lobby(lobby.lobby_id, state=state.to_json())
+                lobby = await self._save(lobby, update_id, state=state.to_json())
                 link = self.deep_link(lobby.lobby_id, state)
                 return Outcome(
                     tr._("First open my private chat and press Start — your hand will come "
@@ -189,7 +200,7 @@ class Lobbies(Room):
             reply = tr._("You left the table.")
             if not any(s.kind == "human" and not is_engine_user(s.user_id)
                        for s in state.seats):
-                await self.store.update_lobby(lobby.lobby_id, state=state.to_json(),
+                await self._save(lobby, update_id, state=state.to_json(),
                                               status=LobbyStatus.CLOSED)
                 return Outcome(reply, [closed_lobby(lobby, group_tr._(
                     "The table is empty: set-up cancelled. /new starts again."))])
@@ -248,15 +259,22 @@ class Lobbies(Room):
         elif op == "cancel":
             if not (creator or is_admin):
                 return Outcome(tr._("Only the creator or a chat admin can cancel."))
-            await self.store.update_lobby(lobby.lobby_id, status=LobbyStatus.CLOSED)
+            await self._save(lobby, update_id, status=LobbyStatus.CLOSED)
             return Outcome(tr._("Cancelled."), [closed_lobby(
                 lobby, group_tr._("Match set-up cancelled. /new starts again."))])
         elif op == "go":
             return await self.start(lobby, state, actor, tr, group_tr)
         else:
             return Outcome(tr._("This button is not valid any more."))
-        lobby = await self.store.update_lobby(lobby.lobby_id, state=state.to_json())
+        lobby = await self._save(lobby, update_id, state=state.to_json())
         return Outcome(reply, [await self.show(lobby, state, group_tr)])
+
+    async def _save(self, lobby: LobbyRow, update_id: int | None, *,
+                    state: dict[str, Any] | None = None,
+                    status: LobbyStatus | None = None) -> LobbyRow:
+        """Store a set-up change, with the update that made it (see :meth:`lobby_action`)."""
+        return await self.store.update_lobby(lobby.lobby_id, state=state, status=status,
+                                             update_id=update_id)
 
     @staticmethod
     def _fit_seats(state: LobbyState) -> None:

@@ -3,13 +3,16 @@
 Everything that reads a match and writes what follows from it (a move, a set-up step, a
 timeout) holds the lock of the chat the match is played in, so two of them never interleave.
 The flow only sees the small :class:`Locks` interface; :class:`MatchLocks` is the one-process
-implementation for SQLite (an :class:`asyncio.Lock` per chat). A backend that serves one
-match from several processes (PostgreSQL) would pass its own, e.g. an advisory lock.
+implementation for SQLite (an :class:`asyncio.Lock` per chat). On PostgreSQL, where any
+process may serve any match, :class:`SharedLocks` adds the database's lock of the chat (an
+advisory lock held in a transaction for the critical section).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 from typing import Protocol
@@ -84,3 +87,20 @@ class _Hold:
         if entry.users == 0 and self._locks._entries.get(self._key) is entry:
             del self._locks._entries[self._key]
         self._entry = None
+
+
+class SharedLocks:
+    """The chat's lock for every process serving the bot (the scaled mode): this process's
+    :class:`MatchLocks` first, so that however many of its tasks wait for one chat only one
+    of them waits in the database, then ``shared``, the database's lock of the chat
+    (:meth:`storage.postgres.PostgresStore.hold_chat`), held to the end of the block."""
+
+    def __init__(self, shared: Callable[[int, int | None], AbstractAsyncContextManager[None]]
+                 ) -> None:
+        self.local = MatchLocks()
+        self.shared = shared
+
+    @contextlib.asynccontextmanager
+    async def hold(self, chat_id: int, thread_id: int | None) -> AsyncIterator[None]:
+        async with self.local.hold(chat_id, thread_id), self.shared(chat_id, thread_id):
+            yield

@@ -20,7 +20,7 @@ from chat.flow.views.texts import echo, illegal
 from chat.i18n import Tr
 from chat.model import LEVEL_NAMES
 from chat.notices import Outcome, Send
-from krendzu import Action, EndTurn, IllegalMove, Match, Redeal
+from krendzu import Action, EndTurn, IllegalMove, Match, PlayerAction, Redeal
 from krendzu.coords import frame_for
 from storage import (
     DuplicateUpdate,
@@ -73,11 +73,32 @@ class Matches(Room):
     async def commit(self, stored: StoredMatch, steps: list[Action], tr: Tr, *,
                      update_id: int | None, mover: int | None,
                      from_panel: bool = False) -> Outcome:
-        """Store checked steps one by one (a refused one stops there), rate a finished
-        match, and announce what was stored. Hold the chat's lock."""
+        """Store checked steps (in one transaction where the store can, else one by one, a
+        refused one stopping there), rate a finished match, and announce what was stored.
+        Hold the chat's lock."""
         before = stored.game.clone()
         game = stored.game
         done: list[Action] = []
+        if len(steps) > 1 and self.store.appends_atomically:
+            # One transaction for the whole move: stored whole or not at all.
+            planned: list[tuple[int, PlayerAction]] = []
+            for step in steps:
+                assert not isinstance(step, Redeal), "a deal is the engine's, never a player's"
+                game.apply(step)
+                planned.append((stored.next_seq - 1, step))
+            try:
+                stored.moves += tuple(await self.store.append_moves(
+                    stored.match_id, planned, update_id=update_id,
+                    final=game if game.is_over else None))
+            except DuplicateUpdate:
+                self.games.forget(stored.match_id)
+                return Outcome(None)
+            except (SequenceConflict, MatchClosed):
+                self.games.forget(stored.match_id)
+                return Outcome(tr._("Someone was quicker: the position changed. Look at "
+                                    "the newest board."))
+            done = list(steps)
+            steps = []
         for i, step in enumerate(steps):
             assert not isinstance(step, Redeal), "a deal is the engine's, never a player's"
             # Applied to the kept state before it is stored (checked already, so it is not

@@ -39,7 +39,8 @@ async def button(call: Call) -> None:
             return
         outcome = await call.flow.lobby_action(
             call.chat.id, call.thread, actor, press.op, lobby_id=press.lobby_id,
-            is_admin=await call.is_admin() if press.op == "cancel" else False)
+            is_admin=await call.is_admin() if press.op == "cancel" else False,
+            update_id=call.update.update_id)
     else:
         assert isinstance(press, MatchPress)
         if call.private and not is_hint_play(press.op):

@@ -31,7 +31,8 @@ async def lobby_op(call: Call, op: str) -> None:
         return
     admin = await call.is_admin() if op == "cancel" else False
     await call.answer(await call.flow.lobby_action(call.chat.id, call.thread, call.actor,
-                                                   chosen, is_admin=admin))
+                                                   chosen, is_admin=admin,
+                                                   update_id=call.update.update_id))
 
 
 def lobby_command(op: str) -> Handler:

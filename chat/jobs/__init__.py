@@ -20,7 +20,11 @@ as the matches, so a killed process loses nothing. The jobs:
   move number they were armed for: one that fires after the match moved on does nothing.
   No ``lock=``: a job with a lock and a future start would hold back the announcements.
 - ``computer_move(match_id, seq)`` (queue ``computer``, workers of their own): the computer
-  thinks and submits through the conditional append, so a stale decision is dropped.
+  thinks and submits through the conditional append, so a stale decision is dropped. It is
+  deferred by the announcement job whose move made a computer next, or, for a turn no move
+  brought (a match that starts with a computer to move, a seat handed to the computer), in
+  the transaction of that change (:attr:`~storage.postgres.PostgresStore.after_computer`);
+  one for a seat that is not to move does nothing.
 - ``sweep`` (periodic, every 10 s, no ``lock=``, which could stall the sweeper itself):
   jobs left ``doing`` by a killed worker (no heartbeat for :data:`STALLED_AFTER` s) are
   retried; when a newer job holds the same queueing lock (procrastinate's unique index

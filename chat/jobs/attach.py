@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 
@@ -11,12 +10,7 @@ from procrastinate.exceptions import AlreadyEnqueued
 from chat.config import Config
 from chat.delivery import Delivery
 from chat.flow import Flow
-from chat.jobs.core import (
-    Jobs,
-    defer_computer,
-    migrate,
-    wire,
-)
+from chat.jobs.core import Jobs, migrate, wire
 from chat.jobs.tasks import build_jobs
 from storage.postgres import PostgresStore
 
@@ -25,26 +19,23 @@ log = logging.getLogger(__name__)
 
 class Attached:
     """The scaled mode in a process that receives updates (polling or ``chat.web``): its
-    app is open for deferring; computers' turns told outside a move (a match's start, a
-    seat handed over) become jobs too."""
+    app is open for deferring. A computer's turn is never queued from this process's
+    memory: a move's comes with the move's announcement job, and one that no move brought
+    (a match starting with a computer to move, a seat handed to the computer on /leave,
+    /kick or a timeout) is a job deferred in the transaction of that change
+    (:attr:`storage.postgres.PostgresStore.after_computer`), so this process may die right
+    after and a computer worker still moves."""
 
     def __init__(self, jobs: Jobs, store: PostgresStore, ai_delay: float) -> None:
         self.jobs = jobs
         self.store = store
         self.ai_delay = ai_delay
-        self._tasks: set[asyncio.Task[None]] = set()
 
     def on_computer(self, match_id: int, seq: int) -> None:
-        """Delivery's hook for a :class:`~chat.notices.ComputerTurn` (a sync callback)."""
-        task = asyncio.create_task(self._defer(match_id, seq))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def _defer(self, match_id: int, seq: int) -> None:
-        try:
-            await defer_computer(self.jobs, match_id, seq, self.ai_delay)
-        except Exception:
-            log.exception("match %s: the computer's move %s could not be queued", match_id, seq)
+        """Delivery's hook for a :class:`~chat.notices.ComputerTurn`: its job was deferred
+        with the change that brought it (see the class), nothing is left to do here."""
+        log.debug("match %s: the computer's move %s was queued with its change", match_id,
+                  seq)
 
     async def resume(self) -> int:
         """At start: an announcement job for every match whose stored moves are not all
@@ -63,9 +54,6 @@ class Attached:
         return owed
 
     async def close(self) -> None:
-        for task in list(self._tasks):
-            with contextlib.suppress(BaseException):
-                await task
         await self.jobs.app.close_async()
 
 
@@ -78,7 +66,7 @@ async def attach(config: Config, store: object, flow: Flow, delivery: Delivery) 
     await migrate(config.database)
     jobs = build_jobs(config.database)
     await jobs.app.open_async()
-    wire(store, flow, jobs)
+    wire(store, flow, jobs, config.ai_delay)
     attached = Attached(jobs, store, config.ai_delay)
     delivery.on_computer = attached.on_computer
     return attached

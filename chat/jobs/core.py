@@ -106,21 +106,30 @@ async def defer_timers(jobs: Jobs, conn: AsyncConnection[Any], match_id: int, se
         match_id=match_id, seq=seq)
 
 
-async def defer_computer(jobs: Jobs, match_id: int, seq: int, delay: float = 0.0) -> None:
+async def defer_computer(jobs: Jobs, match_id: int, seq: int, delay: float = 0.0, *,
+                         conn: AsyncConnection[Any] | None = None) -> None:
     """Queue the computer's move ``seq`` (after the pacing ``delay``); a job for the same
-    move already waiting is enough."""
+    move already waiting is enough. With ``conn``, inside its transaction (a SAVEPOINT, so
+    that a job already waiting does not abort it)."""
+    task = jobs.computer_move.configure(
+        queueing_lock=f"computer:{match_id}:{seq}",
+        schedule_at=at(time.time() + delay) if delay > 0 else None, connection=conn)
     try:
-        await jobs.computer_move.configure(
-            queueing_lock=f"computer:{match_id}:{seq}",
-            schedule_at=at(time.time() + delay) if delay > 0 else None).defer_async(
-            match_id=match_id, seq=seq)
+        if conn is None:
+            await task.defer_async(match_id=match_id, seq=seq)
+        else:
+            async with conn.transaction():
+                await task.defer_async(match_id=match_id, seq=seq)
     except AlreadyEnqueued:
         log.debug("match %s: the computer's move %s is queued already", match_id, seq)
 
 
-def wire(store: PostgresStore, flow: Flow, jobs: Jobs) -> None:
+def wire(store: PostgresStore, flow: Flow, jobs: Jobs, ai_delay: float = 0.0) -> None:
     """Switch a store and a flow to the scaled mode: moves are announced by ``announce``
-    jobs deferred with them, deadlines by timer jobs deferred with them."""
+    jobs deferred with them, deadlines by timer jobs deferred with them, and a computer's
+    turn that no move brought (a match starting with a computer to move, a seat handed to
+    the computer) by a ``computer_move`` job deferred with the change that brought it (it
+    does nothing if the computer is not to move after all)."""
 
     async def after_append(conn: AsyncConnection[Any], match_id: int, seq: int) -> None:
         await defer_announce(jobs, conn, match_id, seq)
@@ -129,6 +138,10 @@ def wire(store: PostgresStore, flow: Flow, jobs: Jobs) -> None:
                         seconds: int) -> None:
         await defer_timers(jobs, conn, match_id, seq, deadline, seconds)
 
+    async def after_computer(conn: AsyncConnection[Any], match_id: int, seq: int) -> None:
+        await defer_computer(jobs, match_id, seq, ai_delay, conn=conn)
+
     store.after_append = after_append
     store.after_arm = after_arm
+    store.after_computer = after_computer
     flow.broadcast.by_jobs = True

@@ -44,7 +44,7 @@ async def start_services(config: Config, jobs: Jobs, *, request: BaseRequest | N
     """The bot (built as :func:`chat.app.build_application` builds it: the same rate
     limiter and API address; it sends, it never polls), the store, the flow and delivery
     of a worker, wired to ``jobs``. ``request`` and ``clock`` are for tests."""
-    from chat.app import build_application
+    from chat.app import build_application, flow_locks, share_windows
     from chat.painter import Painter
     from chat.ratelimit import ChatRateLimiter
 
@@ -57,14 +57,15 @@ async def start_services(config: Config, jobs: Jobs, *, request: BaseRequest | N
                 clock=clock, timer_grace=config.timer_grace,
                 max_matches_per_user=config.max_matches_per_user,
                 max_matches_per_chat=config.max_matches_per_chat,
-                engine_api_url=config.engine_api_url)
+                engine_api_url=config.engine_api_url, locks=flow_locks(store))
     limiter = application.bot.rate_limiter
     delivery = Delivery(application.bot, store, painter=Painter(config.draw_workers, catalogs),
                         group_limit=config.group_limit, clock=clock,
                         limiter=limiter if isinstance(limiter, ChatRateLimiter) else None)
     if isinstance(limiter, ChatRateLimiter):
         limiter.on_pause = delivery.flood_wait
-    wire(store, flow, jobs)
+        share_windows(store, limiter, delivery, config.group_limit)
+    wire(store, flow, jobs, config.ai_delay)
     return JobServices(jobs, store, flow, delivery, ai_delay=config.ai_delay, clock=clock,
                        thinker=thinker, application=application)
 

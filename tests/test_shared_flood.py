@@ -1,0 +1,197 @@
+"""Telegram's limits across processes (the scaled mode): several bot instances on one
+PostgreSQL database, each with its own python-telegram-bot application, rate limiter and
+delivery (as several webhook and job workers have), write into one group of the fake Bot API.
+The group's window, a 429's pause and the bot-wide rate are kept in the database
+(storage/pg_windows.py), so together they behave as one process does."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from telegram.error import RetryAfter
+from telegram.ext import Application
+
+from chat.app import build_application, share_windows
+from chat.delivery import Delivery
+from chat.notices import Send
+from chat.ratelimit import ChatRateLimiter
+from storage.postgres import PostgresStore
+from tests.bot_harness import FastClock
+from tests.bot_harness import test_config as bot_config
+from tests.fakebot import FakeClock, FakeTelegram
+
+GROUP = -1009001
+
+
+@dataclass
+class Instance:
+    """One process's share: its application (bot + limiter), store pool and delivery."""
+
+    app: Application
+    store: PostgresStore
+    delivery: Delivery
+
+    @property
+    def limiter(self) -> ChatRateLimiter:
+        limiter = self.app.bot.rate_limiter
+        assert isinstance(limiter, ChatRateLimiter)
+        return limiter
+
+
+@contextlib.asynccontextmanager
+async def instances(tmp_path: Path, fake: FakeTelegram, url: str, count: int, *,
+                    shared: bool = True) -> AsyncIterator[list[Instance]]:
+    """``count`` bot instances built as chat/app.py's post_init builds them."""
+    config = bot_config(tmp_path, fake, database=url, overall_rate=30.0)
+    made: list[Instance] = []
+    try:
+        for _ in range(count):
+            app = build_application(config, request=fake.request(), clock=fake.clock)
+            await app.initialize()
+            store = await PostgresStore.open(url, clock=fake.clock)
+            limiter = app.bot.rate_limiter
+            assert isinstance(limiter, ChatRateLimiter)
+            delivery = Delivery(app.bot, store, group_limit=config.group_limit,
+                                clock=fake.clock, limiter=limiter)
+            limiter.on_pause = delivery.flood_wait
+            if shared:
+                share_windows(store, limiter, delivery, config.group_limit)
+            made.append(Instance(app, store, delivery))
+        yield made
+    finally:
+        for one in made:
+            await one.delivery.close()
+            await one.store.close()
+            await one.app.shutdown()
+
+
+def texts(fake: FakeTelegram) -> list[str]:
+    return [m.text or "" for m in fake.sent(GROUP)]
+
+
+async def test_three_processes_writing_into_one_group_stay_under_its_limit(
+        tmp_path: Path, pg_url: str) -> None:
+    """45 group messages from three instances at once: every one delivered, never more than
+    19 in any 60 s of the group, no 429, about one query of the window per write. The same
+    three with their own windows alone send 57 in the first minute (and would meet
+    Telegram's 429): what the shared window prevents."""
+    clock = FastClock(speed=40)  # a minute of the clock in 1.5 real seconds
+    fake = FakeTelegram(clock=clock, global_limit=None)
+    fake.group(GROUP, "Busy")
+    async with instances(tmp_path, fake, pg_url, 3) as bots:
+        claims = 0
+        for bot in bots:
+            claim = bot.store.windows.claim_group
+
+            async def counted(*args: object, claim: Any = claim) -> Any:
+                nonlocal claims
+                claims += 1
+                return await claim(*args)
+
+            bot.store.windows.claim_group = counted  # type: ignore[method-assign]
+        runs = [bot.delivery.run([Send(GROUP, f"p{i} m{n}", group=True) for n in range(15)])
+                for i, bot in enumerate(bots)]
+        results = await asyncio.wait_for(asyncio.gather(*[r for r in runs if r]), 60)
+    # A full window is waited out without asking the database again and again (51 claims
+    # for the 45 writes when this was written; polling it every 0.2 s made hundreds).
+    assert claims < 2 * 45, claims
+    assert all(r is True for rs in results for r in rs)
+    assert len(texts(fake)) == 45, fake.describe()
+    assert fake.max_sends_in_window(GROUP, 60, edits=True) <= 19
+    assert fake.rate_limited() == []
+    # Each instance's own window (the embedded mode's) cannot see the others' writes.
+    alone = FakeTelegram(clock=clock, global_limit=None, group_limit=0)
+    alone.group(GROUP, "Busy")
+    async with instances(tmp_path, alone, pg_url, 3, shared=False) as bots:
+        start = clock()
+        runs = [bot.delivery.run([Send(GROUP, f"p{i} m{n}", group=True) for n in range(19)])
+                for i, bot in enumerate(bots)]
+        await asyncio.wait_for(asyncio.gather(*[r for r in runs if r]), 60)
+        assert clock() - start < 60
+    assert alone.max_sends_in_window(GROUP, 60, edits=True) == 57
+
+
+async def test_a_429_seen_by_one_process_pauses_the_chat_in_every_process(
+        tmp_path: Path, pg_url: str) -> None:
+    """Telegram asks one instance to wait 30 s in the group: the other two, which never met
+    the 429, hold their writes to that group until the pause is over (one 429 in all);
+    their writes to another chat go on at once."""
+    clock = FastClock(speed=10)
+    fake = FakeTelegram(clock=clock, global_limit=None)
+    fake.group(GROUP, "Busy")
+    quiet = fake.group(GROUP - 1, "Quiet")
+    async with instances(tmp_path, fake, pg_url, 3) as bots:
+        fake.flood(GROUP, 30)
+        paused_at = clock()
+        first = bots[0].delivery.run([Send(GROUP, "first", group=True)])
+        await fake.wait_for(lambda: len(fake.rate_limited(GROUP)) == 1, timeout=5)
+        others = [bot.delivery.run([Send(GROUP, f"from {i}", group=True)])
+                  for i, bot in enumerate(bots[1:], 1)]
+        elsewhere = bots[1].delivery.run([Send(quiet.id, "elsewhere", group=True)])
+        assert elsewhere is not None
+        await asyncio.wait_for(elsewhere, 5)
+        assert clock() - paused_at < 30, "another chat is not paused"
+        await asyncio.wait_for(asyncio.gather(first, *others), 30)  # type: ignore[arg-type]
+    assert len(fake.rate_limited()) == 1, [(c.method, c.chat_id) for c in fake.rate_limited()]
+    sent = fake.calls_to("sendMessage", GROUP, ok=True)
+    assert sorted(c.params["text"] for c in sent) == ["first", "from 1", "from 2"]
+    assert min(c.time for c in sent) >= paused_at + 30
+
+
+async def test_a_429_naming_no_chat_pauses_every_process_and_the_bot_rate_is_shared(
+        pg_url: str) -> None:
+    """Unit level on two limiters sharing one database: a 429 for a request without a chat
+    pauses the other limiter's requests to any chat; and the bot-wide rate is one rate for
+    both (30 a second between them, not 30 each)."""
+    clock = FakeClock(1000.0)
+    a, b = ChatRateLimiter(30.0, clock=clock), ChatRateLimiter(30.0, clock=clock)
+    store = await PostgresStore.open(pg_url, clock=clock)
+    try:
+        a.share(store.windows, group_limit=19)
+        b.share(store.windows, group_limit=19)
+        calls: list[str] = []
+        refuse = True
+
+        async def call(name: str) -> dict[str, bool]:
+            nonlocal refuse
+            if name == "getMe" and refuse:
+                refuse = False
+                raise RetryAfter(20)
+            calls.append(name)
+            return {"ok": True}
+
+        async def request(limiter: ChatRateLimiter, name: str,
+                          chat: int | None) -> object:
+            data = {} if chat is None else {"chat_id": chat}
+            return await limiter.process_request(call, (name,), {}, name, data, None)
+
+        chatless = asyncio.create_task(request(a, "getMe", None))
+        await asyncio.sleep(0.3)
+        assert await store.windows.paused_until(None, clock()) == 1020.0
+        other = asyncio.create_task(request(b, "sendMessage", 55))
+        await asyncio.sleep(0.5)
+        assert not other.done() and calls == [], "b waits for a's bot-wide pause"
+        clock.advance(20)
+        for _ in range(100):  # the clock moves on (each slot of the bot's rate is 1/30 s)
+            if chatless.done() and other.done():
+                break
+            await asyncio.sleep(0.05)
+            clock.advance(0.05)
+        await asyncio.wait_for(asyncio.gather(chatless, other), 1)
+        assert sorted(calls) == ["getMe", "sendMessage"]
+        # The bot-wide rate: slots of both limiters line up 1/30 s apart.
+        now = clock()
+        slots = [await store.windows.reserve(0, 30.0, 1, now) for _ in range(6)]
+        gaps = [round(y - x, 6) for x, y in itertools.pairwise(slots)]
+        assert gaps == [round(1 / 30, 6)] * 5
+        # A chat's pace: three at once after a quiet spell, then one a second.
+        chat = [await store.windows.reserve(77, 1.0, 3, now) for _ in range(5)]
+        assert [max(0.0, s - now) for s in chat] == [0.0, 0.0, 0.0, 1.0, 2.0]
+    finally:
+        await store.close()

@@ -1,0 +1,150 @@
+"""Webhook mode on PostgreSQL (issue 28's webhook workers): what a worker killed at the
+wrong moment, or an update tried by several workers, must not break. The real stack: the fake
+Bot API posts every update to uvicorn on 127.0.0.1 and retries what was not answered 2xx."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from chat.web import MAX_ATTEMPTS
+from tests.bot_harness import BOT, FastClock, start_group_duel
+from tests.fakebot import FakeTelegram
+from tests.test_webhook import SORRY, typed_move
+from tests.webhook_harness import running_webhook_bot
+
+
+def pg(url: str, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
+    with psycopg.connect(url, autocommit=True) as conn:
+        cur = conn.execute(sql, params)
+        return cur.fetchall() if cur.description else []
+
+
+def stored_moves(url: str, match_id: int) -> list[tuple[int, str, int | None]]:
+    return [(int(s), str(a), u) for s, a, u in pg(
+        url, "SELECT seq, action, update_id FROM moves WHERE match_id = %s ORDER BY seq",
+        (match_id,))]
+
+
+async def test_add_killed_before_the_ledger_seats_one_computer(
+        tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """/add is processed, then the worker dies before the ledger's own write (its answer
+    never reaches Telegram): the update comes again and is answered as processed, because
+    the set-up change carried the update id in its own transaction; one computer joins."""
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock())
+    ann = fake.user(351, "Ann")
+    group = fake.group(-1003510, "Trio")
+    async with running_webhook_bot(tmp_path, fake, database=pg_url) as h:
+        ann.start_bot()
+        await h.settle()
+        ann.send(group, f"/new@{BOT} trio-lone-defender timer=off")
+        await h.settle()
+        store = h.services.store
+        real_mark = store.mark_update
+        skipped: list[int] = []
+
+        async def killed_before_marking(update_id: int) -> bool:
+            if not skipped:  # the process "dies" here: no ledger write, no answer
+                skipped.append(update_id)
+                return False
+            return await real_mark(update_id)
+
+        monkeypatch.setattr(store, "mark_update", killed_before_marking)
+        fake.drop_webhook(answered=True)  # processed, its answer lost: Telegram sends again
+        ann.send(group, f"/add@{BOT} easy")
+        add_id = fake.update_log[-1]["update_id"]
+        await h.settle()
+        assert skipped == [add_id]
+        assert [a.status for a in fake.webhook_attempts(add_id)] == [None, 200]
+        lobby = await store.open_lobby(group.id)
+        assert lobby is not None, fake.describe()
+        kinds = [s["kind"] for s in lobby.state["seats"]]
+        assert kinds == ["human", "computer"], kinds
+        assert await store.seen_update(add_id)
+
+
+async def test_a_typed_two_step_move_is_stored_whole_or_not_at_all(
+        tmp_path: Path, pg_url: str) -> None:
+    """A defender's one-card move is two steps (the card, then "end"). The database aborts
+    the move's transaction between them once (a trigger: as if the worker died there): no
+    step is kept, the update is answered 500 and comes again, and then both are stored,
+    the update id with the first. Step by step, the card would have been kept with the
+    update id and the redelivered update skipped: the turn never ended."""
+    pg(pg_url, "CREATE SEQUENCE second_steps")
+    pg(pg_url, """
+        CREATE FUNCTION die_between_steps() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            -- A step without an update id in a match of people: the second of a move.
+            IF NEW.update_id IS NULL AND nextval('second_steps') = 1 THEN
+                RAISE EXCEPTION 'the worker died between the steps (simulated)';
+            END IF;
+            RETURN NEW;
+        END $$""")
+    pg(pg_url, "CREATE TRIGGER die_between_steps BEFORE INSERT ON moves "
+               "FOR EACH ROW EXECUTE FUNCTION die_between_steps()")
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock())
+    ann, bob = fake.user(361, "Ann"), fake.user(362, "Bob")
+    group = fake.group(-1003610, "Steps")
+    users = {ann.id: ann, bob.id: bob}
+    async with running_webhook_bot(tmp_path, fake, database=pg_url) as h:
+        ann.start_bot()
+        bob.start_bot()
+        await h.settle()
+        row = await start_group_duel(h, group, ann, bob, "duel timer=off")
+        rng = random.Random(7)
+        failed: list[int] = []
+        for _ in range(120):
+            if (await h.services.store.get_match(row.match_id)).status.value != "active":
+                break
+            update_id = await typed_move(h, group, users, row.match_id, rng)
+            await h.settle()
+            statuses = [a.status for a in fake.webhook_attempts(update_id)]
+            if 500 in statuses:
+                failed.append(update_id)
+                break
+            assert statuses == [200], statuses
+        assert failed, "no two-step move was typed"
+        assert [a.status for a in fake.webhook_attempts(failed[0])] == [500, 200]
+        moves = stored_moves(pg_url, row.match_id)
+        mine = [i for i, m in enumerate(moves) if m[2] == failed[0]]
+        assert len(mine) == 1, "applied once"
+        assert moves[mine[0] + 1][1:] == ("end", None), moves[mine[0]:]
+        assert [m[0] for m in moves] == list(range(1, len(moves) + 1))
+        assert not any(SORRY in (m.text or "") for m in fake.messages(group))
+
+
+async def test_an_updates_failed_tries_are_counted_across_workers(
+        tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An update that always fails is tried by one worker, which then dies, and by another:
+    it is given up after MAX_ATTEMPTS tries in all (not MAX_ATTEMPTS per worker), with one
+    apology, because the tries are counted in the database."""
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock())
+    fake.webhook_retry_cap = 2.0
+    ann = fake.user(371, "Ann")
+    group = fake.group(-1003710, "Broken")
+
+    async def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("a bug (simulated)")
+
+    first_tries = 3
+    async with running_webhook_bot(tmp_path, fake, database=pg_url) as h:
+        ann.start_bot()
+        await h.settle()
+        monkeypatch.setattr(h.services.flow, "new_lobby", broken)
+        ann.send(group, f"/new@{BOT} duel")
+        update_id = fake.update_log[-1]["update_id"]
+        assert await fake.wait_for(lambda: [a.status for a in fake.webhook_attempts(
+            update_id)].count(500) >= first_tries, timeout=30)
+    # The first worker is gone; the second one takes over the same webhook.
+    async with running_webhook_bot(tmp_path, fake, database=pg_url) as h:
+        monkeypatch.setattr(h.services.flow, "new_lobby", broken)
+        await h.settle(timeout=60)
+        statuses = [a.status for a in fake.webhook_attempts(update_id)]
+        assert statuses.count(500) == MAX_ATTEMPTS - 1, statuses
+        assert statuses[-1] == 200
+        assert sum(SORRY in (m.text or "") for m in fake.sent(group)) == 1
+        assert await h.services.store.update_state(update_id) == (True, 0)
