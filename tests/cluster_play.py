@@ -37,13 +37,16 @@ class Table:
     computers: int = 0
     timer: int | None = None
     sleepy: FakeUser | None = None
+    #: ``/new`` arguments before the timer: the table and the deal.
+    args: str = "duel deal=short"
     match_id: int | None = None
     done: bool = False
     setup_error: str | None = None
 
     @property
     def kind(self) -> str:
-        return "sleepy" if self.sleepy else "computer" if self.computers else "people"
+        return ("sleepy" if self.sleepy else self.args.split()[0] + "+computer"
+                if self.computers else "people")
 
 
 @dataclass
@@ -107,7 +110,7 @@ class People:
     async def set_up(self, table: Table, level: str = "easy") -> None:
         """``/new`` by the first person, the others ``/join``, computers ``/add``, ``/go``."""
         creator = table.humans[0]
-        args = "duel deal=short" + (f" timer={table.timer}" if table.timer else "")
+        args = table.args + (f" timer={table.timer}" if table.timer else "")
         steps: list[tuple[FakeUser, str]] = [(creator, f"/new@{BOT} {args}")]
         steps += [(u, f"/join@{BOT}") for u in table.humans[1:]]
         steps += [(creator, f"/add@{BOT} {level}")] * table.computers

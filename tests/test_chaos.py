@@ -3,16 +3,18 @@ PostgreSQL (tests/pg.py), haproxy (deploy/haproxy.cfg) in front of 3 webhook wor
 workers and 1 computer worker, each a real process (tests/cluster.py) — fed by the fake Bot
 API delivering updates by webhook the way Telegram does (one update at a time per chat, a
 user's button presses in order, non-2xx answers delivered again with back-off). Scripted
-people (tests/cluster_play.py) set up and play well over 100 group duels from their panels,
-some against an easy computer, some with a 15-second turn timer that one player lets run out
-every other turn, while a random process is SIGKILLed every few seconds and started again.
+people (tests/cluster_play.py) set up and play over 100 group matches from their panels —
+duels of two people, duels against an easy computer, duels with a 15-second turn timer that
+one player lets run out every other turn, trios and 2 v 2 teams of one person and computers —
+while a random process is SIGKILLed every few seconds and started again, until at least
+5,000 moves are stored; the matches still running are then cancelled and everything settles.
 
 Pass criteria (all asserted): 0 lost moves, 0 duplicate (match, move number), every stored
-move announced (the outbox marker reaches the last move, and the group's last board shows
-the final position's caption), duplicate announcements ≤ 0.1 %, no group above 20 messages
-(sends and edits, as the fake counts them) in any 60 s, every turn timer fired, ≤ 2 s late at
-p99 outside the kill windows, every finished match's record replays through the referee
-(``python -m krendzu replay``). It prints one JSON line with what it measured.
+move announced (the outbox marker reaches the last move), duplicate announcements ≤ 0.1 %,
+no group above 20 messages (sends and edits, as the fake counts them) in any 60 s, every
+turn timer fired, ≤ 2 s late at p99 outside the kill windows, every match's finished tours
+(its ``/export`` record) replay through the referee (``python -m krendzu replay``). It
+prints one JSON line (``CHAOS {...}``) with what it measured.
 
 Honest shortcuts, each stated: the fake lifts Telegram's 30-calls-a-second limit per bot and
 the bot's processes are told so (``KRENDZU_OVERALL_RATE``): at 30 calls/s the moves this test
@@ -50,12 +52,14 @@ from tests.cluster_play import People, Table, run_all
 from tests.fakebot import FakeTelegram
 from tests.pg import PgServer
 
-#: The mix of matches (group duels, short deal): two people; a person and an easy computer;
-#: two people with a 15 s turn timer, one of whom lets every other turn run out.
-PEOPLE, AGAINST_COMPUTER, SLEEPY = 82, 26, 14
+#: The mix of matches: group duels (short deal) of two people, of a person and an easy
+#: computer, and of two people with a 15 s turn timer one of whom lets every other turn run
+#: out; trios (one person, two easy computers) and 2 v 2 teams (one person, three).
+PEOPLE, AGAINST_COMPUTER, SLEEPY, TRIOS, TEAMS = 30, 8, 12, 36, 16
 TIMER = 15  # the shortest turn timer the bot allows (chat/model.py TIMER_MIN)
-#: Wall-time budget (seconds): play, then the kills stop and everything settles.
-PLAY_SECONDS = 230.0
+#: Wall-time budget (seconds): play until the moves and matches are there (at most this
+#: long), then the kills stop and everything settles.
+PLAY_SECONDS = 330.0
 CALM_BEFORE_END = 25.0  # no kill in the last seconds of play
 SETTLE_SECONDS = 75.0  # a killed job's lock is swept after 30 s of silent heartbeat
 KILL_EVERY = (3.0, 6.0)
@@ -64,6 +68,7 @@ KILL_EVERY = (3.0, 6.0)
 KILL_SLACK = 1.0
 #: The criteria.
 MIN_MATCHES, MIN_MOVES = 100, 5000
+MOVES_MARGIN = 150  # play on a little past the target: cancelled matches' moves count too
 GROUP_LIMIT, GROUP_WINDOW = 20, 60.0
 MAX_DUPLICATE_SHARE = 0.001
 TIMER_P99_LATE = 2.0
@@ -94,18 +99,19 @@ async def rows(url: str, query: str, params: Any = ()) -> list[dict[str, Any]]:
 def make_tables(fake: FakeTelegram) -> list[Table]:
     tables: list[Table] = []
     user_id = 10_000
-    kinds = [("people", 2)] * PEOPLE + [("computer", 1)] * AGAINST_COMPUTER + [
-        ("sleepy", 2)] * SLEEPY
-    for n, (kind, humans) in enumerate(kinds):
+    kinds = ([("duel deal=short", 2, 0)] * PEOPLE + [("duel deal=short", 1, 1)] * AGAINST_COMPUTER
+             + [("sleepy", 2, 0)] * SLEEPY + [("trio-lone-attacker", 1, 2)] * TRIOS
+             + [("teams", 1, 3)] * TEAMS)
+    for n, (args, humans, computers) in enumerate(kinds):
         users = []
         for _ in range(humans):
             user_id += 1
             users.append(fake.user(user_id, f"P{user_id}"))
         group = fake.group(-1_000_000_000_000 - n - 1, f"Chaos {n + 1}", members=users)
-        table = Table(group, users, computers=1 if kind == "computer" else 0,
-                      timer=TIMER if kind == "sleepy" else None,
-                      sleepy=users[1] if kind == "sleepy" else None)
-        tables.append(table)
+        sleepy = args == "sleepy"
+        tables.append(Table(group, users, computers=computers, timer=TIMER if sleepy else None,
+                            sleepy=users[1] if sleepy else None,
+                            args="duel deal=short" if sleepy else args))
     return tables
 
 
@@ -136,9 +142,9 @@ async def chaos(cluster: Cluster, url: str, *, seed: int = 28,
     stop_kills = deadline - CALM_BEFORE_END
 
     async def killer() -> None:
-        while time.time() < stop_kills:
+        while time.time() < stop_kills and not enough.is_set():
             await asyncio.sleep(rng.uniform(*KILL_EVERY))
-            if time.time() >= stop_kills:
+            if time.time() >= stop_kills or enough.is_set():
                 break
             proc = rng.choice(cluster.procs)
             await asyncio.to_thread(cluster.kill, proc)
@@ -156,21 +162,34 @@ async def chaos(cluster: Cluster, url: str, *, seed: int = 28,
                 table.done = table.match_id in ended
             if all(t.done for t in started):
                 return
+            made = await rows(url, "SELECT count(*) AS n FROM moves")
+            if made[0]["n"] >= MIN_MOVES + MOVES_MARGIN and not enough.is_set():
+                enough.set()
+                figures["enough_after_s"] = round(time.time() - play_start, 1)
             await asyncio.sleep(1.0)
 
+    enough = asyncio.Event()
     watching = asyncio.create_task(watcher())
     killing = asyncio.create_task(killer())
+    playing = asyncio.create_task(run_all(people, started, deadline))
     try:
-        await run_all(people, started, deadline)
+        await asyncio.wait([playing, asyncio.create_task(enough.wait())],
+                           return_when=asyncio.FIRST_COMPLETED)
+        for table in started:  # enough moves: everyone stops
+            table.done = True
+        await playing
     finally:
         killing.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await killing
     figures["play_s"] = round(time.time() - play_start, 1)
-    # Matches still running concede (/resign), so no timer of theirs fires after the end.
-    unfinished = [t for t in started if not t.done]
-    figures["resigned"] = len(unfinished)
-    await asyncio.gather(*(people.say(t.humans[0], t.group, f"/resign@{BOT}")
+    # Matches still running are cancelled by their creator (/cancel), so no timer or
+    # computer of theirs moves after the end.
+    ended = {r["match_id"] for r in await rows(
+        url, "SELECT match_id FROM matches WHERE status <> 'active'")}
+    unfinished = [t for t in started if t.match_id not in ended]
+    figures["cancelled_at_end"] = len(unfinished)
+    await asyncio.gather(*(people.say(t.humans[0], t.group, f"/cancel@{BOT}")
                            for t in unfinished))
     # Settle: every stored move announced, no job left to run.
     settle_end = time.time() + SETTLE_SECONDS
@@ -209,6 +228,10 @@ async def measure(cluster: Cluster, url: str, figures: Figures, tmp: Path) -> di
     out["matches"] = len(matches)
     out["matches_finished"] = sum(m["status"] == "finished" for m in matches)
     out["matches_by_status"] = dict(Counter(m["status"] for m in matches))
+    kind_of = {t.match_id: t.kind for t in tables}
+    out["moves_by_kind"] = dict(Counter(kind_of.get(m["match_id"], "?") for m in moves))
+    out["finished_by_kind"] = dict(Counter(kind_of.get(m["match_id"], "?") for m in matches
+                                           if m["status"] == "finished"))
     out["moves"] = len(moves)
     out["moves_by_people"] = sum(m["update_id"] is not None for m in moves)
     out["duplicate_match_seq"] = sum(n - 1 for n in pairs.values() if n > 1)
@@ -231,12 +254,18 @@ async def measure(cluster: Cluster, url: str, figures: Figures, tmp: Path) -> di
         if reason:
             refused[reason[:60]] += 1
         else:
-            lost.append(sent.update_id)
+            mid = sent.table.match_id
+            seqs = sorted(m["seq"] for m in by_match.get(mid or 0, []))
+            lost.append({"update_id": sent.update_id, "match": mid, "kind": sent.table.kind,
+                         "typed": sent.typed, "seq": sent.seq, "stored_moves": len(seqs),
+                         "answer": None if sent.query_id is None else repr(
+                             fake.callbacks.get(sent.query_id))[:200]})
     out["move_updates_sent"] = len(journal.sent)
     out["move_updates_typed"] = journal.typed
     out["taps"] = journal.taps
     out["undelivered_updates"] = len(journal.undelivered)
     out["lost_moves"] = len(lost)
+    out["lost_details"] = lost[:10]
     out["refused_moves"] = dict(refused.most_common(8))
     out["updates_stored_twice"] = sum(1 for n in stored_ids.values() if n > 1)
     # Announced: the marker of every match reached its last move; the group's live board
@@ -380,11 +409,14 @@ async def referee(url: str, matches: list[dict[str, Any]], tmp: Path) -> dict[st
     files = []
     try:
         for match in matches:
-            if match["status"] != "finished":
-                continue
             stored = await store.load_match(match["match_id"])
+            finished = [t for t in stored.game.tours if t.is_over]
+            if not finished:
+                continue
+            # As /export: the finished tours only (a running tour's record holds hands).
             record = export_record(stored.game, players=[f"p{i + 1}" for i in range(
                 len(stored.row.seats))])
+            record["tours"] = record["tours"][: len(finished)]
             path = tmp / f"record-{match['match_id']}.json"
             path.write_text(json.dumps(record))
             files.append(path)
