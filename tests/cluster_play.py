@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from tests.bot_harness import BOT, panel, panel_op
+from tests.bot_harness import BOT, panel_op
 from tests.fakebot import Chat, FakeTelegram, FakeUser, Message
 
 #: Seconds a player waits for the answer to an update before giving up on it (Telegram's
@@ -125,8 +125,8 @@ class People:
         seen: tuple[int, int] | None = None
         turns: set[int] = set()  # move numbers whose panel this sleepy player saw
         while not table.done and time.time() < deadline:
-            message = panel(self.fake, user)
-            if message is None or message.deleted:
+            message = live_panel(self.fake, user)
+            if message is None:
                 await asyncio.sleep(POLL)
                 continue
             key = (message.message_id, len(message.edits))
@@ -202,6 +202,16 @@ class People:
         if moves:
             self.journal.sent.append(record)
         record.delivered = await self.delivered(update_id)
+
+
+def live_panel(fake: FakeTelegram, user: FakeUser) -> Message | None:
+    """The newest picture in the person's private chat, if it carries match buttons: what a
+    person acts on (an older panel whose closing edit did not come, its buttons still
+    there, is scrolled past, as the bot's "the newest messages are below" asks)."""
+    for message in reversed(fake.sent(user, deleted=False)):
+        if message.kind == "photo":
+            return message if match_ops(message) else None
+    return None
 
 
 def match_ops(message: Message) -> list[tuple[str, int, str]]:

@@ -134,6 +134,8 @@ async def chaos(cluster: Cluster, url: str, *, seed: int = 28,
                            "status = 'active'", (table.group.id,))
         table.match_id = found[0]["match_id"] if found else None
     figures["setup_s"] = round(time.time() - t0, 1)
+    figures["setup_failed"] = [t.setup_error or f"no match in {t.group.id}"
+                               for t in tables if t.match_id is None][:5]
     started = [t for t in tables if t.match_id is not None]
     assert len(started) >= MIN_MATCHES, [t.setup_error for t in tables if t.setup_error]
 
@@ -183,6 +185,7 @@ async def chaos(cluster: Cluster, url: str, *, seed: int = 28,
         with contextlib.suppress(asyncio.CancelledError):
             await killing
     figures["play_s"] = round(time.time() - play_start, 1)
+    figures.data["play_end"] = time.time()
     # Matches still running are cancelled by their creator (/cancel), so no timer or
     # computer of theirs moves after the end.
     ended = {r["match_id"] for r in await rows(
@@ -201,7 +204,7 @@ async def chaos(cluster: Cluster, url: str, *, seed: int = 28,
         if owed[0]["n"] == 0 and running[0]["n"] == 0:
             break
         await asyncio.sleep(1.0)
-    figures["settle_s"] = round(time.time() - deadline, 1)
+    figures["settle_s"] = round(time.time() - figures.data["play_end"], 1)
     await asyncio.to_thread(cluster.note_ready)
     watching.cancel()
     with contextlib.suppress(asyncio.CancelledError):
@@ -251,6 +254,17 @@ async def measure(cluster: Cluster, url: str, figures: Figures, tmp: Path) -> di
             reason = answer.text if answer is not None and answer.text else None
         else:
             reason = reply_to(fake, sent)
+        if not reason:
+            # A typed move answered 200 that stored nothing: refused if the move number it
+            # was typed for had been made (a stand-in at the deadline, a tap) before the
+            # delivery that was answered; the refusal is a reply sent after the answer,
+            # which a kill may cut off. Made later, the move was lost.
+            slot = next((m for m in by_match.get(sent.table.match_id or 0, [])
+                         if m["seq"] == sent.seq), None)
+            answered = [a.time for a in fake.webhook_attempts(sent.update_id) if a.ok]
+            if (slot is not None and slot["update_id"] != sent.update_id and answered
+                    and float(slot["created_at"]) <= answered[-1]):
+                reason = "typed after its move number was made (stale)"
         if reason:
             refused[reason[:60]] += 1
         else:
@@ -259,7 +273,9 @@ async def measure(cluster: Cluster, url: str, figures: Figures, tmp: Path) -> di
             lost.append({"update_id": sent.update_id, "match": mid, "kind": sent.table.kind,
                          "typed": sent.typed, "seq": sent.seq, "stored_moves": len(seqs),
                          "answer": None if sent.query_id is None else repr(
-                             fake.callbacks.get(sent.query_id))[:200]})
+                             fake.callbacks.get(sent.query_id))[:200],
+                         "tries": [a.status for a in fake.webhook_attempts(sent.update_id)],
+                         "then": after_update(fake, sent)})
     out["move_updates_sent"] = len(journal.sent)
     out["move_updates_typed"] = journal.typed
     out["taps"] = journal.taps
@@ -287,33 +303,42 @@ async def measure(cluster: Cluster, url: str, figures: Figures, tmp: Path) -> di
                 (out["unannounced_matches"],))]
     # Board posts and duplicates: a board send or edit in a group whose caption and
     # picture repeat the group's previous board exactly announces nothing new.
-    posts = duplicates = clock_refreshes = 0
+    posts = duplicates = clock_refreshes = repeated_clocks = 0
+    dup_details: list[str] = []
     worst_group, worst = 0, None
     for table in tables:
         group = table.group
         last: str | None = None
-        refreshed = False
+        last_caption: str | None = None
         for call in fake.calls_to(chat=group, ok=True):
             method = call.method.lower()
             if method not in BOARD_METHODS:
                 continue
-            key = board_key(str(call.params.get("caption", "")))
+            caption = str(call.params.get("caption", ""))
+            key = board_key(caption)
             posts += 1
-            if method == "editmessagecaption" and key == last and not refreshed:
-                refreshed = True  # the reminder redraws the board's clock: news, once
-                clock_refreshes += 1
+            if method == "editmessagecaption" and key == last:
+                # The reminder redraws the board's clock (the only line that changed): no
+                # announcement of a move, counted apart (and a repeat of it apart again).
+                if caption == last_caption:  # the same clock again: a repeated reminder
+                    repeated_clocks += 1
+                else:
+                    clock_refreshes += 1
+                last_caption = caption
                 continue
-            if key == last:
+            if key == last:  # the same board posted again
                 duplicates += 1
-            else:
-                refreshed = False
-            last = key
+                if len(dup_details) < 8:
+                    dup_details.append(f"{group.id} {call.method} {key[:60]!r}")
+            last, last_caption = key, caption
         count = fake.max_sends_in_window(group, GROUP_WINDOW, edits=True)
         if count > worst_group:
             worst_group, worst = count, group.id
     out["board_posts"] = posts
     out["clock_refreshes"] = clock_refreshes
+    out["repeated_clock_edits"] = repeated_clocks
     out["duplicate_announcements"] = duplicates
+    out["duplicate_details"] = dup_details
     out["duplicate_share"] = round(duplicates / max(1, len(moves)), 5)
     out["max_group_messages_60s"] = worst_group
     out["worst_group"] = worst
@@ -349,15 +374,24 @@ async def measure(cluster: Cluster, url: str, figures: Figures, tmp: Path) -> di
     out["timers_in_kill_windows"] = in_windows
     out["timer_late_p99_all_s"] = rnd(pct(late_all, 0.99))
     # The sleepy players' turns: each ran out and a stand-in moved instead.
-    skipped = [s for s in journal.skips if s.table.match_id is not None]
+    # A turn let go in the last seconds may be cut short by the end's /cancel: not counted.
+    cut = figures.data.get("play_end", time.time()) - TIMER - 5
+    skipped = [s for s in journal.skips if s.table.match_id is not None and s.seen < cut]
     served = 0
+    unserved: list[dict[str, Any]] = []
     for skip in skipped:
         mid = skip.table.match_id
         assert mid is not None
         move = next((m for m in by_match.get(mid, []) if m["seq"] == skip.seq), None)
-        served += move is not None and move["update_id"] is None
+        ok = move is not None and move["update_id"] is None
+        served += ok
+        if not ok and len(unserved) < 6:
+            unserved.append({"match": mid, "seq": skip.seq, "move": str(move),
+                             "before_end_s": round(figures.data.get("play_end", 0) - skip.seen,
+                                                   1)})
     out["turns_let_run_out"] = len(skipped)
     out["turns_run_out_served"] = served
+    out["turns_run_out_unserved"] = unserved
     out["ran_out_messages"] = sum(
         1 for t in tables for m in fake.sent(t.group) if "ran out of time" in (m.text or
                                                                              m.caption or ""))
@@ -373,6 +407,17 @@ async def measure(cluster: Cluster, url: str, figures: Figures, tmp: Path) -> di
     out["tracebacks"] = {name: text.count("Traceback") for name, text in cluster.logs().items()
                          if "Traceback" in text}
     return out
+
+
+def after_update(fake: FakeTelegram, sent: Any) -> list[str]:
+    """The bot's first texts in the group and the sender's private chat after an update."""
+    update = next((u for u in fake.update_log if u["update_id"] == sent.update_id), {})
+    date = (update.get("message") or {}).get("date", 0)
+    texts = []
+    for chat in (sent.table.group, sent.user):
+        texts += [f"{m.method}:{(m.text or m.caption or '')[:70]}" for m in fake.sent(chat)
+                  if m.date >= date][:3]
+    return texts
 
 
 def reply_to(fake: FakeTelegram, sent: Any) -> str | None:
