@@ -496,8 +496,8 @@ class Store(abc.ABC):
         ``final``: the match is closed and statistics recorded in the same transaction.
         """
 
-    #: Whether :meth:`append_moves` stores a move's steps in one transaction (PostgreSQL,
-    #: where a webhook worker may be killed between two of them); else step by step.
+    #: Whether :meth:`append_moves` stores a move's steps in one transaction (both backends
+    #: do: a webhook worker may be killed between two of them); else step by step.
     appends_atomically = False
 
     async def append_moves(self, match_id: int,

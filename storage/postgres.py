@@ -132,8 +132,9 @@ POOL_MIN, POOL_MAX = 1, 10
 #: Seconds to wait for a connection (first connect or a free one from the pool).
 CONNECT_TIMEOUT = 10.0
 #: Connections for the chats' flow locks (:meth:`PostgresStore.hold_chat`), apart from the
-#: pool of the store's calls, which the code inside a lock uses: one per chat locked now.
-LOCK_POOL_MAX = 20
+#: pool of the store's calls, which the code inside a lock uses: one per chat locked now (a
+#: critical section lasts milliseconds; more chats at once wait for a connection).
+LOCK_POOL_MAX = 8
 #: The first key of a chat's flow lock, in the two-number advisory key space (which never
 #: meets the one-number space of the match locks); the second is a hash of chat and topic.
 CHAT_LOCKS = int.from_bytes(b"KRND", "big")

@@ -77,6 +77,7 @@ from storage.common import at as _at
 from storage.common import at_or_none as _dt
 from storage.common import chat_settings_dump as _chat_settings_dump
 from storage.common import chat_settings_load as _chat_settings_load
+from storage.common import check_final as _check_final
 from storage.common import consume_exception as _consume_exception
 from storage.common import panel_lines_load as _panel_lines_load
 from storage.common import settings_from as _settings_from
@@ -987,17 +988,35 @@ class SqliteStore(Store):
         update_id: int | None = None,
         final: Match | None = None,
     ) -> MoveRow:
-        text = normalize_action(action)
-        if final is not None:
-            if not final.is_over:
-                raise ValueError("final must be the state of a match that is over")
-            if len(final.history) != expected_seq or str(final.history[-1]) != text:
-                raise ValueError("final must be the state right after this move")
+        return (await self.append_moves(match_id, [(expected_seq, action)],
+                                        update_id=update_id, final=final))[0]
+
+    #: One write stores every step of a move (:meth:`append_moves`).
+    appends_atomically = True
+
+    async def append_moves(
+        self,
+        match_id: int,
+        moves: Sequence[tuple[int, PlayerAction | str]],
+        *,
+        update_id: int | None = None,
+        final: Match | None = None,
+    ) -> list[MoveRow]:
+        """:meth:`append_move` for the steps of one move in one write (one savepoint of the
+        group commit): all of them are stored, or none."""
+        texts = [(seq, normalize_action(action)) for seq, action in moves]
+        if not texts:
+            return []
+        for i, (seq, _) in enumerate(texts):
+            if i and seq != texts[i - 1][0] + 1:
+                raise ValueError("the steps of one move are numbered one after another")
+        _check_final(final, texts[-1][0], texts[-1][1])
         now = self._clock()
 
-        async def work(conn: aiosqlite.Connection) -> MoveRow:
+        async def work(conn: aiosqlite.Connection) -> list[MoveRow]:
             if update_id is not None:
                 await self._remember_update(conn, update_id, now)
+            first = texts[0][0]
             r = await self._fetchone(
                 conn,
                 "SELECT status, (SELECT COALESCE(MAX(seq), 0) FROM moves "
@@ -1008,16 +1027,20 @@ class SqliteStore(Store):
                 raise NotFound(f"no match {match_id}")
             if r["status"] != MatchStatus.ACTIVE:
                 raise MatchClosed(f"match {match_id} is {r['status']}")
-            if r["last_seq"] + 1 != expected_seq:
-                raise SequenceConflict(match_id, expected_seq, r["last_seq"] + 1)
-            await conn.execute(
-                "INSERT INTO moves (match_id, seq, action, update_id, created_at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (match_id, expected_seq, text, update_id, now),
-            )
+            if r["last_seq"] + 1 != first:
+                raise SequenceConflict(match_id, first, r["last_seq"] + 1)
+            rows: list[MoveRow] = []
+            for i, (seq, text) in enumerate(texts):
+                mark = update_id if i == 0 else None
+                await conn.execute(
+                    "INSERT INTO moves (match_id, seq, action, update_id, created_at) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (match_id, seq, text, mark, now),
+                )
+                rows.append(MoveRow(match_id, seq, text, mark, _at(now)))
             if final is not None:
                 await self._close_finished(conn, match_id, final, now)
-            return MoveRow(match_id, expected_seq, text, update_id, _at(now))
+            return rows
 
         return await self._write(work)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,6 +116,35 @@ async def test_three_processes_writing_into_one_group_stay_under_its_limit(
         await asyncio.wait_for(asyncio.gather(*[r for r in runs if r]), 60)
         assert clock() - start < 60
     assert alone.max_sends_in_window(GROUP, 60, edits=True) == 57
+
+
+def test_three_os_processes_writing_into_one_group_stay_under_its_limit(
+        pg_url: str) -> None:
+    """The same with three real processes (tests/shared_flood_child.py), each with its own
+    application, pool and delivery, against the fake Bot API over HTTP: 45 messages, every
+    one delivered, never more than 19 in any 60 s of the group, no 429."""
+    import subprocess
+    import sys
+
+    clock = FastClock(speed=40)
+    fake = FakeTelegram(clock=clock, global_limit=None)
+    fake.group(GROUP, "Busy")
+    base = fake.serve_http()
+    root = Path(__file__).resolve().parent.parent
+    try:
+        children = [subprocess.Popen(
+            [sys.executable, str(root / "tests" / "shared_flood_child.py"), pg_url, base,
+             fake.token, repr(clock.start), repr(clock.speed), str(GROUP), "15", f"p{i}"],
+            cwd=root, env={**os.environ, "PYTHONPATH": str(root)},
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(3)]
+        outputs = [child.communicate(timeout=90) for child in children]
+    finally:
+        fake.stop()
+    for child, (out, err) in zip(children, outputs, strict=True):
+        assert child.returncode == 0 and out.split() == ["ready", "done"], (out, err[-2000:])
+    assert len(texts(fake)) == 45, fake.describe()
+    assert fake.max_sends_in_window(GROUP, 60, edits=True) <= 19
+    assert fake.rate_limited() == []
 
 
 async def test_a_429_seen_by_one_process_pauses_the_chat_in_every_process(

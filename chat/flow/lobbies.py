@@ -132,11 +132,9 @@ class Lobbies(Room):
                            update_id: int | None = None) -> Outcome:
         """join, leave, add:<level>, go, cancel, level:<l>, menu:<view>,
         set:<option>:<value>, and the old ↻ ops table, tours, deal, exchange, timer (the
-        ops are listed in :mod:`chat.flow.views.codec`).
-
-        The change is stored with ``update_id`` in the update ledger, in one transaction:
-        an update run again (a webhook worker killed before it answered) changes nothing a
-        second time (``/add`` would seat a second computer, a ↻ button cycle twice)."""
+        ops are listed in :mod:`chat.flow.views.codec`). The change is stored with
+        ``update_id`` in the ledger, in one transaction: an update run again (a webhook
+        worker killed before it answered) changes nothing twice (``/add``: one computer)."""
         tr = await self.people.see_user(actor, private=chat_id > 0)
         async with self.locks.hold(chat_id, thread_id):
             try:
