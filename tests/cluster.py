@@ -20,6 +20,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from dataclasses import dataclass, field
@@ -106,6 +107,10 @@ class Cluster:
     haproxy: subprocess.Popen[bytes] | None = None
     lb_port: int = 0
     api_base: str = ""
+    #: Kills and restarts happen one at a time (the killer and the watcher run in threads).
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    #: Every process ever started, so none outlives :meth:`stop`.
+    spawned: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
     @property
     def webhook_url(self) -> str:
@@ -220,6 +225,8 @@ class Cluster:
         if proc.kind != "web":
             proc.after_id, proc.expect_rows = self._last_worker_id(), expect_rows
         proc.spawn(self.root)
+        assert proc.popen is not None
+        self.spawned.append(proc.popen)
 
     def check_alive(self) -> None:
         if self.haproxy is not None and self.haproxy.poll() is not None:
@@ -227,21 +234,23 @@ class Cluster:
 
     def kill(self, proc: Proc) -> Kill:
         """SIGKILL ``proc`` and start it again at once, as a supervisor would."""
-        assert proc.popen is not None
-        record = Kill(proc.name, proc.kind, time.time())
-        proc.popen.send_signal(signal.SIGKILL)
-        proc.popen.wait(timeout=30)
-        self.kills.append(record)
-        self.spawn(proc)
-        return record
+        with self.lock:
+            assert proc.popen is not None
+            record = Kill(proc.name, proc.kind, time.time())
+            proc.popen.send_signal(signal.SIGKILL)
+            proc.popen.wait(timeout=30)
+            self.kills.append(record)
+            self.spawn(proc)
+            return record
 
     def restart_dead(self) -> list[str]:
         """Start again any process that stopped by itself (a supervisor's job too); their
         names."""
-        dead = [p for p in self.procs if not p.alive()]
-        for proc in dead:
-            self.spawn(proc)
-        return [p.name for p in dead]
+        with self.lock:
+            dead = [p for p in self.procs if not p.alive()]
+            for proc in dead:
+                self.spawn(proc)
+            return [p.name for p in dead]
 
     def note_ready(self) -> None:
         """Mark the kills whose process is serving again."""
@@ -253,17 +262,16 @@ class Cluster:
 
     def stop(self) -> None:
         """SIGTERM everything (workers finish what they hold), SIGKILL what lingers."""
-        for proc in self.procs:
-            if proc.alive():
-                assert proc.popen is not None
-                proc.popen.send_signal(signal.SIGTERM)
-        for proc in self.procs:
-            if proc.popen is not None:
+        for popen in self.spawned:
+            if popen.poll() is None:
+                popen.send_signal(signal.SIGTERM)
+        for popen in self.spawned:
+            if popen.poll() is None:
                 try:
-                    proc.popen.wait(timeout=30)
+                    popen.wait(timeout=30)
                 except subprocess.TimeoutExpired:
-                    proc.popen.kill()
-                    proc.popen.wait()
+                    popen.kill()
+                    popen.wait()
         if self.haproxy is not None and self.haproxy.poll() is None:
             self.haproxy.terminate()
             try:

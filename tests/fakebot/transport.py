@@ -220,6 +220,9 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    #: The listen backlog: the stdlib's 5 refuses connections when a few bot processes send
+    #: at once (Telegram takes thousands).
+    request_queue_size = 512
 
     def __init__(self, address: tuple[str, int], fake: FakeTelegram):
         self.fake = fake
