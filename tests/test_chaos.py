@@ -59,7 +59,7 @@ PEOPLE, AGAINST_COMPUTER, SLEEPY, TRIOS, TEAMS = 30, 8, 12, 36, 16
 TIMER = 15  # the shortest turn timer the bot allows (chat/model.py TIMER_MIN)
 #: Wall-time budget (seconds): play until the moves and matches are there (at most this
 #: long), then the kills stop and everything settles.
-PLAY_SECONDS = 330.0
+PLAY_SECONDS = 420.0
 CALM_BEFORE_END = 25.0  # no kill in the last seconds of play
 SETTLE_SECONDS = 75.0  # a killed job's lock is swept after 30 s of silent heartbeat
 KILL_EVERY = (3.0, 6.0)
@@ -502,7 +502,7 @@ def run_cluster(tmp: Path, pg: PgServer, *, keep: dict[str, Any] | None = None,
     return result
 
 
-@pytest.mark.timeout(720)  # about six minutes on the 2-core machine; the suite's 300 s is short
+@pytest.mark.timeout(840)  # 5–8 minutes on the shared 2-core machine; the suite's 300 s is short
 def test_the_cluster_survives_random_kills(tmp_path: Path, pg_server: PgServer) -> None:
     result = run_cluster(tmp_path, pg_server)
     print("CHAOS " + json.dumps(result, sort_keys=True))
