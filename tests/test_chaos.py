@@ -129,15 +129,24 @@ async def chaos(cluster: Cluster, url: str, *, seed: int = 28,
         for user in table.humans:
             user.start_bot()
     await asyncio.gather(*(people.set_up(t) for t in tables))
+    for _ in range(40):  # every update was answered; a start may still be on its way
+        for table in tables:
+            if table.match_id is None:
+                found = await rows(url, "SELECT match_id FROM matches WHERE chat_id = %s AND "
+                                   "status = 'active'", (table.group.id,))
+                table.match_id = found[0]["match_id"] if found else None
+        if all(t.match_id is not None for t in tables):
+            break
+        await asyncio.sleep(0.5)
     for table in tables:
-        found = await rows(url, "SELECT match_id FROM matches WHERE chat_id = %s AND "
-                           "status = 'active'", (table.group.id,))
-        table.match_id = found[0]["match_id"] if found else None
+        if table.match_id is None and table.setup_error is None:
+            last = [m.text or m.caption or "" for m in fake.sent(table.group)][-2:]
+            table.setup_error = f"{table.kind}: no match; the group last read {last!r}"[:300]
     figures["setup_s"] = round(time.time() - t0, 1)
     figures["setup_failed"] = [t.setup_error or f"no match in {t.group.id}"
                                for t in tables if t.match_id is None][:5]
     started = [t for t in tables if t.match_id is not None]
-    assert len(started) >= MIN_MATCHES, [t.setup_error for t in tables if t.setup_error]
+    assert len(started) >= MIN_MATCHES, [t.setup_error for t in tables if t.setup_error][:8]
 
     play_start = time.time()
     deadline = play_start + play_seconds
