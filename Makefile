@@ -39,6 +39,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bot.py
 	$(BIN)/python benchmarks/abuse.py
 	$(BIN)/python benchmarks/engines.py
+	$(BIN)/python benchmarks/cluster.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

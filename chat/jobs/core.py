@@ -30,8 +30,10 @@ SERVICES = "krendzu"
 #: A job whose worker sent no heartbeat for this long is stalled (procrastinate's worker
 #: beats every 10 s).
 STALLED_AFTER = 30.0
-#: How often the sweeper looks (a cron line with seconds).
-SWEEP_CRON = "*/10 * * * * *"
+#: How often the sweeper looks: every 10 s. procrastinate reads cron lines with croniter,
+#: whose seconds are the *sixth* field ("*/10 * * * * *" would mean every second of the
+#: minutes :00, :10, :20 ..., leaving a killed worker's jobs stalled for up to ten minutes).
+SWEEP_CRON = "* * * * * */10"
 #: Fallback poll for new jobs when a LISTEN notification was lost (procrastinate: 5 s).
 POLL_SECONDS = 0.5
 #: A turn timer that fires this much before its (moved) deadline waits for it instead.

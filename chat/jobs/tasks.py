@@ -160,7 +160,15 @@ async def sweep_stalled(app: App, seconds_since_heartbeat: float = STALLED_AFTER
             retried += 1
             log.warning("jobs: %s #%s of a stalled worker retried", job.task_name, job.id)
         except UniqueViolation:
-            await manager.finish_job(job, status=Status.FAILED, delete_job=False)
+            try:
+                await manager.finish_job(job, status=Status.FAILED, delete_job=False)
+            except Exception:  # another worker's sweep (or the job itself) got there first
+                log.info("jobs: %s #%s changed while it was being closed", job.task_name,
+                         job.id, exc_info=True)
+                continue
             log.warning("jobs: %s #%s of a stalled worker closed: a newer job with its "
                         "queueing lock %s waits", job.task_name, job.id, job.queueing_lock)
+        except Exception:  # one job's trouble must not end the pass for the others
+            log.warning("jobs: %s #%s of a stalled worker could not be retried",
+                        job.task_name, job.id, exc_info=True)
     return retried

@@ -52,7 +52,8 @@ Conflict, as on Telegram), from threads of its own (``tests/fakebot/webhook.py``
   after the request went out; either way the update comes again;
 - ``fake.webhook_attempts(update_id=None)`` -> every try (:class:`WebhookAttempt`:
   ``update_id``, ``attempt``, ``queue``, ``time``, ``wall``, ``status`` (None: no answer),
-  ``error``, ``answered_at``); ``getWebhookInfo`` shows pending updates and the last error.
+  ``error``, ``answered_at``); ``fake.webhook_delivered(update_id)``: answered 2xx;
+  ``getWebhookInfo`` shows pending updates and the last error.
 
 ``deleteWebhook`` (PTB's polling calls it first) stops the deliveries; the updates not yet
 answered 2xx are there for getUpdates. ``wait_until_idle`` with a webhook set waits until

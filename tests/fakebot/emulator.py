@@ -174,6 +174,8 @@ class FakeTelegram:
         self.webhook_retry_cap = 60.0
         #: Every delivery try (tests/fakebot/webhook.py), oldest first.
         self.webhook_log: list[WebhookAttempt] = []
+        #: Update ids a webhook delivery got a 2xx answer for (``webhook_delivered``).
+        self.webhook_done: set[int] = set()
         self.webhook_last_error: tuple[int, str] | None = None
         self._webhook_faults: list[str] = []
         self._deliverer = Deliverer(self)
@@ -566,6 +568,12 @@ class FakeTelegram:
         """The webhook delivery tries (of one update), oldest first."""
         with self._lock:
             return [a for a in self.webhook_log if update_id in (None, a.update_id)]
+
+    def webhook_delivered(self, update_id: int) -> bool:
+        """Whether the bot answered a webhook delivery of ``update_id`` with 2xx (cheap: for
+        drivers that wait on one update among thousands)."""
+        with self._lock:
+            return update_id in self.webhook_done
 
     def drop_webhook(self, count: int = 1, *, answered: bool = True) -> None:
         """The next ``count`` webhook deliveries break: with ``answered`` the bot's answer is

@@ -220,10 +220,22 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    #: The listen backlog: the stdlib's 5 refuses connections when a few bot processes send
+    #: at once (Telegram takes thousands).
+    request_queue_size = 512
 
     def __init__(self, address: tuple[str, int], fake: FakeTelegram):
         self.fake = fake
         super().__init__(address, _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away mid-request (a bot process killed) is no emulator error:
+        quiet, as Telegram would be; anything else is printed as the stdlib does."""
+        import sys
+
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
 
 def start_server(fake: FakeTelegram, host: str, port: int) -> tuple[_Server, threading.Thread]:

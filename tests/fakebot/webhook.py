@@ -172,6 +172,7 @@ class Deliverer:
             if attempt.ok:
                 fake._updates = [u for u in fake._updates if u["update_id"] != update_id]
                 fake._delivered_upto = max(fake._delivered_upto, update_id)
+                fake.webhook_done.add(update_id)
                 self.not_before.pop(update_id, None)
             else:
                 delay = min(fake.webhook_retry_first * 2 ** (attempt.attempt - 1),

@@ -1,0 +1,246 @@
+"""Scripted people for the cluster (tests/cluster.py): they set matches up in groups with
+``/new@bot``, ``/join@bot``, ``/add@bot easy`` and ``/go@bot``, then play from what the fake
+Bot API shows them, as a person does: their private panel (a photo with buttons) is the only
+place they learn their hand and the legal cells. Each step is a tap on the panel or, now and
+then, the same step typed as ``/play@bot CARD CELL`` in the group. A *sleepy* player lets
+every other turn of theirs run out (matches with a short turn timer).
+
+Every update that should make a move is journalled (:class:`Sent`); the test later compares
+the journal with the stored moves. Nothing here reads the database to decide a move.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from tests.bot_harness import BOT, panel_op
+from tests.fakebot import Chat, FakeTelegram, FakeUser, Message
+
+#: Seconds a player waits for the answer to an update before giving up on it (Telegram's
+#: redeliveries with back-off are included).
+ANSWER_TIMEOUT = 120.0
+POLL = 0.25
+CELL = re.compile(r"[A-Z]{1,2}[0-9]{1,2}")
+
+
+@dataclass
+class Table:
+    """One group and its match."""
+
+    group: Chat
+    humans: list[FakeUser]
+    computers: int = 0
+    timer: int | None = None
+    sleepy: FakeUser | None = None
+    #: ``/new`` arguments before the timer: the table and the deal.
+    args: str = "duel deal=short"
+    match_id: int | None = None
+    done: bool = False
+    setup_error: str | None = None
+
+    @property
+    def kind(self) -> str:
+        return ("sleepy" if self.sleepy else self.args.split()[0] + "+computer"
+                if self.computers else "people")
+
+
+@dataclass
+class Sent:
+    """An update that was meant to make a move."""
+
+    update_id: int
+    table: Table
+    user: FakeUser
+    seq: int  # the move number the panel offered
+    typed: bool
+    query_id: str | None = None  # a tap's callback query
+    delivered: bool = False
+
+
+@dataclass
+class Skip:
+    """A turn a sleepy player let run out."""
+
+    table: Table
+    user: FakeUser
+    seq: int
+    seen: float
+
+
+@dataclass
+class Journal:
+    sent: list[Sent] = field(default_factory=list)
+    skips: list[Skip] = field(default_factory=list)
+    taps: int = 0
+    typed: int = 0
+    undelivered: list[int] = field(default_factory=list)
+
+
+class People:
+    """Drives every human seat of ``tables`` until each table is done or ``deadline``."""
+
+    def __init__(self, fake: FakeTelegram, rng: random.Random, *,
+                 typed_share: float = 0.25) -> None:
+        self.fake = fake
+        self.rng = rng
+        self.typed_share = typed_share
+        self.journal = Journal()
+
+    async def delivered(self, update_id: int, timeout: float = ANSWER_TIMEOUT) -> bool:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if self.fake.webhook_delivered(update_id):
+                return True
+            await asyncio.sleep(0.05)
+        self.journal.undelivered.append(update_id)
+        return False
+
+    def last_update(self) -> int:
+        return int(self.fake.update_log[-1]["update_id"])
+
+    async def say(self, user: FakeUser, chat: Chat | None, text: str) -> bool:
+        user.send(chat, text)
+        return await self.delivered(self.last_update())
+
+    async def set_up(self, table: Table, level: str = "easy") -> None:
+        """``/new`` by the first person, the others ``/join``, computers ``/add``, ``/go``."""
+        creator = table.humans[0]
+        args = table.args + (f" timer={table.timer}" if table.timer else "")
+        steps: list[tuple[FakeUser, str]] = [(creator, f"/new@{BOT} {args}")]
+        steps += [(u, f"/join@{BOT}") for u in table.humans[1:]]
+        steps += [(creator, f"/add@{BOT} {level}")] * table.computers
+        steps += [(creator, f"/go@{BOT}")]
+        for user, text in steps:
+            if not await self.say(user, table.group, text):
+                table.setup_error = f"{text!r} was not answered"
+                return
+
+    async def play(self, table: Table, user: FakeUser, deadline: float) -> None:
+        """One person's seat: act on each new state of their panel."""
+        seen: tuple[int, int] | None = None
+        turns: set[int] = set()  # move numbers whose panel this sleepy player saw
+        while not table.done and time.time() < deadline:
+            message = live_panel(self.fake, user)
+            if message is None:
+                await asyncio.sleep(POLL)
+                continue
+            key = (message.message_id, len(message.edits))
+            if key == seen:
+                await asyncio.sleep(POLL)
+                continue
+            seen = key
+            ops = match_ops(message)
+            if not ops:
+                continue
+            seq = ops[0][1]
+            if user is table.sleepy and seq not in turns:
+                turns.add(seq)
+                if len(turns) % 2 == 1:  # every other turn: let the timer run out
+                    self.journal.skips.append(Skip(table, user, seq, time.time()))
+                    continue
+            if user is table.sleepy and self.journal.skips and any(
+                    s.table is table and s.seq == seq for s in self.journal.skips):
+                continue
+            await self.step(table, user, message, ops)
+
+    async def step(self, table: Table, user: FakeUser, message: Message,
+                   ops: list[tuple[str, int, str]]) -> None:
+        """One tap (or typed command) chosen from the panel's buttons."""
+        rng = self.rng
+        by_kind: dict[str, list[tuple[str, int, str]]] = {}
+        for op in ops:
+            by_kind.setdefault(op[2][:1], []).append(op)
+        places = [o for o in ops if o[2].startswith("p") and o[2] != "pass"]
+        finish = [o for o in ops if o[2] in ("pass", "end")]
+        seconds = [o for o in by_kind.get("c", []) if ":" in o[2]]  # "+" second cards
+        cards = [o for o in by_kind.get("c", []) if ":" not in o[2]]
+        choice: tuple[str, int, str] | None = None
+        moves = False
+        if by_kind.get("a"):
+            choice, moves = rng.choice(by_kind["a"]), True
+        elif by_kind.get("x"):
+            choice, moves = by_kind["x"][0], True
+        elif by_kind.get("d"):
+            choice = rng.choice(by_kind["d"])
+        elif places:
+            if seconds and rng.random() < 0.3:
+                choice = rng.choice(seconds)
+            else:
+                choice, moves = rng.choice(places), True
+                label = button_text(message, choice[0])
+                tail = choice[2].split("@", 1)[1].split(":")
+                if (rng.random() < self.typed_share and CELL.fullmatch(label)
+                        and tail[1:] in ([], ["end"])):
+                    # The same step typed in the group instead of tapped (a defender's one
+                    # typed card ends the turn, as the tap with ":end" does).
+                    code = choice[2][1:].split("@")[0]
+                    user.send(table.group, f"/play@{BOT} {code} {label}")
+                    update_id = self.last_update()
+                    self.journal.typed += 1
+                    record = Sent(update_id, table, user, choice[1], True)
+                    self.journal.sent.append(record)
+                    record.delivered = await self.delivered(update_id)
+                    return
+        elif by_kind.get("k"):
+            choice = rng.choice(by_kind["k"])
+        elif cards or finish:
+            if finish and (not cards or rng.random() < 0.15):
+                choice, moves = rng.choice(finish), True
+            else:
+                choice = rng.choice(cards)
+        if choice is None:
+            return
+        query = user.press(message, data=choice[0])
+        update_id = self.last_update()
+        self.journal.taps += 1
+        record = Sent(update_id, table, user, choice[1], False, query_id=query.id)
+        if moves:
+            self.journal.sent.append(record)
+        record.delivered = await self.delivered(update_id)
+
+
+def live_panel(fake: FakeTelegram, user: FakeUser) -> Message | None:
+    """The newest picture in the person's private chat, if it carries match buttons: what a
+    person acts on (an older panel whose closing edit did not come, its buttons still
+    there, is scrolled past, as the bot's "the newest messages are below" asks)."""
+    for message in reversed(fake.sent(user, deleted=False)):
+        if message.kind == "photo":
+            return message if match_ops(message) else None
+    return None
+
+
+def match_ops(message: Message) -> list[tuple[str, int, str]]:
+    """(callback data, move number, op) of a panel's match buttons (not Hint, Back, Rematch)."""
+    found = []
+    for button in message.buttons():
+        data = button.get("callback_data", "")
+        parts = data.split(":", 4)
+        if len(parts) != 5 or parts[:2] != ["v1", "m"]:
+            continue
+        op = panel_op(data)
+        if op in ("h", "b", "rematch") or op.startswith(("h", "b", "rematch")):
+            continue
+        found.append((data, int(parts[3]), op))
+    return found
+
+
+def button_text(message: Message, data: str) -> str:
+    return next(str(b.get("text", "")) for b in message.buttons()
+                if b.get("callback_data") == data)
+
+
+async def run_all(people: People, tables: list[Table], deadline: float,
+                  on_tick: Callable[[], None] | None = None) -> None:
+    """Every human of every table plays until done or ``deadline``."""
+    tasks = [asyncio.create_task(people.play(t, u, deadline)) for t in tables
+             if t.match_id is not None for u in t.humans]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for task in tasks:
+            task.cancel()
