@@ -5,6 +5,7 @@ jobs of a killed worker swept."""
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
