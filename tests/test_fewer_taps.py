@@ -5,7 +5,10 @@ politely."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
+
+import pytest
 
 from chat.flow.views import codec
 from krendzu import Action, Announce, Card, Discard, EndTurn, Pass, Place
@@ -319,3 +322,26 @@ def test_panel_ops_read_back_and_old_ones_still_do() -> None:
     for bad in ("pQC@0,1:", "pQC@0,1:ZZ", "pQC@x,1:end", "t", "tpQC@0,1/", "tzz", "cQC:QS:QD",
                 "dQC:QS", "kQC:1:QS:QD"):
         assert isinstance(codec.decode_op(bad), codec.Invalid), bad
+
+
+async def test_a_press_telegram_will_not_let_us_answer_still_posts_its_move(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Telegram refuses the answer to a press older than a few seconds ("query is too old":
+    a slow moment, or an update delivered again after a restart). The move the press made
+    is stored, and its board post still goes out: the notices are queued before the answer,
+    and the refusal is one quiet line, not an error with a traceback."""
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock())
+    async with running_bot(tmp_path, fake) as h:
+        t, _, _ = await duel(h, fake, 7300)
+        user, live = await t.mover()
+        group = t.row.chat_id
+        posts_before = len([m for m in fake.sent(group) if m.photo is not None])
+        fake.callback_timeout = -1.0  # every answer from now on comes too late
+        await t.tap(user, live, keys(live, "p")[0])  # the opening card, one tap
+        stored = await t.stored()
+        assert len(stored.game.tour.placed) == 1
+        posts = [m for m in fake.sent(group) if m.photo is not None]
+        assert len(posts) == posts_before + 1, fake.describe()
+        assert "M13" in (posts[-1].caption or "")
+        assert [c for c in fake.calls_to("answerCallbackQuery") if not c.ok]
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text

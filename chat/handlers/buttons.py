@@ -2,12 +2,30 @@
 
 from __future__ import annotations
 
+import logging
+from typing import Any
+
+from telegram import CallbackQuery
+from telegram.error import BadRequest
+
 from chat.describe import visible
 from chat.flow import LobbyPress, MatchPress, is_hint_play, parse_press
 from chat.handlers.chats import NEW_MATCH_LOBBY
 from chat.handlers.context import Call, handler
 from chat.model import InputError
 from chat.notices import Send
+
+log = logging.getLogger(__name__)
+
+
+async def toast(query: CallbackQuery, text: str | None, **options: Any) -> None:
+    """Answer a press. Telegram refuses answers to presses older than about 15 s ("query is
+    too old": a slow moment, or an update delivered again after a restart): what the press
+    did is already stored and its notices queued, so that refusal is only logged."""
+    try:
+        await query.answer(text, **options)
+    except BadRequest as exc:
+        log.info("a button press could not be answered: %s", exc.message)
 
 
 @handler
@@ -21,21 +39,21 @@ async def button(call: Call) -> None:
     try:
         press = parse_press(query.data)
     except InputError as exc:
-        await query.answer(tr._(exc.key, **exc.values))
+        await toast(query, tr._(exc.key, **exc.values))
         return
     message = query.message
     if message is None:
-        await query.answer(tr._("This button is not valid any more."))
+        await toast(query, tr._("This button is not valid any more."))
         return
     if isinstance(press, LobbyPress):
         if press.lobby_id == NEW_MATCH_LOBBY and press.op == "new":
             # The greeting's button: /new without typing (privacy mode lets it through).
             outcome = await call.flow.new_lobby(call.chat.id, call.thread, actor, [],
                                                 title=visible(call.chat.title or ""))
-            await query.answer((outcome.reply or "")[:190] or None)
             call.deliver(outcome.notices or ([Send(call.chat.id, outcome.reply,
                                                    thread_id=call.thread, group=not call.private)]
                                              if outcome.reply else []))
+            await toast(query, (outcome.reply or "")[:190] or None)
             return
         outcome = await call.flow.lobby_action(
             call.chat.id, call.thread, actor, press.op, lobby_id=press.lobby_id,
@@ -55,6 +73,8 @@ async def button(call: Call) -> None:
         outcome = await call.flow.panel_press(press.match_id, press.seq, press.op, actor,
                                               update_id=call.update.update_id,
                                               private=call.private)
-    await query.answer((outcome.reply or "")[:190] or None,
-                       show_alert=outcome.alert and outcome.url is None, url=outcome.url)
+    # The notices first: the press is stored, and its board post must go out even when
+    # Telegram refuses the answer.
     call.deliver(outcome.notices)
+    await toast(query, (outcome.reply or "")[:190] or None,
+                show_alert=outcome.alert and outcome.url is None, url=outcome.url)
