@@ -76,6 +76,8 @@ class Ticker(Room):
             if current is None or timer is None or seq is None:
                 await self.deadlines.reminded(match_id, seq or 0, None)
                 return []
+            if timer.reminded and timer.seq == seq:
+                return []  # another process's reminder (a job run twice) came first
             stored, seat, user_id = current
             await self.deadlines.reminded(match_id, seq, timer)
             return await self._reminders(stored, seat, user_id)
