@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Mapping, Sequence
 
 from krendzu import Table, Tour, parse_action, parse_card, tour_roles
@@ -39,3 +40,15 @@ def seats_in_order(tour: Tour, steps: Sequence[str]) -> list[int]:
         seen.append(tour.current_player)
         tour.apply(parse_action(step))
     return seen
+
+
+def stop_process(proc: subprocess.Popen[bytes], grace: float = 10.0) -> None:
+    """End a process a test started: SIGTERM, then SIGKILL after ``grace`` seconds."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

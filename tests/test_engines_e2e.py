@@ -24,6 +24,7 @@ from krendzu import Announce
 from storage import MatchStatus
 from tests.bot_harness import BOT, FastClock, Harness, panel, play_step_with_buttons, running_bot
 from tests.fakebot import Chat, FakeTelegram, FakeUser
+from tests.helpers import stop_process
 from tests.webhook_harness import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,12 +56,7 @@ def bridge(port: int, token: str, level: str = "easy") -> Iterator[subprocess.Po
     try:
         yield proc
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
 
 
 async def play_until_over(h: Harness, group: Chat, people: list[FakeUser],

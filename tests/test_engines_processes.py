@@ -28,6 +28,7 @@ from chat.flow.engines import new_token, token_hash
 from chat.i18n import Catalogs
 from krendzu.tables import Settings, Table
 from storage import MatchStatus, SeatSpec, is_postgres, open_store
+from tests.helpers import stop_process
 from tests.webhook_harness import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,13 +45,7 @@ def worker(target: str, recheck: float) -> Iterator[tuple[subprocess.Popen[bytes
         assert proc.stdout.readline().strip() == b"ready"
         yield proc, f"http://127.0.0.1:{port}/api/engine/v1"
     finally:
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop_process(proc)
 
 
 class Follower:
