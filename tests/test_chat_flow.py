@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 import re
@@ -11,6 +12,7 @@ import pytest
 
 from chat.computer import Thinker
 from chat.flow import Actor, Flow, lobby_text
+from chat.flow.base import begin_work
 from chat.i18n import Catalogs
 from chat.model import InputError, LobbyState
 from chat.notices import BoardPost, ComputerTurn, Send, ShowLobby
@@ -186,6 +188,50 @@ async def test_lobby_join_needs_private_chat_then_deep_link_seats(flow: Flow) ->
     assert lobby is not None and [s["user_id"] for s in lobby.state["seats"]] == [1, 2]
     forged = await flow.join_by_link(BOB, "j99999")
     assert not forged.notices
+
+
+async def test_a_start_run_elsewhere_meanwhile_still_seats_the_person(
+        flow: Flow, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Webhook workers run a person's /start (private chat) and their /new or /join (group)
+    at once. The worst interleaving: /new reads them as never started, then /start is
+    stored and looks for tables waiting for them before /new stored its lobby (none), then
+    /new stores the lobby with them invited. They pressed Start: they must be seated (the
+    lobby must not wait for a Start already pressed, and /go must not say a seat is free)."""
+    store = flow.store
+    real_get_user = store.get_user
+    racing: set[int] = set()
+
+    async def get_user_while_start_runs(user_id: int):  # type: ignore[no-untyped-def]
+        row = await real_get_user(user_id)  # the stale read
+        if user_id in racing:
+            racing.discard(user_id)
+            actor = {ANN.user_id: ANN, BOB.user_id: BOB}[user_id]
+
+            async def start_elsewhere() -> None:  # a task of its own: its own unit of work
+                await flow.see_user(actor, private=True)  # the other process's /start...
+                assert await flow.seat_invited(actor) == []  # ...finds no table yet
+
+            await asyncio.create_task(start_elsewhere())
+        return row
+
+    monkeypatch.setattr(store, "get_user", get_user_while_start_runs)
+    await flow.see_user(ANN)  # seen in the group only
+    await flow.see_user(BOB)
+    racing.add(ANN.user_id)
+    begin_work()  # each update is a unit of work: a row is read once in it
+    await flow.new_lobby(-8, None, ANN, [], title="Race")
+    lobby = await store.open_lobby(-8)
+    assert lobby is not None and lobby.state["invited"] == []
+    assert [s["user_id"] for s in lobby.state["seats"]] == [ANN.user_id]
+    racing.add(BOB.user_id)
+    begin_work()
+    joined = await flow.lobby_action(-8, None, BOB, "join")
+    assert joined.reply == "Вы заняли место." and not joined.alert  # Боб reads Russian
+    lobby = await store.open_lobby(-8)
+    assert lobby is not None and lobby.state["invited"] == []
+    assert [s["user_id"] for s in lobby.state["seats"]] == [ANN.user_id, BOB.user_id]
+    started = await flow.lobby_action(-8, None, ANN, "go")
+    assert await store.active_match(-8) is not None, started.reply
 
 
 async def test_only_the_creator_changes_settings_and_cancels(flow: Flow) -> None:

@@ -118,7 +118,8 @@ class Flow:
         return await self.lobbies.sets_up(chat_id, thread_id, user_id)
 
     async def is_set_up(self, chat_id: int, thread_id: int | None) -> bool:
-        return await self.lobbies.is_set_up(chat_id, thread_id)
+        """Whether a match is being set up in this chat (or forum topic)."""
+        return await self.store.open_lobby(chat_id, thread_id) is not None
 
     async def created(self, match_id: int, user_id: int) -> bool:
         return await self.lobbies.created(match_id, user_id)

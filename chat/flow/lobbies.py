@@ -14,7 +14,7 @@ from chat.describe import level_label
 from chat.flow.base import Actor
 from chat.flow.caps import Caps
 from chat.flow.engines import ENGINE_DUEL_TIMER, Engines
-from chat.flow.lobby_state import choose, cycle, fill_computers, state_of
+from chat.flow.lobby_state import choose, cycle, fill_computers, fit_seats, state_of
 from chat.flow.parts import Parts, Room
 from chat.flow.views import codec
 from chat.flow.views.lobby_view import NameOf, closed_lobby, show_lobby, started_text
@@ -73,10 +73,6 @@ class Lobbies(Room):
         """The invitation link: the lobby id plus its secret key (never the id alone)."""
         return codec.join_link(self.bot_username, lobby_id, state.invite_key)
 
-    async def is_set_up(self, chat_id: int, thread_id: int | None) -> bool:
-        """Whether a match is being set up in this chat (or forum topic)."""
-        return await self.store.open_lobby(chat_id, thread_id) is not None
-
     async def created(self, match_id: int, user_id: int) -> bool:
         """Whether the user set up this match (the creator may /kick)."""
         lobby = await self.store.lobby_of_match(match_id)
@@ -125,7 +121,19 @@ class Lobbies(Room):
                                                       thread_id=thread_id)
             except LobbyExists:
                 return Outcome(group_tr._("A new match is being set up here already."))
+            if state.invited:
+                lobby, _ = await self._seat_late_starter(lobby, state, actor.user_id)
             return Outcome(notices=[await self.show(lobby, state, group_tr)])
+
+    async def _seat_late_starter(self, lobby: LobbyRow, state: LobbyState,
+                                 user_id: int) -> tuple[LobbyRow, bool]:
+        """Seat an invited person whose /start, run meanwhile elsewhere, found no table (it
+        read before this invitation was stored, as this read before it): stored, then read."""
+        if user_id not in state.invited or not await self.people.started_bot(user_id):
+            return lobby, False
+        state.invited.remove(user_id)
+        state.seats.append(LobbySeat("human", user_id))
+        return await self.store.update_lobby(lobby.lobby_id, state=state.to_json()), True
 
     async def lobby_action(self, chat_id: int, thread_id: int | None, actor: Actor, op: str,
                            *, lobby_id: int | None = None, is_admin: bool = False,
@@ -179,6 +187,10 @@ class Lobbies(Room):
                 if actor.user_id not in state.invited:
                     state.invited.append(actor.user_id)
                 lobby = await self._save(lobby, update_id, state=state.to_json())
+                lobby, seated = await self._seat_late_starter(lobby, state, actor.user_id)
+                if seated:
+                    shown = await self.show(lobby, state, group_tr)
+                    return Outcome(tr._("You are seated."), [shown])
                 link = self.deep_link(lobby.lobby_id, state)
                 return Outcome(
                     tr._("First open my private chat and press Start — your hand will come "
@@ -245,7 +257,7 @@ class Lobbies(Room):
                 choose(state, option, value)
             except SettingsError:
                 return Outcome(tr._("This choice is not offered: press one of the buttons."))
-            self._fit_seats(state)
+            fit_seats(state)
         elif op in ("table", "tours", "deal", "exchange", "timer") or op.startswith("level:"):
             if not creator:
                 return Outcome(tr._("Only the creator can change the settings."))
@@ -253,7 +265,7 @@ class Lobbies(Room):
                 cycle(state, op)
             except SettingsError:
                 return Outcome(tr._("This button is not valid any more."))
-            self._fit_seats(state)
+            fit_seats(state)
         elif op == "cancel":
             if not (creator or is_admin):
                 return Outcome(tr._("Only the creator or a chat admin can cancel."))
@@ -273,17 +285,6 @@ class Lobbies(Room):
         """Store a set-up change, with the update that made it (see :meth:`lobby_action`)."""
         return await self.store.update_lobby(lobby.lobby_id, state=state, status=status,
                                              update_id=update_id)
-
-    @staticmethod
-    def _fit_seats(state: LobbyState) -> None:
-        """After a change of table: seats past the new size go, computers first; a private
-        table is filled with computers again."""
-        while len(state.seats) > state.table.players:
-            extra = next((i for i in range(len(state.seats) - 1, -1, -1)
-                          if state.seats[i].kind == "computer"), len(state.seats) - 1)
-            del state.seats[extra]
-        if state.private:
-            fill_computers(state)
 
     async def start(self, lobby: LobbyRow, state: LobbyState, actor: Actor, tr: Tr,
                     group_tr: Tr) -> Outcome:

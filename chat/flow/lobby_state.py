@@ -41,6 +41,17 @@ OFF = "off"
 MENU_TIMERS: tuple[int | None, ...] = (None, 60, 90, 180, 300)
 
 
+def fit_seats(state: LobbyState) -> None:
+    """After a change of table: seats past the new size go, computers first; a private
+    table is filled with computers again."""
+    while len(state.seats) > state.table.players:
+        extra = next((i for i in range(len(state.seats) - 1, -1, -1)
+                      if state.seats[i].kind == "computer"), len(state.seats) - 1)
+        del state.seats[extra]
+    if state.private:
+        fill_computers(state)
+
+
 def setting_choices(state: LobbyState) -> dict[str, list[str]]:
     """Every option's values, as written in button data, that the sub-menu offers for this
     table. The same list checks a press, so a forged value (``set:tours:999``) is refused

@@ -30,6 +30,12 @@ class People:
         """The user's stored row, read once per unit of work."""
         return await read_once(("user", user_id), lambda: self.store.get_user(user_id))
 
+    async def started_bot(self, user_id: int) -> bool:
+        """Whether the user has pressed Start in the private chat, read afresh (not the
+        unit of work's copy: another process may have stored their /start since)."""
+        row = await self.store.get_user(user_id)
+        return row is not None and row.can_write_privately
+
     async def chat_row(self, chat_id: int) -> ChatRow | None:
         """The group's stored row, read once per unit of work."""
         return await read_once(("chat", chat_id), lambda: self.store.get_chat(chat_id))
