@@ -28,7 +28,11 @@ Phases (each bounded in count and time; prints one JSON object):
   per second (round-robin over the matches ready for a move; each group gets one every
   groups/rate seconds, inside Telegram's 20 messages a minute with the "✓" reply and the board)
   for ``--latency-seconds``: p50/p95 from a move's update to the group's board post showing
-  it (target p95 ≤ 1 s at 50 moves/s), the rate achieved, 429 answers.
+  it (target p95 ≤ 1 s at 50 moves/s), the rate achieved, 429 answers, and what one move
+  costs (``per_move``): CPU milliseconds by kind of process (PostgreSQL's server and this
+  process, the driver and the fake Bot API, included), Bot API calls by method and chat
+  kind, and PostgreSQL transactions (``pg_stat_database``: every statement outside a
+  transaction block counts as one).
 
 The fake lifts Telegram's 30 calls/s per bot (the bot is told so: ``KRENDZU_OVERALL_RATE``):
 at 30 calls/s a bot does about 10 moves/s whatever its machines (docs/deploy.md).
@@ -70,6 +74,51 @@ def pct(values: list[float], q: float) -> float | None:
         return None
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def cpu_seconds(cluster: Cluster) -> dict[str, float]:
+    """CPU time (user + system, seconds) used so far by each kind of the cluster's processes,
+    PostgreSQL's server processes, and this process (the load's driver and the fake Bot API)."""
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def of(pid: int) -> float:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / tick
+
+    used: dict[str, float] = {}
+    for proc in cluster.procs:
+        if proc.popen is not None:
+            used[proc.kind] = used.get(proc.kind, 0.0) + of(proc.popen.pid)
+    if cluster.haproxy is not None:
+        used["haproxy"] = of(cluster.haproxy.pid)
+    used["postgres"] = sum(of(int(pid)) for pid in os.listdir("/proc") if pid.isdigit()
+                           and _comm(pid) == "postgres")
+    times = os.times()
+    used["driver_and_fake"] = times.user + times.system
+    return used
+
+
+def _comm(pid: str) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
+async def pg_commits(url: str) -> int:
+    """Transactions committed in the database so far (``pg_stat_database``; the statistics
+    are a little behind, fine over a phase of many seconds)."""
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        await conn.execute("SELECT pg_stat_clear_snapshot()")
+        row = await (await conn.execute(
+            "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"
+        )).fetchone()
+    return int(row[0]) if row else 0
 
 
 def ms(value: float | None) -> float | None:
@@ -457,6 +506,9 @@ async def latency(pg: PgServer, root: Path, groups: int, rates: list[float],
                 if time.time() < end:
                     ready.put_nowait(chat)
 
+            cpu_before = cpu_seconds(cluster)
+            calls_before = len(fake.calls)
+            commits_before = await pg_commits(url)
             started = time.time()
             while time.time() < end:
                 try:
@@ -466,13 +518,27 @@ async def latency(pg: PgServer, root: Path, groups: int, rates: list[float],
                 pending.append(asyncio.create_task(one_move(chat)))
                 await asyncio.sleep(1.0 / rate)
             await asyncio.gather(*pending)
+            await asyncio.sleep(3)  # the moves' last private posts
+            per_move = max(sent, 1)
+            methods: dict[str, int] = {}
+            for call in fake.calls[calls_before:]:
+                where = "group" if isinstance(call.chat_id, int) and call.chat_id < 0 else (
+                    "private" if call.chat_id is not None else "bot")
+                methods[f"{call.method} {where}"] = methods.get(f"{call.method} {where}", 0) + 1
+            cpu_after = cpu_seconds(cluster)
+            cpu_ms = {kind: round(1000 * (cpu_after[kind] - cpu_before.get(kind, 0.0))
+                                  / per_move, 1) for kind in cpu_after}
+            cpu_ms["all"] = round(sum(cpu_ms.values()), 1)
+            work = {"cpu_ms": cpu_ms,
+                    "api_calls": {m: round(n / per_move, 2) for m, n in sorted(methods.items())},
+                    "pg_commits": round((await pg_commits(url) - commits_before) / per_move, 1)}
             # Moves sent in the window, over the window (the waits for the last posts
             # after it are not part of the rate).
             return {"rate_asked": rate, "moves": sent, "moves_per_s": round(sent / seconds, 1),
                     "drained_s": round(time.time() - started, 1),
                     "posted": len(latencies), "p50_ms": ms(pct(latencies, 0.5)),
                     "p95_ms": ms(pct(latencies, 0.95)), "max_ms": ms(max(latencies or [0])),
-                    "matches_over": game_over}
+                    "matches_over": game_over, "per_move": work}
 
         out: dict[str, Any] = {"groups": len(by_chat), "setup_s": round(setup_s, 1)}
         for rate in rates:

@@ -125,19 +125,9 @@ class ChatRateLimiter(BaseRateLimiter[int]):
         return max(0.0, until - now)
 
     async def wait_until_free(self, chat_id: int | str | None) -> None:
-        while True:
-            while (wait := self.paused_for(chat_id)) > 0:
-                await asyncio.sleep(min(wait, NAP))
-            if self.windows is None or isinstance(chat_id, str):
-                return
-            # Free as far as this process knows: ask what every process was told.
-            until = await self.windows.paused_until(chat_id, self.clock())
-            if until <= self.clock():
-                return
-            if chat_id is None:
-                self.all_paused_until = max(self.all_paused_until, until)
-            else:
-                self.paused[chat_id] = max(self.paused.get(chat_id, 0.0), until)
+        """Wait out the pauses this process knows of (the shared ones: :meth:`_take_slots`)."""
+        while (wait := self.paused_for(chat_id)) > 0:
+            await asyncio.sleep(min(wait, NAP))
 
     async def _sleep_until(self, moment: float) -> None:
         """Sleep until ``moment`` of the clock (in naps: it may run faster than real time)."""
@@ -145,14 +135,35 @@ class ChatRateLimiter(BaseRateLimiter[int]):
             await asyncio.sleep(min(left, NAP))
 
     async def _take_slots(self, chat_id: int | str | None, endpoint: str) -> None:
-        """Shared windows: wait for the chat's pace (writes only) and the bot's rate."""
+        """Shared windows: wait out the pauses every process was told of, then for the
+        chat's pace (writes only) and the bot's rate. One statement does all of it when
+        nothing has to wait (:meth:`~storage.pg_windows.FloodWindows.take`)."""
         assert self.windows is not None
-        if isinstance(chat_id, int) and is_write(endpoint):
-            await self._sleep_until(await self.windows.reserve(
-                chat_id, CHAT_RATE, CHAT_BURST, self.clock()))
-        if self.overall_rate > 0:
-            await self._sleep_until(await self.windows.reserve(
-                BOT, self.overall_rate, BOT_BURST, self.clock()))
+        overall = (self.overall_rate, BOT_BURST) if self.overall_rate > 0 else None
+        if isinstance(chat_id, str):  # an @channel name: no row of its own, the bot's rate
+            await self.wait_until_free(chat_id)
+            if overall is not None:
+                await self._sleep_until(await self.windows.reserve(
+                    BOT, overall[0], overall[1], self.clock()))
+            return
+        pace = (CHAT_RATE, CHAT_BURST) if chat_id is not None and is_write(endpoint) else None
+        while True:
+            await self.wait_until_free(chat_id)
+            taken = await self.windows.take(chat_id, self.clock(), pace=pace, overall=overall)
+            if taken.paused_until <= self.clock():
+                break
+            # Paused by another process: remember it here, nap, and ask again.
+            if chat_id is None:
+                self.all_paused_until = max(self.all_paused_until, taken.paused_until)
+            else:
+                self.paused[chat_id] = max(self.paused.get(chat_id, 0.0), taken.paused_until)
+        if taken.chat_slot is not None:
+            await self._sleep_until(taken.chat_slot)
+        bot_slot = taken.bot_slot
+        if overall is not None and bot_slot is None:  # the chat's pace made it wait
+            bot_slot = await self.windows.reserve(BOT, overall[0], overall[1], self.clock())
+        if bot_slot is not None:
+            await self._sleep_until(bot_slot)
 
     async def _record_pause(self, chat_id: int | str | None, seconds: float) -> None:
         """A 429: pause here, and for every process when the windows are shared."""
@@ -176,11 +187,11 @@ class ChatRateLimiter(BaseRateLimiter[int]):
             chat_id = int(chat_id)  # type: ignore[arg-type]
         retries = self.max_retries if rate_limit_args is None else rate_limit_args
         for attempt in range(retries + 1):
-            await self.wait_until_free(chat_id)
             try:
                 if self.windows is not None:
                     await self._take_slots(chat_id, endpoint)
                     return await callback(*args, **kwargs)
+                await self.wait_until_free(chat_id)
                 if self.overall is None:
                     return await callback(*args, **kwargs)
                 async with self.overall:

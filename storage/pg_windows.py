@@ -19,7 +19,7 @@ here sleeps: each call answers how long its caller must wait.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from storage.postgres import Conn, PostgresStore
@@ -38,6 +38,54 @@ def window_wait(sent: Sequence[float], limit: int, reserve: int, window: float,
     if len(recent) < allowed:
         return 0.0
     return recent[len(recent) - allowed] + window - now
+
+
+class Taken(NamedTuple):
+    """What :meth:`FloodWindows.take` answered: ``paused_until`` (0: no pause, and then
+    the slots were taken), the chat's slot and the bot's (``None``: not taken)."""
+
+    paused_until: float
+    chat_slot: float | None
+    bot_slot: float | None
+
+
+#: :meth:`FloodWindows.take`'s statement. The pause is read first; the chat's slot is taken
+#: only without a pause, the bot's only when the chat's slot is free now. Each upsert is
+#: GCRA's step (the slot is the old ``tat``, pushed on by one interval); the two rows differ
+#: (chat ids are never :data:`BOT`), so one statement may change both.
+_TAKE = """
+WITH pause AS (
+    SELECT COALESCE(MAX(paused_until), 0) AS until FROM flood_chats
+    WHERE chat_id = ANY(%(chats)s) AND paused_until > %(now)s),
+chat AS (
+    INSERT INTO flood_chats AS f (chat_id, tat)
+    SELECT %(c)s, %(c_first)s FROM pause WHERE pause.until = 0 AND %(c_on)s
+    ON CONFLICT (chat_id) DO UPDATE SET tat = GREATEST(f.tat, %(c_earliest)s) + %(c_t)s
+    RETURNING f.tat - %(c_t)s AS slot),
+bot AS (
+    INSERT INTO flood_chats AS f (chat_id, tat)
+    SELECT 0, %(b_first)s FROM pause
+    WHERE pause.until = 0 AND %(b_on)s
+      AND COALESCE((SELECT slot FROM chat), 0) <= %(now)s
+    ON CONFLICT (chat_id) DO UPDATE SET tat = GREATEST(f.tat, %(b_earliest)s) + %(b_t)s
+    RETURNING f.tat - %(b_t)s AS slot)
+SELECT pause.until, (SELECT slot FROM chat) AS chat_slot, (SELECT slot FROM bot) AS bot_slot
+FROM pause
+"""
+
+#: :meth:`FloodWindows.claim_group`'s statement: the group's row locked (``FOR UPDATE`` reads
+#: the newest version after waiting for another writer), its writes still in the window, and
+#: the new write added when it fits; ``took`` says whether it did. No row: none is made here.
+_CLAIM = """
+WITH old AS (
+    SELECT ARRAY(SELECT t FROM unnest(sent) AS t WHERE t > %(since)s ORDER BY t) AS recent
+    FROM flood_groups WHERE chat_id = %(c)s FOR UPDATE),
+upd AS (
+    UPDATE flood_groups AS g SET sent = old.recent || %(now)s::float8 FROM old
+    WHERE g.chat_id = %(c)s AND cardinality(old.recent) < %(allowed)s
+    RETURNING 1)
+SELECT old.recent, EXISTS (SELECT 1 FROM upd) AS took FROM old
+"""
 
 
 class FloodWindows:
@@ -85,6 +133,36 @@ class FloodWindows:
 
         await self._store._write(work)
 
+    async def take(self, chat_id: int | None, now: float, *,
+                   pace: tuple[float, int] | None,
+                   overall: tuple[float, int] | None) -> Taken:
+        """A request's whole check in one statement (one round trip, no transaction block):
+        the pauses of ``chat_id`` and of the whole bot; unless one is on, a slot of the
+        chat's ``pace`` (``(rate, burst)``; ``None``: a request the chat's pace does not
+        count) and, when that slot is free now, one of the bot's ``overall`` rate as well.
+        A request that must wait for its chat takes the bot's slot later, with
+        :meth:`reserve`, so that it does not hold one of the bot's slots while it waits."""
+        chat_on = pace is not None and chat_id is not None
+        chat_rate, chat_burst = pace if pace is not None else (1.0, 1)
+        bot_rate, bot_burst = overall if overall is not None else (1.0, 1)
+        chat_t, chat_tol = 1.0 / chat_rate, max(0, chat_burst - 1) / chat_rate
+        bot_t, bot_tol = 1.0 / bot_rate, max(0, bot_burst - 1) / bot_rate
+
+        async def work(conn: Conn) -> Taken:
+            cur = await conn.execute(_TAKE, {
+                "chats": [BOT] if chat_id is None else [BOT, chat_id], "now": now,
+                "c": chat_id if chat_on else None, "c_on": chat_on,
+                "c_first": now - chat_tol + chat_t, "c_earliest": now - chat_tol,
+                "c_t": chat_t, "b_on": overall is not None,
+                "b_first": now - bot_tol + bot_t, "b_earliest": now - bot_tol, "b_t": bot_t})
+            row = await cur.fetchone()
+            assert row is not None
+            return Taken(float(row["until"]),
+                         None if row["chat_slot"] is None else float(row["chat_slot"]),
+                         None if row["bot_slot"] is None else float(row["bot_slot"]))
+
+        return await self._store._guard(work)
+
     async def reserve(self, chat_id: int, rate: float, burst: int, now: float) -> float:
         """Take the next slot of ``chat_id``'s pace (``rate`` a second, ``burst`` at once
         after a quiet spell; :data:`BOT` is the whole bot's): when it may be used, the
@@ -115,23 +193,23 @@ class FloodWindows:
         (with the new slot): until the wait it gives is over, asking again is pointless
         (writes only ever leave a window by time), so a caller waits without a query."""
 
-        async def work(conn: Conn) -> tuple[float, float | None, list[float]]:
-            await conn.execute("INSERT INTO flood_groups (chat_id) VALUES (%s) "
-                               "ON CONFLICT (chat_id) DO NOTHING", (chat_id,))
-            cur = await conn.execute(
-                "SELECT sent FROM flood_groups WHERE chat_id = %s FOR UPDATE", (chat_id,))
-            row = await cur.fetchone()
-            assert row is not None
-            sent = sorted(t for t in row["sent"] if t > now - window)
-            wait = window_wait(sent, limit, reserve, window, now)
-            if wait > 0:
-                return wait, None, sent
-            sent.append(now)
-            await conn.execute("UPDATE flood_groups SET sent = %s WHERE chat_id = %s",
-                               (sent, chat_id))
-            return 0.0, now, sent
+        params = {"c": chat_id, "since": now - window, "now": now,
+                  "allowed": max(1, limit - reserve)}
 
-        return await self._store._write(work)
+        async def work(conn: Conn) -> tuple[float, float | None, list[float]]:
+            # One statement, no transaction block: a round trip per write, not five.
+            row = await self._store._one(conn, _CLAIM, params)
+            if row is None:  # the group's first write: its row, then the claim
+                await conn.execute("INSERT INTO flood_groups (chat_id) VALUES (%s) "
+                                   "ON CONFLICT (chat_id) DO NOTHING", (chat_id,))
+                row = await self._store._one(conn, _CLAIM, params)
+                assert row is not None
+            recent = [float(t) for t in row["recent"]]
+            if row["took"]:
+                return 0.0, now, [*recent, now]
+            return window_wait(recent, limit, reserve, window, now), None, recent
+
+        return await self._store._guard(work)
 
     async def written(self, chat_id: int, slot: float, now: float) -> None:
         """The write of ``slot`` is done: date it ``now`` (Telegram counts a write when it

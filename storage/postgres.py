@@ -259,13 +259,6 @@ def _seat_row(r: Mapping[str, Any]) -> SeatRow:
                    level=r["level"], label=r["label"])
 
 
-_MOVE_COLUMNS = "match_id, seq, action, update_id, created_at"
-
-
-def _move_row(r: Row) -> MoveRow:
-    return MoveRow(r["match_id"], r["seq"], r["action"], r["update_id"], at(r["created_at"]))
-
-
 _CHAT_COLUMNS = "chat_id, language, default_settings, created_at, updated_at, tidy, title"
 
 
@@ -747,14 +740,24 @@ class PostgresStore(Store):
         return rows[0]
 
     async def load_match(self, match_id: int) -> StoredMatch:
-        async def op(conn: Conn) -> tuple[MatchRow, list[MoveRow]]:
-            row = await self._get_match(conn, match_id)
-            cur = await conn.execute(
-                f"SELECT {_MOVE_COLUMNS} FROM moves WHERE match_id = %s ORDER BY seq",
-                (match_id,))
-            return row, [_move_row(r) for r in await cur.fetchall()]
+        # One statement (one snapshot, one round trip): the row and its log as arrays.
+        def split(r: Row) -> tuple[MatchRow, list[MoveRow]]:
+            log = zip(r["log_seq"] or [], r["log_action"] or [], r["log_update"] or [],
+                      r["log_at"] or [], strict=True)
+            return _match_row(r), [MoveRow(match_id, seq, action, update, at(created))
+                                   for seq, action, update, created in log]
 
-        row, moves = await self._read(op)
+        rows = await self._select(
+            f"SELECT {_MATCH_COLUMNS}, log.* FROM matches m, LATERAL ("
+            "SELECT array_agg(seq ORDER BY seq) AS log_seq, "
+            "array_agg(action ORDER BY seq) AS log_action, "
+            "array_agg(update_id ORDER BY seq) AS log_update, "
+            "array_agg(created_at ORDER BY seq) AS log_at "
+            "FROM moves WHERE moves.match_id = m.match_id) AS log "
+            "WHERE m.match_id = %s", (match_id,), split)
+        if not rows:
+            raise NotFound(f"no match {match_id}")
+        row, moves = rows[0]
         game = rebuild_game(row, [m.action for m in moves])
         return StoredMatch(row, tuple(moves), game)
 

@@ -225,3 +225,44 @@ async def test_a_429_naming_no_chat_pauses_every_process_and_the_bot_rate_is_sha
         assert [max(0.0, s - now) for s in chat] == [0.0, 0.0, 0.0, 1.0, 2.0]
     finally:
         await store.close()
+
+
+async def test_one_statement_takes_the_pause_the_chats_pace_and_the_bots_slot(
+        pg_url: str) -> None:
+    """``FloodWindows.take`` (a request's whole check in one round trip): without a pause it
+    takes the chat's slot and, when that is free now, the bot's; a request that must wait
+    for its chat takes no bot slot (it takes one later); a pause takes nothing. The group's
+    one-statement claim keeps its window as the transaction it replaced did."""
+    now = 5000.0
+    store = await PostgresStore.open(pg_url)
+    try:
+        windows = store.windows
+        chat = -777_001
+        first = await windows.take(chat, now, pace=(1.0, 2), overall=(30.0, 1))
+        assert first.paused_until == 0 and first.chat_slot is not None
+        assert first.chat_slot <= now and first.bot_slot is not None and first.bot_slot <= now
+        second = await windows.take(chat, now, pace=(1.0, 2), overall=(30.0, 1))
+        assert second.chat_slot is not None and second.chat_slot <= now  # the burst of 2
+        third = await windows.take(chat, now, pace=(1.0, 2), overall=(30.0, 1))
+        assert third.chat_slot == now + 1.0 and third.bot_slot is None
+        # A read (no pace): only the bot's slot, 1/30 s after the last one taken.
+        read = await windows.take(chat, now, pace=None, overall=(30.0, 1))
+        assert read.chat_slot is None and read.bot_slot == second.bot_slot + 1 / 30
+        # A pause of the chat: nothing is taken, and the pause's end is told.
+        await windows.pause(chat, now + 20)
+        paused = await windows.take(chat, now, pace=(1.0, 2), overall=(30.0, 1))
+        assert paused == (now + 20, None, None)
+        after = await windows.take(chat, now + 21, pace=(1.0, 2), overall=(30.0, 1))
+        assert after.paused_until == 0 and after.chat_slot == now + 21 - 1.0
+        # The group's window: 3 writes fit (limit 4, 1 left to others), the 4th waits
+        # until the first leaves the 60 s window; a write that fits is there at once.
+        group = -777_002
+        claims = [await windows.claim_group(group, 4, 1, 60.0, now + i) for i in range(4)]
+        assert [c[0] for c in claims[:3]] == [0.0, 0.0, 0.0]
+        assert [c[1] for c in claims[:3]] == [now, now + 1, now + 2]
+        assert claims[3] == (57.0, None, [now, now + 1, now + 2])
+        assert await windows.group_sent(group) == [now, now + 1, now + 2]
+        later = await windows.claim_group(group, 4, 1, 60.0, now + 60.5)
+        assert later == (0.0, now + 60.5, [now + 1, now + 2, now + 60.5])
+    finally:
+        await store.close()
