@@ -56,9 +56,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from chat.flow.steps import words_to_steps
 from chat.jobs import build_jobs, defer_announce, migrate
 from krendzu import Place, Settings
-from storage import SeatSpec
+from storage import SeatSpec, StoredMatch
 from storage.postgres import PostgresStore
 from tests.bot_harness import BOT
 from tests.cluster import ROOT, Cluster
@@ -455,10 +456,15 @@ async def latency(pg: PgServer, root: Path, groups: int, rates: list[float],
         setup_s = time.time() - t0
         store = await PostgresStore.open(url)
         by_chat = {}
+        #: Each match as the driver knows it: loaded once, then its own moves applied after
+        #: their board posts (loaded again only when a post did not come), so that the
+        #: driver's own reads stay out of the figures.
+        known: dict[int, StoredMatch] = {}
         for table in tables:
             row = await store.active_match(table.group.id)
             if row is not None:
                 by_chat[table.group.id] = (table, row.match_id)
+                known[table.group.id] = await store.load_match(row.match_id)
         await asyncio.sleep(5)  # the start's posts out of the way
         fake.observer = observe
         async def drive(rate: float) -> dict[str, Any]:
@@ -474,7 +480,7 @@ async def latency(pg: PgServer, root: Path, groups: int, rates: list[float],
             async def one_move(chat: int) -> None:
                 nonlocal sent
                 table, match_id = by_chat[chat]
-                stored = await store.load_match(match_id)
+                stored = known[chat]
                 game = stored.game
                 if game.is_over:
                     nonlocal game_over
@@ -502,6 +508,13 @@ async def latency(pg: PgServer, root: Path, groups: int, rates: list[float],
                     await asyncio.sleep(0.01)
                 if len(posted.get(chat, [])) > before:
                     latencies.append(posted[chat][before][1] - sent_at)
+                    # What the bot made of the words (a defender's one card ends the turn).
+                    words = text.split()[1:] if text.startswith("/play") else ["pass"] if (
+                        text.startswith("/pass")) else [text]
+                    for action in words_to_steps(game, game.current_player, words):
+                        game.apply(action)
+                else:
+                    known[chat] = await store.load_match(match_id)
                 await asyncio.sleep(max(0.0, groups / rate - (time.time() - sent_at)))
                 if time.time() < end:
                     ready.put_nowait(chat)
