@@ -289,13 +289,15 @@ class Running:
 
 @contextlib.asynccontextmanager
 async def running(config: Config, *, request: BaseRequest | None = None,
-                  clock: Callable[[], float] = time.time) -> AsyncIterator[Running]:
+                  clock: Callable[[], float] = time.time,
+                  stop: asyncio.Event | None = None) -> AsyncIterator[Running]:
     """The bot in webhook mode for the ``async with`` block: the application started as
     polling starts it (``post_init``, then the job queue with the turn timers), then the web
     server, then the webhook set; leaving it stops them the other way round (requests in
     progress finish first, then ``post_stop`` and ``post_shutdown`` as after polling).
-    ``request`` and ``clock`` are for tests, as in :func:`chat.app.build_application`."""
-    from chat.app import build_application
+    ``request`` and ``clock`` are for tests, as in :func:`chat.app.build_application`. It
+    waits for the Bot API first (:func:`chat.app.reach_bot_api`, ``stop`` ends that)."""
+    from chat.app import StoppedBeforeStart, build_application, reach_bot_api
 
     if not (config.webhook_url and config.webhook_secret):
         raise ConfigError("webhook mode needs KRENDZU_WEBHOOK_URL and KRENDZU_WEBHOOK_SECRET")
@@ -313,6 +315,8 @@ async def running(config: Config, *, request: BaseRequest | None = None,
     web = build_web_app(application, secret=config.webhook_secret,
                         path=webhook_path(config.webhook_url), routes=routes)
     server = web_server(web, host, port, log_level=config.log_level)
+    if not await reach_bot_api(application, stop=stop):
+        raise StoppedBeforeStart
     async with application:
         assert application.post_init is not None
         await application.post_init(application)
@@ -338,18 +342,21 @@ async def run_webhook(config: Config, *, request: BaseRequest | None = None,
                       clock: Callable[[], float] = time.time,
                       stop: asyncio.Event | None = None) -> None:
     """Run the bot in webhook mode until SIGTERM or SIGINT (or ``stop`` is set)."""
+    from chat.app import StoppedBeforeStart
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     signals = (signal.SIGTERM, signal.SIGINT)
     for sig in signals:
         loop.add_signal_handler(sig, stop.set)
     try:
-        async with running(config, request=request, clock=clock) as bot:
+        async with running(config, request=request, clock=clock, stop=stop) as bot:
             stopping = asyncio.create_task(stop.wait())
             await asyncio.wait({bot.serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
             stopping.cancel()
             if stop.is_set():
                 log.info("stopping: requests in progress finish first")
+    except StoppedBeforeStart:
+        log.info("stopped before the Bot API answered")
     finally:
         for sig in signals:
             loop.remove_signal_handler(sig)

@@ -404,3 +404,51 @@ def test_the_web_process_killed_mid_match_loses_and_repeats_no_move(tmp_path: Pa
     assert fake.token not in text and SECRET not in text
     assert "Traceback" not in text, text[-3000:]
     assert "webhook set" in text
+
+
+def test_a_web_process_started_while_the_bot_api_is_away_waits_for_it(tmp_path: Path) -> None:
+    """A webhook worker started while Telegram (or the network) cannot be reached says so
+    and tries again, instead of exiting for its supervisor to restart in a loop: once the
+    Bot API answers it sets its webhook and serves. One started and stopped (SIGTERM) while
+    it waits exits at once and cleanly."""
+    fake = FakeTelegram(bot_username=BOT)
+    api_port = free_port()
+    base = f"http://127.0.0.1:{api_port}"  # nothing listens there yet
+    db = tmp_path / "krendzu.sqlite3"
+    log = tmp_path / "web.log"
+    port = free_port()
+    web = start_web(base, fake, db, log, port)
+    try:
+        deadline = time.time() + 30
+        while "cannot be reached" not in log.read_text() and time.time() < deadline:
+            assert web.poll() is None, log.read_text()[-2000:]
+            time.sleep(0.1)
+        assert "the Bot API cannot be reached" in log.read_text(), log.read_text()[-2000:]
+        assert web.poll() is None, "it waits instead of exiting"
+        fake.serve_http(port=api_port)
+        fake.wait_for_sync(lambda: fake.webhook_url, timeout=30, message="setWebhook")
+        ann = fake.user(62, "Ann")
+        ann.start_bot()
+        fake.wait_for_message_sync(ann, "Krendzu", timeout=30)
+    finally:
+        web.send_signal(signal.SIGTERM)
+        try:
+            assert web.wait(timeout=30) == 0
+        finally:
+            if web.poll() is None:
+                web.kill()
+            fake.stop()
+    # Stopped while waiting: no Bot API at all this time.
+    waiting = start_web(f"http://127.0.0.1:{free_port()}", fake, db, log, free_port())
+    try:
+        deadline = time.time() + 30
+        while log.read_text().count("cannot be reached") < 2 and time.time() < deadline:
+            time.sleep(0.1)
+        stopped = time.time()
+        waiting.send_signal(signal.SIGTERM)
+        assert waiting.wait(timeout=10) == 0
+        assert time.time() - stopped < 5
+        assert "stopped before the Bot API answered" in log.read_text()
+    finally:
+        if waiting.poll() is None:
+            waiting.kill()

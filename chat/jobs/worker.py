@@ -44,12 +44,12 @@ async def start_services(config: Config, jobs: Jobs, *, request: BaseRequest | N
     """The bot (built as :func:`chat.app.build_application` builds it: the same rate
     limiter and API address; it sends, it never polls), the store, the flow and delivery
     of a worker, wired to ``jobs``. ``request`` and ``clock`` are for tests."""
-    from chat.app import app_links, build_application, flow_locks, share_windows
+    from chat.app import app_links, build_application, flow_locks, reach_bot_api, share_windows
     from chat.painter import Painter
     from chat.ratelimit import ChatRateLimiter
 
     application: Application = build_application(config, request=request, clock=clock)
-    await application.initialize()  # getMe: the bot's username for links
+    await reach_bot_api(application)  # getMe: the bot's username for links
     store = await PostgresStore.open(config.database, clock=clock)
     catalogs = Catalogs()
     thinker = Thinker(workers=config.ai_workers, hard_budget_ms=config.hard_budget_ms)
