@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
 
@@ -33,8 +34,10 @@ def main() -> int:
     from telegram.error import InvalidToken
 
     from chat.app import build_application
+    from chat.eventloop import new_event_loop
 
     app = build_application(config)
+    asyncio.set_event_loop(new_event_loop())  # run_polling runs on the current loop
     try:
         app.run_polling()
     except InvalidToken:

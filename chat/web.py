@@ -66,6 +66,7 @@ from telegram.ext import Application
 from telegram.request import BaseRequest
 
 from chat.config import Config, ConfigError, load_config, split_listen
+from chat.eventloop import run
 from chat.handlers import Services
 from chat.handlers.errors import ATTEMPT, Attempt
 
@@ -365,9 +366,8 @@ async def run_webhook(config: Config, *, request: BaseRequest | None = None,
 def serve(config: Config) -> int:
     """Run webhook mode in this process until SIGTERM (logging set up by the caller)."""
     from telegram.error import InvalidToken
-
     try:
-        asyncio.run(run_webhook(config))
+        run(run_webhook(config))
     except InvalidToken:
         log.error("Telegram rejected the bot token (TELEGRAM_BOT_TOKEN): check it with "
                   "@BotFather (/mybots → API Token).")

@@ -18,6 +18,7 @@ from telegram.request import BaseRequest
 from chat.computer import Thinker
 from chat.config import Config
 from chat.delivery import Delivery
+from chat.eventloop import run
 from chat.flow import Flow
 from chat.i18n import Catalogs
 from chat.jobs.core import (
@@ -139,6 +140,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     queues = tuple(args.queues or DEFAULT_QUEUES)
     concurrency = args.concurrency or (1 if queues == (COMPUTER_QUEUE,) else 8)
     asyncio.run(migrate(config.database))
-    asyncio.run(run_worker(config, queues, concurrency))
+    run(run_worker(config, queues, concurrency))
     return 0
 
