@@ -157,9 +157,14 @@ async def test_engine_commands_in_private(tmp_path: Path) -> None:
             user.start_bot()
         await h.settle()
         first = await register(h, ann, "Alpha")
-        ann.send(ann.chat, "/engine new alpha")
+        ann.send(ann.chat, "/engine new alpha")  # her own name again (or the update replayed)
         await h.settle()
-        assert "taken" in (fake.last(ann.chat).text or "")
+        again = fake.last(ann.chat).text or ""
+        assert "Alpha is yours already" in again and "/engine token Alpha" in again
+        assert not TOKEN.search(again)
+        bob.send(bob.chat, "/engine new ALPHA")  # someone else's
+        await h.settle()
+        assert "taken" in (fake.last(bob.chat).text or "")
         ann.send(ann.chat, "/engine new easy")
         await h.settle()
         assert not TOKEN.search(fake.last(ann.chat).text or "")

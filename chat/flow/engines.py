@@ -135,6 +135,11 @@ class Engines:
         try:
             engine = await self.store.create_engine(actor.user_id, name, token_hash(token))
         except EngineExists:
+            mine = await self._own(actor, name)
+            if mine is not None:  # typed twice, or the update run again after a worker died
+                return EngineAnswer(tr._(
+                    "🤖 {name} is yours already. Its token is shown only once: /engine token "
+                    "{name} makes a new one (the old one stops working).", name=mine.name))
             return EngineAnswer(tr._("The name “{name}” is taken: choose another.", name=name))
         return EngineAnswer(tr._(
             "🤖 {name} is registered. Its token, shown only this once (keep it secret; "
