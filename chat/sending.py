@@ -165,6 +165,11 @@ class Sender:
             await self._follow_board(notice)
             return
         text = fit("\n".join([*notice.lines, notice.footer]), CAPTION_LIMIT)
+        posted = await self.store.board_message(notice.match_id)
+        if posted is not None and without_clock(posted[1]) == without_clock(text):
+            # This board is the group's already: the announcement runs again (its job's
+            # worker died after the post, before the announcement was marked done).
+            return
         message = await self.send(Send(notice.chat_id, text, thread_id=notice.thread_id,
                                        silent=True, picture=notice.picture, group=True,
                                        keyboard=notice.keyboard))
@@ -370,3 +375,8 @@ class Sender:
         match_id = send.match_id or (send.panel_of[0] if send.panel_of else None)
         if match_id is not None:
             await self.report_unreachable(match_id, send.chat_id)
+
+
+def without_clock(caption: str) -> str:
+    """A board post's caption without its turn clock ("⏱ …", which counts down)."""
+    return "\n".join(line for line in caption.split("\n") if not line.startswith("⏱"))

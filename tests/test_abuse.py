@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import sqlite3
 from pathlib import Path
 
 from chat.describe import tour_frame
@@ -165,6 +166,38 @@ async def test_moves_made_during_an_outage_are_announced_when_it_ends(tmp_path: 
         assert after.announced_seq == after.move_count
         assert len([m for m in fake.sent(group) if m.kind == "photo"]) > posts
         assert all(s.kind is SeatKind.HUMAN for s in after.seats)
+
+
+async def test_a_board_posted_before_a_crash_is_not_posted_again(tmp_path: Path) -> None:
+    """The bot dies after a move's board was posted but before the announcement was marked
+    done (the scaled mode: a job worker killed there; procrastinate runs the job again). The
+    announcement runs again, and the group's board, already there, is not posted twice."""
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock(speed=60))
+    ann = fake.user(441, "Ann")
+    bob = fake.user(442, "Bob")
+    group = fake.group(-1004410, "Crash")
+    rng = random.Random(5)
+    async with running_bot(tmp_path, fake) as h:
+        ann.start_bot()
+        bob.start_bot()
+        match_id = (await start_group_duel(h, group, ann, bob)).match_id
+        user_id, text = await move_of(h, match_id, rng)
+        (ann if user_id == ann.id else bob).send(None, text)
+        await h.settle()
+        row = await h.services.store.get_match(match_id)
+        assert row.announced_seq == row.move_count
+        database = h.config.database
+    # As if the process had died between the post and the marker: the marker one move back.
+    with sqlite3.connect(database) as conn:
+        conn.execute("UPDATE matches SET announced_seq = announced_seq - 1 WHERE match_id = ?",
+                     (match_id,))
+    photos = len([m for m in fake.sent(group) if m.kind == "photo"])
+    async with running_bot(tmp_path, fake) as h:
+        await h.settle()
+        row = await h.services.store.get_match(match_id)
+        assert row.announced_seq == row.move_count, "announced again"
+    assert len([m for m in fake.sent(group) if m.kind == "photo"]) == photos, \
+        "the board that was there already was posted again"
 
 
 def test_the_limits_are_configured_from_the_environment(monkeypatch, tmp_path: Path) -> None:
