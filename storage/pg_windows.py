@@ -94,20 +94,6 @@ class FloodWindows:
     def __init__(self, store: PostgresStore) -> None:
         self._store = store
 
-    async def paused_until(self, chat_id: int | None, now: float) -> float:
-        """Until when requests to ``chat_id`` (or every request) must wait: the later of
-        the chat's pause and the whole bot's; ``0`` if neither is paused after ``now``."""
-        chats = [BOT] if chat_id is None else [BOT, chat_id]
-
-        async def work(conn: Conn) -> float:
-            cur = await conn.execute(
-                "SELECT COALESCE(MAX(paused_until), 0) AS until FROM flood_chats "
-                "WHERE chat_id = ANY(%s) AND paused_until > %s", (chats, now))
-            row = await cur.fetchone()
-            return float(row["until"]) if row else 0.0
-
-        return await self._store._guard(work)
-
     async def pause(self, chat_id: int | None, until: float, *,
                     group_limit: int = 0, window: float = 60.0, now: float = 0.0) -> None:
         """Telegram said 429: no request to ``chat_id`` (to anyone, for ``None``) before

@@ -44,6 +44,7 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
+from chat.sending import without_clock
 from krendzu.export import export_record
 from storage.postgres import PostgresStore
 from tests.bot_harness import BOT
@@ -337,7 +338,7 @@ async def measure(cluster: Cluster, url: str, figures: Figures, tmp: Path) -> di
             if method not in BOARD_METHODS:
                 continue
             caption = str(call.params.get("caption", ""))
-            key = board_key(caption)
+            key = without_clock(caption)
             posts += 1
             if method == "editmessagecaption" and key == last:
                 # The reminder redraws the board's clock (the only line that changed): no
@@ -453,11 +454,6 @@ def reply_to(fake: FakeTelegram, sent: Any) -> str | None:
                     getattr(reply, "message_id", reply),):
                 return message.text
     return None
-
-
-def board_key(caption: str) -> str:
-    """A board post's caption without its turn clock (which counts down between sends)."""
-    return "\n".join(line for line in caption.splitlines() if not line.startswith("⏱"))
 
 
 def in_kill_window(due: float, kills: list[Kill]) -> bool:

@@ -203,7 +203,8 @@ async def test_a_429_naming_no_chat_pauses_every_process_and_the_bot_rate_is_sha
 
         chatless = asyncio.create_task(request(a, "getMe", None))
         await asyncio.sleep(0.3)
-        assert await store.windows.paused_until(None, clock()) == 1020.0
+        assert (await store.windows.take(None, clock(), pace=None, overall=None)
+                ).paused_until == 1020.0
         other = asyncio.create_task(request(b, "sendMessage", 55))
         await asyncio.sleep(0.5)
         assert not other.done() and calls == [], "b waits for a's bot-wide pause"

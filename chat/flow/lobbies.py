@@ -14,7 +14,7 @@ from chat.describe import level_label
 from chat.flow.base import Actor
 from chat.flow.caps import Caps
 from chat.flow.engines import ENGINE_DUEL_TIMER, Engines
-from chat.flow.lobby_state import choose, cycle, fill_computers, fit_seats, state_of
+from chat.flow.lobby_state import choose, cycle, fill_computers, fit_seats, seat_person, state_of
 from chat.flow.parts import Parts, Room
 from chat.flow.views import codec
 from chat.flow.views.lobby_view import NameOf, closed_lobby, show_lobby, started_text
@@ -131,8 +131,7 @@ class Lobbies(Room):
         read before this invitation was stored, as this read before it): stored, then read."""
         if user_id not in state.invited or not await self.people.started_bot(user_id):
             return lobby, False
-        state.invited.remove(user_id)
-        state.seats.append(LobbySeat("human", user_id))
+        seat_person(state, user_id)
         return await self.store.update_lobby(lobby.lobby_id, state=state.to_json()), True
 
     async def lobby_action(self, chat_id: int, thread_id: int | None, actor: Actor, op: str,
@@ -197,8 +196,7 @@ class Lobbies(Room):
                          "there: {link}", link=link),
                     [await self.show(lobby, state, group_tr)], alert=True, url=link,
                 )
-            state.seats.append(LobbySeat("human", actor.user_id))
-            state.invited = [u for u in state.invited if u != actor.user_id]
+            seat_person(state, actor.user_id)
             reply = tr._("You are seated.")
         elif op == "leave":
             index = state.seat_of(actor.user_id)

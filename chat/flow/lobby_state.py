@@ -41,6 +41,12 @@ OFF = "off"
 MENU_TIMERS: tuple[int | None, ...] = (None, 60, 90, 180, 300)
 
 
+def seat_person(state: LobbyState, user_id: int) -> None:
+    """Seat a person; an invitation of theirs is used up."""
+    state.seats.append(LobbySeat("human", user_id))
+    state.invited = [u for u in state.invited if u != user_id]
+
+
 def fit_seats(state: LobbyState) -> None:
     """After a change of table: seats past the new size go, computers first; a private
     table is filled with computers again."""
