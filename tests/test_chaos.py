@@ -531,13 +531,14 @@ def test_the_cluster_survives_random_kills(tmp_path: Path, pg_server: PgServer) 
     assert result["updates_stored_twice"] == 0, result
     assert result["undelivered_updates"] == 0, result
     assert result["unannounced_matches"] == [], result
-    assert result["duplicate_share"] <= MAX_DUPLICATE_SHARE, result
+    assert result["duplicate_share"] <= MAX_DUPLICATE_SHARE, result["duplicate_details"]
     assert result["max_group_messages_60s"] <= GROUP_LIMIT, result
     assert result["timers_due"] > 0 and result["timers_not_fired"] == 0, result
     assert result["timer_late_p99_s"] is not None
     assert result["timer_late_p99_s"] <= TIMER_P99_LATE, result
     assert result["turns_let_run_out"] > 0
-    assert result["turns_run_out_served"] == result["turns_let_run_out"], result
+    assert result["turns_run_out_served"] == result["turns_let_run_out"], \
+        result["turns_run_out_unserved"]
     assert result["records_replayed"] >= 1, result
     assert result["records_invalid"] == 0, result
     assert result["fake_errors"] == 0, result
