@@ -182,3 +182,7 @@ class Outcome:
     private_reply: bool = False  # answer the actor privately (it names a held card)
     #: For a button press: a t.me link the client opens (the bot's private chat with Start).
     url: str | None = None
+    #: The move's announcement is a job's (the scaled mode): ``notices`` is empty although
+    #: the board is on its way, so a typed move gets no reply in the chat (its board is the
+    #: answer, as in the embedded mode); a button's toast still shows ``reply``.
+    announced_later: bool = False

@@ -352,6 +352,46 @@ async def test_the_bot_in_the_scaled_mode_leaves_announcements_to_the_workers(
         assert done.announced_seq == done.move_count
 
 
+async def test_a_typed_move_in_the_scaled_mode_gets_its_board_and_no_echo(
+        tmp_path: Path, pg_url: str) -> None:
+    """A move typed in the group (``/play@bot CARD CELL``) is answered by its board post,
+    as in the embedded mode: the web process, whose move's notices are a job's, posts no
+    "✓ …" line of its own in the group (one more message a move would halve a group's
+    20-a-minute budget)."""
+    import random
+
+    from krendzu import Place
+    from krendzu.coords import frame_for
+    from tests.bot_harness import running_bot, start_group_duel
+
+    fake = FakeTelegram()
+    ann, bob = fake.user(1, "Ann"), fake.user(2, "Bob")
+    group = fake.group(-78, "Club", members=[ann, bob])
+    for user in (ann, bob):
+        fake.user_starts(user)
+    async with running_bot(tmp_path, fake, database=pg_url, jobs=True) as h:
+        await h.settle()
+        row = await start_group_duel(h, group, ann, bob)
+        store = h.services.store
+        stored = await h.services.flow.load(row.match_id)
+        game = stored.game
+        user = fake.users[stored.row.seats[game.current_player].user_id or 0]
+        step = random.Random(3).choice(
+            [a for a in game.legal_actions() if isinstance(a, Place)])
+        cell = frame_for(game.tour.observation(None).placements).label(step.x, step.y)
+        posts = len(fake.sent(group))
+        user.send(group, f"/play@{fake.bot_username} {step.card.code()} {cell}")
+        await h.settle()
+        assert (await store.get_match(row.match_id)).move_count == 1, fake.describe()
+        assert len(fake.sent(group)) == posts, "no echo of the move in the group"
+        config = bot_config(tmp_path, fake, database=pg_url)
+        async with serving(config, request=fake.request()) as svc:
+            await Scaled(fake, svc, pg_url, group).run((ANNOUNCE_QUEUE,))
+        new = fake.sent(group)[posts:]
+        assert [m.kind for m in new] == ["photo"], fake.describe()
+        assert step.card.pretty() in (new[0].caption or "")
+
+
 async def test_a_queued_job_waits_for_the_move_whose_own_job_it_replaced(
         scaled: Scaled) -> None:
     """A move committing while the match's announcement job waits defers none (the queueing

@@ -131,7 +131,8 @@ class Matches(Room):
         notices = await self.broadcast.change(stored, before, done, mover=mover,
                                               from_panel=from_panel)
         frame = frame_for(game.tours[before.tour_index].observation(None).placements)
-        return Outcome(echo(tr, done, frame), notices)
+        return Outcome(echo(tr, done, frame), notices,
+                       announced_later=self.broadcast.by_jobs and bool(done))
 
     # Hints ----------------------------------------------------------------------------------
 
