@@ -97,7 +97,7 @@ def build_application(
     builder = builder.rate_limiter(limiter)  # type: ignore[arg-type]  # PTB types it [None]
 
     async def post_init(app: Application) -> None:
-        store = await open_store(config.database, clock=clock)
+        store = await open_store(config.database, clock=clock, prepare=config.pg_prepare)
         catalogs = Catalogs()
         thinker = Thinker(workers=config.ai_workers, hard_budget_ms=config.hard_budget_ms)
         flow = Flow(store, catalogs, thinker.decide, bot_username=app.bot.username,

@@ -75,6 +75,10 @@ class Config:
     #: moves are announced, turns timed and computers moved by ``python -m chat.jobs worker``
     #: processes instead of this one (chat/jobs.py).
     jobs: bool = False
+    #: PostgreSQL's prepared statements (``KRENDZU_PG_PREPARE``, on unless ``off``): a
+    #: statement run a few times is parsed and planned once per connection. Off behind a
+    #: transaction-mode pgbouncer older than 1.21 (newer ones need max_prepared_statements).
+    pg_prepare: bool = True
 
     @property
     def engine_api_url(self) -> str | None:
@@ -151,6 +155,7 @@ def load_config(env_file: Path | None = Path(".env")) -> Config:
         miniapp_name=miniapp_name(get("KRENDZU_MINIAPP_NAME")),
         miniapp_max_age=number("KRENDZU_MINIAPP_MAX_AGE", 86400.0, 60.0, 30 * 86400.0),
         jobs=jobs_setting(get("KRENDZU_JOBS"), get("KRENDZU_DATABASE_URL")),
+        pg_prepare=switch("KRENDZU_PG_PREPARE", get("KRENDZU_PG_PREPARE"), default=True),
     )
 
 
@@ -168,6 +173,18 @@ def miniapp_name(value: str | None) -> str | None:
         raise ConfigError("KRENDZU_MINIAPP_NAME must be the Mini App's short name from "
                           f"@BotFather (3-30 of A-Z, a-z, 0-9, _), not {value!r}")
     return name
+
+
+def switch(name: str, value: str | None, *, default: bool) -> bool:
+    """An on/off setting: empty means ``default``; on, off, 1, 0, yes, no, true, false."""
+    chosen = (value or "").strip().lower()
+    if not chosen:
+        return default
+    if chosen in ("on", "1", "yes", "true"):
+        return True
+    if chosen in ("off", "0", "no", "false"):
+        return False
+    raise ConfigError(f"{name} must be on or off, not {value!r}")
 
 
 def jobs_setting(value: str | None, database_url: str | None) -> bool:

@@ -94,19 +94,20 @@ def sqlite_path(target: str | os.PathLike[str]) -> str:
 
 
 async def open_store(target: str | os.PathLike[str] | None = None, *,
-                     clock: Callable[[], float] = time.time) -> Store:
+                     clock: Callable[[], float] = time.time, prepare: bool = True) -> Store:
     """Open (creating and migrating as needed) the store ``target`` names.
 
     ``None`` means ``$KRENDZU_DATABASE_URL``, else ``$KRENDZU_DB`` or ``krendzu.sqlite3``;
     a ``postgresql://`` URL opens the PostgreSQL backend, anything else a SQLite file.
-    ``clock`` dates what is stored (tests inject one). Raises :class:`SchemaTooNew` for a
+    ``clock`` dates what is stored (tests inject one); ``prepare``: PostgreSQL's prepared
+    statements (:meth:`~storage.postgres.PostgresStore.open`). Raises :class:`SchemaTooNew` for a
     database written by a newer version of the code.
     """
     chosen = default_target() if target is None else target
     if is_postgres(chosen):
         from storage.postgres import PostgresStore
 
-        return await PostgresStore.open(os.fspath(chosen), clock=clock)
+        return await PostgresStore.open(os.fspath(chosen), clock=clock, prepare=prepare)
     path = sqlite_path(chosen)
     from storage.sqlite import SqliteStore
 

@@ -8,7 +8,9 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from chat.config import load_config, read_env_file
+import pytest
+
+from chat.config import ConfigError, load_config, read_env_file
 from chat.i18n import Catalogs, language_of
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,6 +62,20 @@ def test_a_database_url_selects_postgresql(tmp_path: Path, monkeypatch) -> None:
     assert load_config(None).database == "postgres:///krendzu?host=/run/pg"
     monkeypatch.delenv("KRENDZU_DATABASE_URL")
     assert load_config(None).database == "x.sqlite3"
+
+
+def test_prepared_statements_are_on_unless_switched_off(tmp_path: Path, monkeypatch) -> None:
+    """KRENDZU_PG_PREPARE: on by default; off (behind an old transaction-mode pgbouncer);
+    anything else is refused rather than guessed."""
+    monkeypatch.delenv("KRENDZU_PG_PREPARE", raising=False)
+    assert load_config(None).pg_prepare is True
+    for value, expected in (("off", False), ("0", False), ("No", False), ("on", True),
+                            ("true", True), ("", True)):
+        monkeypatch.setenv("KRENDZU_PG_PREPARE", value)
+        assert load_config(None).pg_prepare is expected, value
+    monkeypatch.setenv("KRENDZU_PG_PREPARE", "sometimes")
+    with pytest.raises(ConfigError, match="KRENDZU_PG_PREPARE must be on or off"):
+        load_config(None)
 
 
 def test_mini_app_settings(tmp_path: Path, monkeypatch) -> None:

@@ -131,6 +131,22 @@ async def test_processes_starting_together_migrate_once(empty_pg_url: str) -> No
     assert versions(empty_pg_url) == list(range(1, LATEST + 1))
 
 
+async def test_statements_run_often_are_prepared_unless_switched_off(pg_url: str) -> None:
+    """With ``prepare`` (the default, ``KRENDZU_PG_PREPARE``) a statement run a few times on
+    a connection is prepared there (the server parses and plans it once); without it none
+    is, as a transaction-mode pgbouncer older than 1.21 needs."""
+    for prepare, expected in ((True, True), (False, False)):
+        store = await PostgresStore.open(pg_url, min_size=1, max_size=1, prepare=prepare)
+        try:
+            for _ in range(8):
+                await store.get_user(4242)
+            prepared = await store._select(
+                "SELECT statement FROM pg_prepared_statements", (), lambda r: r["statement"])
+            assert any("FROM users WHERE user_id" in s for s in prepared) is expected, prepared
+        finally:
+            await store.close()
+
+
 async def test_a_wrong_url_is_reported_as_the_server_words_it(pg_server: PgServer) -> None:
     with pytest.raises(StorageError, match="no_such_database"):
         await open_store(pg_server.url("no_such_database"))

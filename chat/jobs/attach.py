@@ -64,7 +64,7 @@ async def attach(config: Config, store: object, flow: Flow, delivery: Delivery) 
     if not isinstance(store, PostgresStore):
         raise TypeError("the scaled mode's jobs need the PostgreSQL store")
     await migrate(config.database)
-    jobs = build_jobs(config.database)
+    jobs = build_jobs(config.database, prepare=config.pg_prepare)
     await jobs.app.open_async()
     wire(store, flow, jobs, config.ai_delay)
     attached = Attached(jobs, store, config.ai_delay)

@@ -29,15 +29,17 @@ from chat.jobs.core import (
     defer_computer,
 )
 from chat.notices import Announced, ComputerTurn, Notice
-from storage.postgres import PostgresStore
+from storage.postgres import PREPARE_AFTER, PostgresStore
 
 log = logging.getLogger(__name__)
 
 
-def build_jobs(url: str) -> Jobs:
+def build_jobs(url: str, *, prepare: bool = True) -> Jobs:
     """The app on ``url`` (a PostgreSQL URL) with the bot's tasks; open it before use
-    (``async with jobs.app.open_async():``)."""
-    app = App(connector=PsycopgConnector(conninfo=url, kwargs={"prepare_threshold": None}))
+    (``async with jobs.app.open_async():``). ``prepare``: prepared statements, as the
+    store's (:meth:`storage.postgres.PostgresStore.open`)."""
+    app = App(connector=PsycopgConnector(conninfo=url, kwargs={
+        "prepare_threshold": PREPARE_AFTER if prepare else None}))
     announce = app.task(name="announce", queue=ANNOUNCE_QUEUE, pass_context=True,
                         retry=RetryStrategy(max_attempts=20, exponential_wait=2))(_announce)
     turn_timer = app.task(name="turn_timer", queue=TIMERS_QUEUE, pass_context=True,

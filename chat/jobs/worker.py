@@ -51,7 +51,7 @@ async def start_services(config: Config, jobs: Jobs, *, request: BaseRequest | N
 
     application: Application = build_application(config, request=request, clock=clock)
     await reach_bot_api(application)  # getMe: the bot's username for links
-    store = await PostgresStore.open(config.database, clock=clock)
+    store = await PostgresStore.open(config.database, clock=clock, prepare=config.pg_prepare)
     catalogs = Catalogs()
     thinker = Thinker(workers=config.ai_workers, hard_budget_ms=config.hard_budget_ms)
     flow = Flow(store, catalogs, thinker.decide, bot_username=application.bot.username,
@@ -77,7 +77,7 @@ async def start_services(config: Config, jobs: Jobs, *, request: BaseRequest | N
 async def serving(config: Config, *, request: BaseRequest | None = None,
                   clock: Callable[[], float] = time.time) -> AsyncIterator[JobServices]:
     """The app open and a worker's services, for the ``async with`` block."""
-    jobs = build_jobs(config.database)
+    jobs = build_jobs(config.database, prepare=config.pg_prepare)
     async with jobs.app.open_async():
         services = await start_services(config, jobs, request=request, clock=clock)
         try:
