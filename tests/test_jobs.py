@@ -5,7 +5,9 @@ jobs of a killed worker swept."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import json
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -155,6 +157,32 @@ async def test_the_worker_announces_once_and_moves_the_marker(scaled: Scaled) ->
     await s.run((ANNOUNCE_QUEUE,))
     assert [j["status"] for j in await s.jobs("announce")] == ["succeeded", "succeeded"]
     assert s.group_calls() == sent
+
+
+async def test_workers_are_woken_for_jobs_due_now_not_for_later_ones(scaled: Scaled) -> None:
+    """procrastinate's insert trigger, narrowed by ``migrate``: a job due now notifies the
+    workers of its queue, a turn timer scheduled later does not (they would all ask for a
+    job in vain); it is found by their poll when it is due."""
+    import asyncio
+    import datetime
+
+    s = scaled
+    async with await psycopg.AsyncConnection.connect(s.url, autocommit=True) as listener:
+        await listener.execute('LISTEN "procrastinate_queue_v1#timers"')
+        later = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=60)
+        await s.svc.jobs.turn_timer.configure(schedule_at=later).defer_async(
+            match_id=1, seq=1)
+        await s.svc.jobs.turn_timer.defer_async(match_id=2, seq=1)
+        woken: list[str] = []
+
+        async def listen() -> None:
+            async for note in listener.notifies():
+                woken.append(note.payload)
+
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(listen(), timeout=1.0)
+    ids = {j["args"]["match_id"]: j["id"] for j in await s.jobs("turn_timer")}
+    assert [json.loads(p)["job_id"] for p in woken] == [ids[2]], woken
 
 
 async def test_turn_timers_carry_their_move_number(scaled: Scaled) -> None:

@@ -57,9 +57,26 @@ class Jobs:
     sweep: Task[Any, Any, Any]
 
 
+#: procrastinate's insert trigger, narrowed to jobs due within a second: a worker woken for a
+#: job scheduled later (a turn timer, a reminder: two of a move's three jobs) finds nothing
+#: to run, and every worker serving the queue was woken and asked PostgreSQL in vain. A
+#: scheduled job is found when it is due by the workers' poll (:data:`POLL_SECONDS`), as it
+#: was before. The same trigger name and function as procrastinate's own (3.x), so its
+#: migrations replace it as they would their own.
+QUIET_SCHEDULED_JOBS = """
+CREATE OR REPLACE TRIGGER procrastinate_jobs_notify_queue_job_inserted_v1
+    AFTER INSERT ON procrastinate_jobs
+    FOR EACH ROW WHEN (new.status = 'todo'::procrastinate_job_status
+                       AND (new.scheduled_at IS NULL
+                            OR new.scheduled_at <= clock_timestamp() + interval '1 second'))
+    EXECUTE PROCEDURE procrastinate_notify_queue_job_inserted_v1()
+"""
+
+
 async def migrate(url: str) -> bool:
     """Create procrastinate's tables unless they are there (under an advisory lock, so
-    processes starting together do it once). True if they were created now.
+    processes starting together do it once), with :data:`QUIET_SCHEDULED_JOBS`. True if
+    they were created now.
 
     procrastinate's own schema, not one of ``storage/pg_migrations.py``: it belongs to the
     installed procrastinate, whose release notes give the SQL to move it to a newer one
@@ -69,12 +86,20 @@ async def migrate(url: str) -> bool:
         await conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
         cur = await conn.execute("SELECT to_regclass('procrastinate_jobs') IS NOT NULL")
         row = await cur.fetchone()
-        if row is not None and row[0]:
-            return False
-        # No parameters: psycopg sends the script as it is (several statements, % kept).
-        await conn.execute(SchemaManager.get_schema())
-        log.info("jobs: procrastinate's schema created")
-        return True
+        created = row is None or not row[0]
+        if created:
+            # No parameters: psycopg sends the script as it is (several statements, % kept).
+            await conn.execute(SchemaManager.get_schema())
+            log.info("jobs: procrastinate's schema created")
+        cur = await conn.execute(
+            "SELECT pg_get_triggerdef(oid) FROM pg_trigger WHERE tgrelid = "
+            "'procrastinate_jobs'::regclass AND tgname = "
+            "'procrastinate_jobs_notify_queue_job_inserted_v1'")
+        trigger = await cur.fetchone()
+        if trigger is not None and "clock_timestamp" not in trigger[0]:
+            # Only when it is procrastinate's own: replacing takes a lock on the jobs table.
+            await conn.execute(QUIET_SCHEDULED_JOBS)
+        return created
 
 
 # Deferring ------------------------------------------------------------------------------------
