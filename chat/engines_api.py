@@ -289,7 +289,7 @@ class EngineApi:
             return await self._illegal(stored, refused)
         outcome = await flow.play(stored.match_id, self._actor(engine), steps,
                                   expected_seq=seq)
-        if not outcome.notices:  # refused under the lock: another move came first
+        if not outcome.told:  # refused under the lock: another move came first
             return error("stale", outcome.reply or "The position changed meanwhile.")
         self.svc.delivery.run(outcome.notices)
         _row, count = await self.svc.store.match_head(stored.match_id)

@@ -186,3 +186,9 @@ class Outcome:
     #: the board is on its way, so a typed move gets no reply in the chat (its board is the
     #: answer, as in the embedded mode); a button's toast still shows ``reply``.
     announced_later: bool = False
+
+    @property
+    def told(self) -> bool:
+        """Whether everyone is being told of a change: by these notices, or by the job the
+        change deferred (a move refused under the lock tells no one)."""
+        return bool(self.notices) or self.announced_later

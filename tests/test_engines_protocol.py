@@ -171,6 +171,29 @@ async def test_hostile_engines_get_clear_errors_and_nothing_is_stored_twice(
         del group
 
 
+async def test_an_engine_move_in_the_scaled_mode_is_accepted(tmp_path: Path,
+                                                            pg_url: str) -> None:
+    """On PostgreSQL with announcement jobs a move's notices are the job's: the engine's
+    legal move is answered 200 (not ``stale``) and stored once."""
+    from chat.flow import Actor
+
+    async with engine_match(tmp_path, database=pg_url, jobs=True) as (
+            h, ann, _group, engine, game, _other):
+        flow = h.services.flow
+        await engine.state(lambda s: s["type"] == "gameFull")
+        for _ in range(4):  # Ann's turn first, if she opens (through the flow: no worker
+            stored = await flow.load(game)  # here announces her move to her panel)
+            if stored.game.current_player != 0:
+                break
+            await flow.play(game, Actor(ann.id, "Ann", "en"), [stored.game.legal_actions()[0]])
+        state = await engine.state(lambda s: s["myTurn"])
+        before = len((await h.services.store.load_match(game)).moves)
+        answer = await engine.move(game, state["legal"][0], state["seq"])
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["ok"] is True
+        assert len((await h.services.store.load_match(game)).moves) == before + 1
+
+
 async def play_until_engine_turn(h: Harness, ann: FakeUser, engine: Engine) -> None:
     from tests.bot_harness import panel, play_step_with_buttons
 

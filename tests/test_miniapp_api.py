@@ -344,6 +344,42 @@ async def test_moves_accepted_and_refused_with_clear_words(tmp_path: Path) -> No
             mover, {"seq": seq, "actions": [legal[0]]}, 409, "stale")
 
 
+async def test_a_move_in_the_scaled_mode_is_accepted_and_announced_by_the_job(
+        tmp_path: Path, pg_url: str) -> None:
+    """On PostgreSQL with announcement jobs (``KRENDZU_JOBS``) a Mini App move's notices
+    are the job's: the move is answered as accepted (not "the position changed"), and the
+    group sees its board once a job worker ran."""
+    from chat.jobs import ANNOUNCE_QUEUE, serving, worker_options
+    from tests.bot_harness import test_config
+
+    fake = new_fake()
+    ann, bob = fake.user(21, "Ann"), fake.user(22, "Bob")
+    group = fake.group(-100121, "Scaled friends")
+    async with app_bot(tmp_path, fake, database=pg_url, jobs=True) as a:
+        row = await group_duel(a.h, group, ann, bob)
+        token = play_token(fake.last(group))
+        stored, seat, user_id = await to_move(a, row.match_id)
+        mover = ann if user_id == ann.id else bob
+        legal = [str(x) for x in stored.game.observation(seat).tour.legal]
+        seq = stored.next_seq
+        mark = fake.mark()
+        answer = await a.post(MOVE.format(token), init_data(fake, mover),
+                              {"seq": seq, "actions": [legal[0]]})
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["ok"] is True
+        assert answer.json()["state"]["seq"] == seq + 1
+        after = await a.h.services.flow.load(row.match_id)
+        assert after.game.history[-1] == parse_action(legal[0])
+        async with serving(test_config(tmp_path, fake, database=pg_url),
+                           request=fake.request(), clock=fake.clock) as svc:
+            options = worker_options(svc, (ANNOUNCE_QUEUE,), wait=False)
+            options["install_signal_handlers"] = False
+            await svc.jobs.app.run_worker_async(**options)
+        post = await fake.wait_for_message(group, since=mark,
+                                           where=lambda m: m.kind == "photo")
+        assert mover.first_name in (post.caption or "")
+
+
 async def test_the_page_follows_a_move_made_with_buttons(tmp_path: Path) -> None:
     fake = new_fake()
     ann, bob = fake.user(11, "Ann"), fake.user(12, "Bob")

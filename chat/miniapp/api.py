@@ -367,7 +367,7 @@ class MiniApp:
         actor = Actor(user.user_id, user.name, user.language_code)
         outcome = await flow.play(stored.match_id, actor, steps, expected_seq=seq,
                                   from_panel=True)
-        if not outcome.notices:  # refused under the lock: another move came first
+        if not outcome.told:  # refused under the lock: another move came first
             return error("stale", tr._(
                 "The position changed meanwhile: the board now shows the newest one."))
         self.svc.delivery.run(outcome.notices)
