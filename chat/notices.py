@@ -8,6 +8,7 @@ the position — and is drawn by delivery off the event loop, only if it is stil
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -192,3 +193,19 @@ class Outcome:
         """Whether everyone is being told of a change: by these notices, or by the job the
         change deferred (a move refused under the lock tells no one)."""
         return bool(self.notices) or self.announced_later
+
+
+@dataclass(frozen=True, slots=True)
+class Mover:
+    """Who made the move being stored, and how: a pressed panel is edited into the record
+    of the move; a typed move's record is sent below what was typed."""
+
+    user_id: int
+    from_panel: bool = False
+
+
+#: The move being stored in this task (set by the flow around its append). The scaled
+#: mode's announcement job is deferred inside the store's transaction, where only the
+#: match and the move number are known; it reads the mover here and carries it, so the
+#: worker that announces tells the mover as the process that stored the move would.
+MOVING: ContextVar[Mover | None] = ContextVar("moving", default=None)

@@ -29,6 +29,7 @@ from chat.jobs import (
     sweep_stalled,
     worker_options,
 )
+from chat.notices import Mover, Send
 from krendzu import Settings
 from storage import SeatSpec, StorageError
 from tests.bot_harness import test_config as bot_config
@@ -130,10 +131,12 @@ async def test_a_move_commits_with_its_announcement_job(scaled: Scaled) -> None:
     assert (await store.load_match(match_id)).row.move_count == 0
     assert await s.jobs("announce") == [], "rolled back with the move"
 
+    mover = (await s.svc.flow.load(match_id)).row.seats[stored.game.current_player].user_id
     await move(s, match_id)
     jobs = await s.jobs("announce")
     assert [(j["status"], j["args"], j["lock"], j["queueing_lock"]) for j in jobs] == [
-        ("todo", {"match_id": match_id}, f"match:{match_id}", f"announce:{match_id}")]
+        ("todo", {"match_id": match_id, "mover": mover, "from_panel": False},
+         f"match:{match_id}", f"announce:{match_id}")]
     # A second move while that job waits: no second job (it announces both when it runs).
     await move(s, match_id)
     assert len(await s.jobs("announce")) == 1
@@ -183,6 +186,42 @@ async def test_workers_are_woken_for_jobs_due_now_not_for_later_ones(scaled: Sca
             await asyncio.wait_for(listen(), timeout=1.0)
     ids = {j["args"]["match_id"]: j["id"] for j in await s.jobs("turn_timer")}
     assert [json.loads(p)["job_id"] for p in woken] == [ids[2]], woken
+
+
+async def test_a_job_telling_two_players_moves_names_no_mover(scaled: Scaled) -> None:
+    """The announcement job carries its move's mover; a job that waited while the next
+    player moved too (their own job refused by the queueing lock) tells both moves and
+    names no mover: no one is sent the record of moves that were not all theirs."""
+    s = scaled
+    match_id = await group_duel(s)
+    flow = s.svc.flow
+    first = await flow.load(match_id)
+    opener = first.row.seats[first.game.current_player].user_id or 0
+    second = next(u for u in (ANN.user_id, BOB.user_id) if u != opener)
+    await move(s, match_id)
+
+    def records(notices: list[Any], user_id: int) -> list[Send]:
+        """Messages to the user without buttons: the record of a typed move (a panel has
+        buttons)."""
+        return [n for n in notices if isinstance(n, Send) and n.chat_id == user_id
+                and n.keyboard is None]
+
+    if (await flow.load(match_id)).game.current_player != first.game.current_player:
+        assert records(await flow.announce_pending(match_id, Mover(opener)), opener), \
+            "its own move's record: the job tells the mover as the embedded mode does"
+    for _ in range(6):  # until the other player has moved too
+        stored = await flow.load(match_id)
+        mine = stored.row.seats[stored.game.current_player].user_id == opener
+        await move(s, match_id)
+        if not mine:
+            break
+    jobs = await s.jobs("announce")
+    assert [j["args"] for j in jobs] == [
+        {"match_id": match_id, "mover": opener, "from_panel": False}], jobs
+    # Whoever the job names, moves of both players are told without a mover's record.
+    for user_id in (opener, second):
+        told = await flow.announce_pending(match_id, Mover(user_id))
+        assert not records(told, user_id), told
 
 
 async def test_turn_timers_carry_their_move_number(scaled: Scaled) -> None:
@@ -380,17 +419,18 @@ async def test_the_bot_in_the_scaled_mode_leaves_announcements_to_the_workers(
         assert done.announced_seq == done.move_count
 
 
-async def test_a_typed_move_in_the_scaled_mode_gets_its_board_and_no_echo(
+async def test_a_move_in_the_scaled_mode_is_told_to_its_mover_as_in_the_embedded_mode(
         tmp_path: Path, pg_url: str) -> None:
     """A move typed in the group (``/play@bot CARD CELL``) is answered by its board post,
     as in the embedded mode: the web process, whose move's notices are a job's, posts no
     "✓ …" line of its own in the group (one more message a move would halve a group's
-    20-a-minute budget)."""
+    20-a-minute budget). The job tells the mover as the embedded mode does: a typed move's
+    record below in the private chat, a pressed panel turned into the record."""
     import random
 
-    from krendzu import Place
+    from krendzu import EndTurn, Pass, Place
     from krendzu.coords import frame_for
-    from tests.bot_harness import running_bot, start_group_duel
+    from tests.bot_harness import play_step_with_buttons, running_bot, start_group_duel
 
     fake = FakeTelegram()
     ann, bob = fake.user(1, "Ann"), fake.user(2, "Bob")
@@ -418,6 +458,29 @@ async def test_a_typed_move_in_the_scaled_mode_gets_its_board_and_no_echo(
         new = fake.sent(group)[posts:]
         assert [m.kind for m in new] == ["photo"], fake.describe()
         assert step.card.pretty() in (new[0].caption or "")
+        # The worker told the mover as the web process would have (the job carries the
+        # mover): the record of the typed move below, with the hand, in the private chat.
+        record = fake.sent(user)[-1]
+        assert step.card.pretty() in (record.text or ""), fake.describe()
+        assert not record.buttons()
+        # The other player moves with the panel's buttons: the panel itself becomes the
+        # record of the move, never "this panel is closed" with nothing below it.
+        other = ann if user is bob else bob
+        rng = random.Random(4)
+        for _ in range(8):
+            stored = await h.services.flow.load(row.match_id)
+            if stored.row.seats[stored.game.current_player].user_id != other.id:
+                break
+            assert await play_step_with_buttons(h, other, rng), fake.describe()
+            await h.settle()
+            async with serving(config, request=fake.request()) as svc:
+                await Scaled(fake, svc, pg_url, group).run((ANNOUNCE_QUEUE,))
+        moved = (await h.services.flow.load(row.match_id)).game.history[-1]
+        assert isinstance(moved, Place | Pass | EndTurn)
+        texts = [m.caption or m.text or "" for m in fake.sent(other)]
+        assert not any("panel is closed" in t for t in texts), fake.describe()
+        if isinstance(moved, Place):
+            assert any(moved.card.pretty() in t for t in texts[-2:]), texts[-2:]
 
 
 async def test_a_queued_job_waits_for_the_move_whose_own_job_it_replaced(

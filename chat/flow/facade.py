@@ -28,7 +28,7 @@ from chat.flow.ticker import Ticker
 from chat.flow.views.webapp import AppLinks
 from chat.i18n import Catalogs, Tr
 from chat.model import LobbyState
-from chat.notices import Notice, Outcome, Send
+from chat.notices import Mover, Notice, Outcome, Send
 from krendzu import Action
 from storage import MatchRow, Store, StoredMatch
 
@@ -260,10 +260,12 @@ class Flow:
         return await resume(self.store, self.games, self.deadlines, self.broadcast,
                             self.endings)
 
-    async def announce_pending(self, match_id: int) -> list[Notice]:
+    async def announce_pending(self, match_id: int, mover: Mover | None = None
+                               ) -> list[Notice]:
         """The scaled mode's announcement job: every stored move after the match's
-        ``announced`` marker, told (chat.flow.restart.pending); its last notice
-        (:class:`~chat.notices.Announced`) says where the marker goes once delivered."""
+        ``announced`` marker, told (chat.flow.restart.pending), the ``mover`` as the process
+        that stored the move would have; its last notice (:class:`~chat.notices.Announced`)
+        says where the marker goes once delivered."""
         begin_work()
         self.games.forget(match_id)  # another process stored the moves
-        return await pending(await self.games.load(match_id), self.broadcast)
+        return await pending(await self.games.load(match_id), self.broadcast, mover)

@@ -19,7 +19,7 @@ from chat.flow.views.messages import hint_message
 from chat.flow.views.texts import echo, illegal
 from chat.i18n import Tr
 from chat.model import LEVEL_NAMES
-from chat.notices import Outcome, Send
+from chat.notices import MOVING, Mover, Outcome, Send
 from krendzu import Action, EndTurn, IllegalMove, Match, PlayerAction, Redeal
 from krendzu.coords import frame_for
 from storage import (
@@ -75,7 +75,17 @@ class Matches(Room):
                      from_panel: bool = False) -> Outcome:
         """Store checked steps (in one transaction where the store can, else one by one, a
         refused one stopping there), rate a finished match, and announce what was stored.
-        Hold the chat's lock."""
+        Hold the chat's lock. The mover is known to the append as :data:`MOVING` (for the
+        scaled mode's announcement job)."""
+        token = MOVING.set(Mover(mover, from_panel) if mover is not None else None)
+        try:
+            return await self._commit(stored, steps, tr, update_id=update_id, mover=mover,
+                                      from_panel=from_panel)
+        finally:
+            MOVING.reset(token)
+
+    async def _commit(self, stored: StoredMatch, steps: list[Action], tr: Tr, *,
+                      update_id: int | None, mover: int | None, from_panel: bool) -> Outcome:
         before = stored.game.clone()
         game = stored.game
         done: list[Action] = []

@@ -10,7 +10,7 @@ from chat.flow.broadcast import Broadcast
 from chat.flow.deadlines import Deadlines
 from chat.flow.endings import Endings
 from chat.flow.games import Games
-from chat.notices import ComputerTurn, Notice
+from chat.notices import ComputerTurn, Mover, Notice
 from krendzu import Match
 from storage import MatchStatus, SeatKind, Store, StoredMatch
 
@@ -53,10 +53,13 @@ async def resume(store: Store, games: Games, deadlines: Deadlines, broadcast: Br
     return notices
 
 
-async def pending(stored: StoredMatch, broadcast: Broadcast) -> list[Notice]:
+async def pending(stored: StoredMatch, broadcast: Broadcast,
+                  mover: Mover | None = None) -> list[Notice]:
     """The announcement of every stored move after the match's ``announced`` marker (none
     when the marker is at the end): what a restart owes, and what the scaled mode's
-    announcement job sends (its last notice moves the marker)."""
+    announcement job sends (its last notice moves the marker). ``mover`` (the job's) is
+    told as the mover only if every move told is theirs (a job that waited may tell the
+    next player's move too: then no one is)."""
     row, game = stored.row, stored.game
     if row.announced_seq >= len(game.history):
         return []
@@ -64,4 +67,13 @@ async def pending(stored: StoredMatch, broadcast: Broadcast) -> list[Notice]:
     for text in (m.action for m in stored.moves[: row.announced_seq]):
         before.apply(text)
     actions = list(game.history[row.announced_seq:])
-    return await broadcast.change(stored, before, actions, drain=True)
+    if mover is not None:
+        seat, probe = row.seat_of(mover.user_id), before.clone()
+        for action in actions:
+            if probe.current_player != seat:
+                mover = None
+                break
+            probe.apply(action)
+    return await broadcast.change(stored, before, actions, drain=True,
+                                  mover=mover.user_id if mover else None,
+                                  from_panel=mover.from_panel if mover else False)

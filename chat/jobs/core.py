@@ -16,6 +16,7 @@ from procrastinate.tasks import Task
 from psycopg import AsyncConnection
 
 from chat.flow import Flow
+from chat.notices import MOVING, Mover
 from storage.postgres import PostgresStore
 
 log = logging.getLogger(__name__)
@@ -110,14 +111,16 @@ def at(epoch: float) -> datetime.datetime:
 
 
 async def defer_announce(jobs: Jobs, conn: AsyncConnection[Any], match_id: int,
-                         seq: int = 0) -> None:
+                         seq: int = 0, mover: Mover | None = None) -> None:
     """Queue the match's announcement inside ``conn``'s transaction (a SAVEPOINT, so that a
-    job already waiting, which will announce this move too, does not abort the move)."""
+    job already waiting, which will announce this move too, does not abort the move), with
+    the ``mover`` if known (the announcement tells them as the storing process would)."""
+    told = {"mover": mover.user_id, "from_panel": mover.from_panel} if mover else {}
     try:
         async with conn.transaction():
             await jobs.announce.configure(
                 connection=conn, lock=f"match:{match_id}",
-                queueing_lock=f"announce:{match_id}").defer_async(match_id=match_id)
+                queueing_lock=f"announce:{match_id}").defer_async(match_id=match_id, **told)
     except AlreadyEnqueued:
         log.debug("match %s: an announcement is queued already (move %s)", match_id, seq)
 
@@ -159,7 +162,7 @@ def wire(store: PostgresStore, flow: Flow, jobs: Jobs, ai_delay: float = 0.0) ->
     does nothing if the computer is not to move after all)."""
 
     async def after_append(conn: AsyncConnection[Any], match_id: int, seq: int) -> None:
-        await defer_announce(jobs, conn, match_id, seq)
+        await defer_announce(jobs, conn, match_id, seq, MOVING.get())
 
     async def after_arm(conn: AsyncConnection[Any], match_id: int, seq: int, deadline: float,
                         seconds: int) -> None:

@@ -28,7 +28,7 @@ from chat.jobs.core import (
     at,
     defer_computer,
 )
-from chat.notices import Announced, ComputerTurn, Notice
+from chat.notices import Announced, ComputerTurn, Mover, Notice
 from storage.postgres import PREPARE_AFTER, PostgresStore
 
 log = logging.getLogger(__name__)
@@ -112,10 +112,12 @@ class NotDelivered(Exception):
 # The tasks (registered by build_jobs) --------------------------------------------------------
 
 
-async def _announce(context: JobContext, match_id: int) -> None:
+async def _announce(context: JobContext, match_id: int, mover: int | None = None,
+                    from_panel: bool = False) -> None:
     svc = services_of(context)
     await svc.store.wait_for_writers(match_id)
-    notices = await svc.flow.announce_pending(match_id)
+    notices = await svc.flow.announce_pending(
+        match_id, Mover(mover, from_panel) if mover is not None else None)
     if not await svc.deliver(notices):
         raise NotDelivered(f"match {match_id}: announcement not delivered")
 
