@@ -62,7 +62,7 @@ TIMER = 15  # the shortest turn timer the bot allows (chat/model.py TIMER_MIN)
 #: long), then the kills stop and everything settles.
 PLAY_SECONDS = 420.0
 CALM_BEFORE_END = 25.0  # no kill in the last seconds of play
-SETTLE_SECONDS = 75.0  # a killed job's lock is swept after 30 s of silent heartbeat
+SETTLE_SECONDS = 75.0  # a killed job's lock is swept after 10 s of silent heartbeat (+ 5 s)
 KILL_EVERY = (3.0, 6.0)
 #: After a job worker's kill, timers due until its successor runs (+ this) are "in a kill
 #: window"; so is any timer whose job ran in a killed worker (it was retried).

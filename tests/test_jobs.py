@@ -370,15 +370,15 @@ def test_the_sweeper_is_periodic_without_a_lock(tmp_path: Path) -> None:
     periodic = [p.task.name for p in jobs.app.periodic_registry.periodic_tasks.values()]
     assert periodic == ["sweep"]
     assert jobs.sweep.lock is None and jobs.announce.queue == ANNOUNCE_QUEUE
-    # Every 10 s, as procrastinate itself reads the cron line (croniter: the seconds are
-    # the sixth field), at any time of the hour: a stalled job waits 30 + 10 s at most.
+    # Every 5 s, as procrastinate itself reads the cron line (croniter: the seconds are
+    # the sixth field), at any time of the hour: a stalled job waits 10 + 5 s at most.
     task = next(iter(jobs.app.periodic_registry.periodic_tasks.values()))
     for start in (1_767_279_663.0, 1_767_280_207.5):  # 15:01:03 and 15:10:07.5 UTC
         ticks = [start]
         for _ in range(4):
             ticks.append(task.croniter.get_next(ret_type=float, start_time=ticks[-1]))
         gaps = [b - a for a, b in itertools.pairwise(ticks[1:])]
-        assert gaps == [10.0, 10.0, 10.0] and ticks[1] - start <= 10.0, ticks
+        assert gaps == [5.0, 5.0, 5.0] and ticks[1] - start <= 5.0, ticks
 
 
 async def test_the_bot_in_the_scaled_mode_leaves_announcements_to_the_workers(

@@ -28,13 +28,18 @@ COMPUTER_QUEUE = "computer"
 DEFAULT_QUEUES = (ANNOUNCE_QUEUE, TIMERS_QUEUE)
 #: The key of :class:`JobServices` in the worker's ``additional_context``.
 SERVICES = "krendzu"
-#: A job whose worker sent no heartbeat for this long is stalled (procrastinate's worker
-#: beats every 10 s).
-STALLED_AFTER = 30.0
-#: How often the sweeper looks: every 10 s. procrastinate reads cron lines with croniter,
-#: whose seconds are the *sixth* field ("*/10 * * * * *" would mean every second of the
-#: minutes :00, :10, :20 ..., leaving a killed worker's jobs stalled for up to ten minutes).
-SWEEP_CRON = "* * * * * */10"
+#: How often a worker tells PostgreSQL it is alive (procrastinate's default: 10 s).
+HEARTBEAT_SECONDS = 2.0
+#: A job whose worker sent no heartbeat for this long is stalled: its worker was killed.
+#: A killed worker's announcement holds its match's ``lock=`` until then, so the match's
+#: next panels and boards wait that long (procrastinate's default, 30 s, with a 10 s
+#: heartbeat, made a crash freeze a match for up to 40 s). Five heartbeats: a worker whose
+#: event loop is only busy is not taken for dead.
+STALLED_AFTER = 10.0
+#: How often the sweeper looks: every 5 s. procrastinate reads cron lines with croniter,
+#: whose seconds are the *sixth* field ("*/5 * * * * *" would mean every second of the
+#: minutes :00, :05, :10 ..., leaving a killed worker's jobs stalled for up to five minutes).
+SWEEP_CRON = "* * * * * */5"
 #: Fallback poll for new jobs when a LISTEN notification was lost (procrastinate: 5 s).
 POLL_SECONDS = 0.5
 #: A turn timer that fires this much before its (moved) deadline waits for it instead.

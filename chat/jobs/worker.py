@@ -25,8 +25,10 @@ from chat.jobs.core import (
     ANNOUNCE_QUEUE,
     COMPUTER_QUEUE,
     DEFAULT_QUEUES,
+    HEARTBEAT_SECONDS,
     POLL_SECONDS,
     SERVICES,
+    STALLED_AFTER,
     TIMERS_QUEUE,
     Jobs,
     migrate,
@@ -91,7 +93,9 @@ def worker_options(services: JobServices, queues: Sequence[str], *, concurrency:
     """What :meth:`procrastinate.App.run_worker_async` is given."""
     return {"queues": list(queues), "concurrency": concurrency, "wait": wait,
             "additional_context": {SERVICES: services},
-            "fetch_job_polling_interval": POLL_SECONDS, "name": "+".join(queues)}
+            "fetch_job_polling_interval": POLL_SECONDS, "name": "+".join(queues),
+            "update_heartbeat_interval": HEARTBEAT_SECONDS,
+            "stalled_worker_timeout": STALLED_AFTER}
 
 
 async def run_worker(config: Config, queues: Sequence[str], concurrency: int) -> None:
