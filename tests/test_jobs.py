@@ -224,6 +224,61 @@ async def test_a_job_telling_two_players_moves_names_no_mover(scaled: Scaled) ->
         assert not records(told, user_id), told
 
 
+async def test_a_job_waiting_for_the_groups_window_tells_newer_moves_alongside(
+        scaled: Scaled) -> None:
+    """A group's window is full (19 posts in the last minute): the announcement waits for
+    it with the board post, and meanwhile the next player moves. The running job tells that
+    move too, as the embedded mode would: the next panel goes out at once, and the one board
+    post, when the window opens, shows both moves; the newer move's own job finds nothing
+    left to tell."""
+    import asyncio
+
+    s = scaled
+    match_id = await group_duel(s)
+    await s.sql("DELETE FROM procrastinate_jobs")  # the start's timers: not this test's
+    flow = s.svc.flow
+
+    async def to_move() -> int:
+        stored = await flow.load(match_id)
+        return stored.row.seats[stored.game.current_player].user_id or 0
+
+    opener = await to_move()
+    while await to_move() == opener:
+        await move(s, match_id)
+    second = opener ^ ANN.user_id ^ BOB.user_id
+    # The group's window: full until 1.5 s from now.
+    full = [time.time() - 58.5] * 19
+    await s.sql("INSERT INTO flood_groups (chat_id, sent) VALUES (%s, %s)", (GROUP, full))
+    mark = len(s.fake.calls)
+    worker = asyncio.create_task(s.run((ANNOUNCE_QUEUE,)))
+    try:
+        for _ in range(100):
+            if [j["status"] for j in await s.jobs("announce")] == ["doing"]:
+                break
+            await asyncio.sleep(0.02)
+        assert s.fake.calls_to(chat=s.group)[mark:] == [], "the window is full"
+        while await to_move() == second:
+            await move(s, match_id)
+        await asyncio.wait_for(worker, timeout=30)
+    finally:
+        worker.cancel()
+    calls = s.fake.calls[mark:]
+    posts = [c for c in calls if c.chat_id == GROUP and c.method == "sendPhoto"]
+    assert len(posts) == 1, [(c.method, c.chat_id) for c in calls]
+    lines = posts[0].params["caption"]
+    names = {ANN.user_id: "Ann", BOB.user_id: "Bob"}
+    assert f"{names[opener]}:" in lines and f"{names[second]}:" in lines, lines
+    panel = next(i for i, c in enumerate(calls) if c.chat_id == opener
+                 and "reply_markup" in c.params)
+    assert panel < calls.index(posts[0]), "the next panel did not wait for the board post"
+    record = [c for c in calls if c.chat_id == second and "reply_markup" not in c.params
+              and c.method == "sendMessage"]
+    assert record, "the newer move's mover got its record (its job's mover)"
+    row = await s.svc.store.get_match(match_id)
+    assert row.announced_seq == row.move_count
+    assert [j["status"] for j in await s.jobs("announce")] == ["succeeded", "succeeded"]
+
+
 async def test_turn_timers_carry_their_move_number(scaled: Scaled) -> None:
     s = scaled
     store = s.svc.store

@@ -260,12 +260,13 @@ class Flow:
         return await resume(self.store, self.games, self.deadlines, self.broadcast,
                             self.endings)
 
-    async def announce_pending(self, match_id: int, mover: Mover | None = None
-                               ) -> list[Notice]:
+    async def announce_pending(self, match_id: int, mover: Mover | None = None,
+                               since: int | None = None) -> list[Notice]:
         """The scaled mode's announcement job: every stored move after the match's
-        ``announced`` marker, told (chat.flow.restart.pending), the ``mover`` as the process
-        that stored the move would have; its last notice (:class:`~chat.notices.Announced`)
-        says where the marker goes once delivered."""
+        ``announced`` marker (or after move ``since``, which the job told already), told
+        (chat.flow.restart.pending), the ``mover`` as the process that stored the move would
+        have; its last notice (:class:`~chat.notices.Announced`) says where the marker goes
+        once delivered."""
         begin_work()
         self.games.forget(match_id)  # another process stored the moves
-        return await pending(await self.games.load(match_id), self.broadcast, mover)
+        return await pending(await self.games.load(match_id), self.broadcast, mover, since)

@@ -54,19 +54,20 @@ async def resume(store: Store, games: Games, deadlines: Deadlines, broadcast: Br
 
 
 async def pending(stored: StoredMatch, broadcast: Broadcast,
-                  mover: Mover | None = None) -> list[Notice]:
-    """The announcement of every stored move after the match's ``announced`` marker (none
-    when the marker is at the end): what a restart owes, and what the scaled mode's
-    announcement job sends (its last notice moves the marker). ``mover`` (the job's) is
-    told as the mover only if every move told is theirs (a job that waited may tell the
-    next player's move too: then no one is)."""
+                  mover: Mover | None = None, since: int | None = None) -> list[Notice]:
+    """The announcement of every stored move after the match's ``announced`` marker (or
+    after move ``since``; none when that is the end): what a restart owes, and what the
+    scaled mode's announcement job sends (its last notice moves the marker). ``mover`` (the
+    job's) is told as the mover only if every move told is theirs (a job that waited may
+    tell the next player's move too: then no one is)."""
     row, game = stored.row, stored.game
-    if row.announced_seq >= len(game.history):
+    start = row.announced_seq if since is None else since
+    if start >= len(game.history):
         return []
     before = Match(row.labels, row.settings, seed=row.seed)
-    for text in (m.action for m in stored.moves[: row.announced_seq]):
+    for text in (m.action for m in stored.moves[:start]):
         before.apply(text)
-    actions = list(game.history[row.announced_seq:])
+    actions = list(game.history[start:])
     if mover is not None:
         seat, probe = row.seat_of(mover.user_id), before.clone()
         for action in actions:

@@ -130,6 +130,19 @@ async def defer_announce(jobs: Jobs, conn: AsyncConnection[Any], match_id: int,
         log.debug("match %s: an announcement is queued already (move %s)", match_id, seq)
 
 
+async def queued_mover(jobs: Jobs, match_id: int) -> Mover | None:
+    """The mover the match's waiting announcement job carries (the first move stored after
+    the running job began), for a running job that tells that move itself."""
+    rows = await jobs.app.connector.execute_query_all_async(
+        "SELECT args FROM procrastinate_jobs WHERE queueing_lock = %(lock)s "
+        "AND status = 'todo' AND task_name = 'announce'", lock=f"announce:{match_id}")
+    for row in rows:
+        args = row["args"]
+        if isinstance(args, dict) and isinstance(args.get("mover"), int):
+            return Mover(args["mover"], bool(args.get("from_panel")))
+    return None
+
+
 async def defer_timers(jobs: Jobs, conn: AsyncConnection[Any], match_id: int, seq: int,
                        deadline: float, seconds: int) -> None:
     """Queue the turn timer of move ``seq`` at ``deadline`` and its reminder a third of

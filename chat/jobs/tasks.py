@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from procrastinate import App, JobContext, PsycopgConnector, RetryStrategy
@@ -27,11 +28,16 @@ from chat.jobs.core import (
     Jobs,
     at,
     defer_computer,
+    queued_mover,
 )
 from chat.notices import Announced, ComputerTurn, Mover, Notice
 from storage.postgres import PREPARE_AFTER, PostgresStore
 
 log = logging.getLogger(__name__)
+
+#: While an announcement's delivery waits longer than this (a group's window), the job
+#: looks for moves stored since and tells them alongside (:meth:`JobServices.deliver`).
+EXTEND_AFTER = 0.25
 
 
 def build_jobs(url: str, *, prepare: bool = True) -> Jobs:
@@ -70,24 +76,45 @@ class JobServices:
     thinker: Thinker | None = None
     application: Application | None = None
 
-    async def deliver(self, notices: Sequence[Notice]) -> bool:
+    async def deliver(self, notices: Sequence[Notice],
+                      more: Callable[[int], Awaitable[list[Notice]]] | None = None) -> bool:
         """Send ``notices``; computers' turns become jobs; the announcement marker moves
         only once everything before it went out. False if something could not be
-        delivered (the marker stays, so the job's retry announces it again)."""
+        delivered (the marker stays, so the job's retry announces it again).
+
+        With ``more`` (an announcement): while delivery still waits (a group's board post
+        for its 20-a-minute window), the moves stored since are asked for (``more(seq)``,
+        the moves after ``seq``) and delivered alongside, as the embedded mode does: the
+        next player's panel goes out at once and the waiting board post takes the newer
+        position with every line, instead of the match waiting for its group's window
+        move by move (one match's announcements run one at a time)."""
         marks: list[Announced] = []
-        rest: list[Notice] = []
-        for notice in notices:
-            if isinstance(notice, ComputerTurn):
-                await defer_computer(self.jobs, notice.match_id, notice.seq, self.ai_delay)
-            elif isinstance(notice, Announced):
-                marks.append(notice)
-            else:
-                rest.append(notice)
-        task = self.delivery.run(rest)
-        results = await task if task is not None else []
+        tasks: list[asyncio.Task[list[object]]] = []
+
+        async def hand_over(batch: Sequence[Notice]) -> None:
+            rest: list[Notice] = []
+            for notice in batch:
+                if isinstance(notice, ComputerTurn):
+                    await defer_computer(self.jobs, notice.match_id, notice.seq,
+                                         self.ai_delay)
+                elif isinstance(notice, Announced):
+                    marks.append(notice)
+                else:
+                    rest.append(notice)
+            task = self.delivery.run(rest)
+            if task is not None:
+                tasks.append(task)
+
+        await hand_over(notices)
+        while more is not None and marks and not all(t.done() for t in tasks):
+            await asyncio.wait(tasks, timeout=EXTEND_AFTER)
+            if all(t.done() for t in tasks):
+                break
+            await hand_over(await more(max(m.seq for m in marks)))
+        results = [r for t in tasks for r in await t]
         if not all(r is True for r in results):
             return False
-        for mark in marks:
+        for mark in sorted(marks, key=lambda m: m.seq):
             await self.store.set_announced(mark.match_id, mark.seq)
         return True
 
@@ -118,7 +145,17 @@ async def _announce(context: JobContext, match_id: int, mover: int | None = None
     await svc.store.wait_for_writers(match_id)
     notices = await svc.flow.announce_pending(
         match_id, Mover(mover, from_panel) if mover is not None else None)
-    if not await svc.deliver(notices):
+
+    async def more(told: int) -> list[Notice]:
+        """The moves after ``told`` (stored while this job's posts wait), with the mover
+        their own waiting job carries (that job then finds nothing left to tell)."""
+        _row, count = await svc.store.match_head(match_id)
+        if count <= told:
+            return []
+        return await svc.flow.announce_pending(
+            match_id, await queued_mover(svc.jobs, match_id), since=told)
+
+    if not await svc.deliver(notices, more):
         raise NotDelivered(f"match {match_id}: announcement not delivered")
 
 
