@@ -31,7 +31,8 @@ from chat.jobs import (
 )
 from chat.notices import Mover, Send
 from krendzu import Settings
-from storage import SeatSpec, StorageError
+from storage import MatchRow, SeatSpec, StorageError
+from tests.bot_harness import Harness
 from tests.bot_harness import test_config as bot_config
 from tests.fakebot import Chat, FakeTelegram
 
@@ -71,6 +72,30 @@ async def jobs_in(url: str, task: str | None = None) -> list[dict[str, Any]]:
             "FROM procrastinate_jobs WHERE %(t)s::text IS NULL OR task_name = %(t)s "
             "ORDER BY id", {"t": task})
         return list(await cur.fetchall())
+
+
+@contextlib.asynccontextmanager
+async def bot_duel(tmp_path: Path, pg_url: str, group_id: int
+                   ) -> AsyncIterator[tuple[Harness, Chat, MatchRow]]:
+    """The real bot (``KRENDZU_JOBS=procrastinate``) on PostgreSQL with a group duel of
+    Ann (1) and Bob (2) started; the web process's moves wait for :func:`announce`."""
+    from tests.bot_harness import running_bot, start_group_duel
+
+    fake = FakeTelegram()
+    ann, bob = fake.user(1, "Ann"), fake.user(2, "Bob")
+    group = fake.group(group_id, "Club", members=[ann, bob])
+    for user in (ann, bob):
+        fake.user_starts(user)
+    async with running_bot(tmp_path, fake, database=pg_url, jobs=True) as h:
+        await h.settle()
+        yield h, group, await start_group_duel(h, group, ann, bob)
+
+
+async def announce(h: Harness, group: Chat) -> None:
+    """A job worker (another process's services on the bot's configuration, the same fake
+    Telegram) runs the announcements waiting."""
+    async with serving(h.config, request=h.fake.request()) as svc:
+        await Scaled(h.fake, svc, h.config.database, group).run((ANNOUNCE_QUEUE,))
 
 
 @pytest.fixture
@@ -443,16 +468,10 @@ async def test_the_bot_in_the_scaled_mode_leaves_announcements_to_the_workers(
     worker (another process's services, the same fake Telegram) ran it."""
     import random
 
-    from tests.bot_harness import play_step_with_buttons, running_bot, start_group_duel
+    from tests.bot_harness import play_step_with_buttons
 
-    fake = FakeTelegram()
-    ann, bob = fake.user(1, "Ann"), fake.user(2, "Bob")
-    group = fake.group(-77, "Club", members=[ann, bob])
-    for user in (ann, bob):
-        fake.user_starts(user)
-    async with running_bot(tmp_path, fake, database=pg_url, jobs=True) as h:
-        await h.settle()
-        row = await start_group_duel(h, group, ann, bob)
+    async with bot_duel(tmp_path, pg_url, -77) as (h, group, row):
+        fake = h.fake
         store = h.services.store
         timers = await jobs_in(pg_url, "turn_timer")
         assert [j["args"] for j in timers] == [{"match_id": row.match_id, "seq": 1}]
@@ -465,10 +484,7 @@ async def test_the_bot_in_the_scaled_mode_leaves_announcements_to_the_workers(
             await h.settle()
         assert (await store.get_match(row.match_id)).announced_seq == 0
         assert len(fake.sent(group)) == posts, "the web process does not announce moves"
-        config = bot_config(tmp_path, fake, database=pg_url)
-        async with serving(config, request=fake.request()) as svc:
-            s = Scaled(fake, svc, pg_url, group)
-            await s.run((ANNOUNCE_QUEUE,))
+        await announce(h, group)
         assert len(fake.sent(group)) > posts, fake.describe()
         done = await store.get_match(row.match_id)
         assert done.announced_seq == done.move_count
@@ -485,16 +501,11 @@ async def test_a_move_in_the_scaled_mode_is_told_to_its_mover_as_in_the_embedded
 
     from krendzu import EndTurn, Pass, Place
     from krendzu.coords import frame_for
-    from tests.bot_harness import play_step_with_buttons, running_bot, start_group_duel
+    from tests.bot_harness import play_step_with_buttons
 
-    fake = FakeTelegram()
-    ann, bob = fake.user(1, "Ann"), fake.user(2, "Bob")
-    group = fake.group(-78, "Club", members=[ann, bob])
-    for user in (ann, bob):
-        fake.user_starts(user)
-    async with running_bot(tmp_path, fake, database=pg_url, jobs=True) as h:
-        await h.settle()
-        row = await start_group_duel(h, group, ann, bob)
+    async with bot_duel(tmp_path, pg_url, -78) as (h, group, row):
+        fake = h.fake
+        ann, bob = fake.users[1], fake.users[2]
         store = h.services.store
         stored = await h.services.flow.load(row.match_id)
         game = stored.game
@@ -507,9 +518,7 @@ async def test_a_move_in_the_scaled_mode_is_told_to_its_mover_as_in_the_embedded
         await h.settle()
         assert (await store.get_match(row.match_id)).move_count == 1, fake.describe()
         assert len(fake.sent(group)) == posts, "no echo of the move in the group"
-        config = bot_config(tmp_path, fake, database=pg_url)
-        async with serving(config, request=fake.request()) as svc:
-            await Scaled(fake, svc, pg_url, group).run((ANNOUNCE_QUEUE,))
+        await announce(h, group)
         new = fake.sent(group)[posts:]
         assert [m.kind for m in new] == ["photo"], fake.describe()
         assert step.card.pretty() in (new[0].caption or "")
@@ -528,8 +537,7 @@ async def test_a_move_in_the_scaled_mode_is_told_to_its_mover_as_in_the_embedded
                 break
             assert await play_step_with_buttons(h, other, rng), fake.describe()
             await h.settle()
-            async with serving(config, request=fake.request()) as svc:
-                await Scaled(fake, svc, pg_url, group).run((ANNOUNCE_QUEUE,))
+            await announce(h, group)
         moved = (await h.services.flow.load(row.match_id)).game.history[-1]
         assert isinstance(moved, Place | Pass | EndTurn)
         texts = [m.caption or m.text or "" for m in fake.sent(other)]

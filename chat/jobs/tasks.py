@@ -82,12 +82,12 @@ class JobServices:
         only once everything before it went out. False if something could not be
         delivered (the marker stays, so the job's retry announces it again).
 
-        With ``more`` (an announcement): while delivery still waits (a group's board post
-        for its 20-a-minute window), the moves stored since are asked for (``more(seq)``,
-        the moves after ``seq``) and delivered alongside, as the embedded mode does: the
-        next player's panel goes out at once and the waiting board post takes the newer
-        position with every line, instead of the match waiting for its group's window
-        move by move (one match's announcements run one at a time)."""
+        With ``more`` (an announcement): while its delivery still waits (a group's board
+        post for its 20-a-minute window), the moves stored since are asked for
+        (``more(seq)``, the moves after ``seq``) and delivered alongside, as the embedded
+        mode does: the next player's panel goes out at once and the waiting board post
+        takes the newer position with every line, instead of the match waiting for its
+        group's window move by move (one match's announcements run one at a time)."""
         marks: list[Announced] = []
         tasks: list[asyncio.Task[list[object]]] = []
 
@@ -106,9 +106,13 @@ class JobServices:
                 tasks.append(task)
 
         await hand_over(notices)
-        while more is not None and marks and not all(t.done() for t in tasks):
-            await asyncio.wait(tasks, timeout=EXTEND_AFTER)
-            if all(t.done() for t in tasks):
+        # Only while this job's own notices wait: a newer board merges into the waiting
+        # one, so the job ends when that post goes out, however fast the match moves (it
+        # holds one of the worker's slots; the match's waiting job tells what follows).
+        first = list(tasks)
+        while more is not None and marks and first and not all(t.done() for t in first):
+            await asyncio.wait(first, timeout=EXTEND_AFTER)
+            if all(t.done() for t in first):
                 break
             await hand_over(await more(max(m.seq for m in marks)))
         results = [r for t in tasks for r in await t]
