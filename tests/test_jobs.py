@@ -304,6 +304,22 @@ async def test_a_job_waiting_for_the_groups_window_tells_newer_moves_alongside(
     assert [j["status"] for j in await s.jobs("announce")] == ["succeeded", "succeeded"]
 
 
+async def test_a_move_replaces_the_timers_waiting_for_an_earlier_move(scaled: Scaled) -> None:
+    """Each move arms the next turn's timer and reminder in place of the waiting ones:
+    a match has one of each waiting, for its newest move (left waiting, they piled up by
+    the thousand and slowed every worker's fetch)."""
+    s = scaled
+    match_id = await group_duel(s)
+    for _ in range(3):
+        await move(s, match_id)
+    seq = (await s.svc.store.timer_of(match_id)).seq  # type: ignore[union-attr]
+    assert seq > 1
+    for task in ("turn_timer", "reminder"):
+        waiting = [j for j in await s.jobs(task) if j["status"] == "todo"]
+        assert [j["args"] for j in waiting] == [{"match_id": match_id, "seq": seq}], waiting
+        assert waiting[0]["queueing_lock"] == f"{task.split('_')[-1]}:{match_id}"
+
+
 async def test_turn_timers_carry_their_move_number(scaled: Scaled) -> None:
     s = scaled
     store = s.svc.store

@@ -143,15 +143,33 @@ async def queued_mover(jobs: Jobs, match_id: int) -> Mover | None:
     return None
 
 
+def timer_lock(match_id: int) -> str:
+    """The queueing lock of a match's waiting turn timer (one at a time)."""
+    return f"timer:{match_id}"
+
+
+def reminder_lock(match_id: int) -> str:
+    return f"reminder:{match_id}"
+
+
 async def defer_timers(jobs: Jobs, conn: AsyncConnection[Any], match_id: int, seq: int,
                        deadline: float, seconds: int) -> None:
     """Queue the turn timer of move ``seq`` at ``deadline`` and its reminder a third of
-    ``seconds`` before, inside ``conn``'s transaction (where the deadline is armed)."""
-    await jobs.turn_timer.configure(connection=conn, schedule_at=at(deadline)).defer_async(
+    ``seconds`` before, inside ``conn``'s transaction (where the deadline is armed), in
+    place of the match's timer and reminder still waiting: those were for an earlier move
+    and would do nothing. Left waiting, every move of every match added two jobs that every
+    worker's fetch walks past until they are due (procrastinate's fetch takes the waiting
+    jobs in id order and skips those scheduled later): thousands at a few dozen moves a
+    second, and each fetch cost milliseconds of PostgreSQL's time."""
+    await conn.execute(
+        "DELETE FROM procrastinate_jobs WHERE queueing_lock = ANY(%s) AND status = 'todo'",
+        ([timer_lock(match_id), reminder_lock(match_id)],))
+    await jobs.turn_timer.configure(connection=conn, schedule_at=at(deadline),
+                                    queueing_lock=timer_lock(match_id)).defer_async(
         match_id=match_id, seq=seq)
     await jobs.reminder.configure(
-        connection=conn, schedule_at=at(deadline - seconds / 3.0)).defer_async(
-        match_id=match_id, seq=seq)
+        connection=conn, schedule_at=at(deadline - seconds / 3.0),
+        queueing_lock=reminder_lock(match_id)).defer_async(match_id=match_id, seq=seq)
 
 
 async def defer_computer(jobs: Jobs, match_id: int, seq: int, delay: float = 0.0, *,

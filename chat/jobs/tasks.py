@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from procrastinate import App, JobContext, PsycopgConnector, RetryStrategy
-from procrastinate.exceptions import UniqueViolation
+from procrastinate.exceptions import AlreadyEnqueued, UniqueViolation
 from procrastinate.jobs import Status
 from telegram.ext import Application
 
@@ -29,6 +29,7 @@ from chat.jobs.core import (
     at,
     defer_computer,
     queued_mover,
+    timer_lock,
 )
 from chat.notices import Announced, ComputerTurn, Mover, Notice
 from storage.postgres import PREPARE_AFTER, PostgresStore
@@ -169,8 +170,12 @@ async def _turn_timer(context: JobContext, match_id: int, seq: int) -> None:
     if timer is None or timer.seq != seq or timer.deadline is None:
         return  # the match moved on (or the timer was switched off)
     if timer.deadline > svc.clock() + EARLY_SLACK:  # the deadline was moved (a restart's grace)
-        await svc.jobs.turn_timer.configure(schedule_at=at(timer.deadline)).defer_async(
-            match_id=match_id, seq=seq)
+        try:
+            await svc.jobs.turn_timer.configure(
+                schedule_at=at(timer.deadline), queueing_lock=timer_lock(match_id)
+            ).defer_async(match_id=match_id, seq=seq)
+        except AlreadyEnqueued:  # a move armed a newer timer meanwhile
+            log.debug("match %s: a newer turn timer waits already", match_id)
         return
     await svc.deliver(await svc.flow.timers.timeout(match_id, seq))
 
