@@ -44,6 +44,7 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
+from chat.jobs.core import STALLED_AFTER
 from chat.sending import without_clock
 from krendzu.export import export_record
 from storage.postgres import PostgresStore
@@ -380,6 +381,9 @@ async def measure(cluster: Cluster, url: str, figures: Figures, tmp: Path) -> di
     out["timers_due"] = len(due)
     unfired = [t["id"] for t in due if t["status"] != "succeeded"]
     out["timers_not_fired"] = len(unfired)
+    out["timers_not_fired_details"] = [
+        {k: t[k] for k in ("id", "status", "attempts", "due")} for t in due
+        if t["status"] != "succeeded"][:6]
     job_kills = [k for k in cluster.kills if k.kind == "jobs"]
     late_calm, late_all, in_windows = [], [], 0
     for t in due:
@@ -391,14 +395,34 @@ async def measure(cluster: Cluster, url: str, figures: Figures, tmp: Path) -> di
             in_windows += 1
             continue
         late_calm.append(late)
+    worst = max((t for t in due if t["began"] is not None and t["attempts"] <= 1
+                 and not in_kill_window(float(t["due"]), job_kills)),
+                key=lambda t: float(t["began"]) - float(t["due"]), default=None)
+    if worst is not None:  # which timer, and the job workers' kills around it
+        due_at = float(worst["due"])
+        out["timer_late_worst"] = {
+            "job": worst["id"], "late_s": rnd(float(worst["began"]) - due_at),
+            "kills_s": [round(k.at - due_at, 1) for k in job_kills if abs(k.at - due_at) < 60]}
     out["timer_late_p50_s"] = rnd(pct(late_calm, 0.5))
     out["timer_late_p99_s"] = rnd(pct(late_calm, 0.99))
     out["timer_late_max_s"] = rnd(max(late_calm) if late_calm else None)
     out["timers_in_kill_windows"] = in_windows
     out["timer_late_p99_all_s"] = rnd(pct(late_all, 0.99))
+    # How long computer moves waited in their queue (deferred → started), p99 and max.
+    waits = [float(r["wait"]) for r in await rows(url, """
+        SELECT extract(epoch FROM s.at) - extract(epoch FROM d.at) AS wait
+          FROM procrastinate_jobs j
+          JOIN procrastinate_events d ON d.job_id = j.id AND d.type = 'deferred'
+          JOIN procrastinate_events s ON s.job_id = j.id AND s.type = 'started'
+         WHERE j.task_name = 'computer_move'""") if r["wait"] is not None]
+    out["computer_wait_p99_s"] = rnd(pct(waits, 0.99))
+    out["computer_wait_max_s"] = rnd(max(waits) if waits else None)
     # The sleepy players' turns: each ran out and a stand-in moved instead.
     # A turn let go in the last seconds may be cut short by the end's /cancel: not counted.
-    cut = figures.data.get("play_end", time.time()) - TIMER - 5
+    # "Last seconds": the turn's timer, then the stand-in's move in the computer queue,
+    # which waits up to a stalled job's recovery (STALLED_AFTER + the sweep's 5 s) when a
+    # computer worker was killed holding a job (computer_wait_max_s: 13.4 s in one run).
+    cut = figures.data.get("play_end", time.time()) - TIMER - STALLED_AFTER - 5 - 5
     skipped = [s for s in journal.skips if s.table.match_id is not None and s.seen < cut]
     served = 0
     unserved: list[dict[str, Any]] = []
@@ -533,9 +557,11 @@ def test_the_cluster_survives_random_kills(tmp_path: Path, pg_server: PgServer) 
     assert result["unannounced_matches"] == [], result
     assert result["duplicate_share"] <= MAX_DUPLICATE_SHARE, result["duplicate_details"]
     assert result["max_group_messages_60s"] <= GROUP_LIMIT, result
-    assert result["timers_due"] > 0 and result["timers_not_fired"] == 0, result
+    assert result["timers_due"] > 0 and result["timers_not_fired"] == 0, (
+        result["timers_due"], result["timers_not_fired_details"])
     assert result["timer_late_p99_s"] is not None
-    assert result["timer_late_p99_s"] <= TIMER_P99_LATE, result
+    assert result["timer_late_p99_s"] <= TIMER_P99_LATE, (
+        result["timer_late_p99_s"], result.get("timer_late_worst"), result["timers_due"])
     assert result["turns_let_run_out"] > 0
     assert result["turns_run_out_served"] == result["turns_let_run_out"], \
         result["turns_run_out_unserved"]

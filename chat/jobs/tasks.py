@@ -36,6 +36,8 @@ from storage.postgres import PREPARE_AFTER, PostgresStore
 
 log = logging.getLogger(__name__)
 
+#: The turn timers' and reminders' priority (announcements have procrastinate's 0).
+TIMER_PRIORITY = 10
 #: While an announcement's delivery waits longer than this (a group's window), the job
 #: looks for moves stored since and tells them alongside (:meth:`JobServices.deliver`).
 EXTEND_AFTER = 0.25
@@ -49,9 +51,13 @@ def build_jobs(url: str, *, prepare: bool = True) -> Jobs:
         "prepare_threshold": PREPARE_AFTER if prepare else None}))
     announce = app.task(name="announce", queue=ANNOUNCE_QUEUE, pass_context=True,
                         retry=RetryStrategy(max_attempts=20, exponential_wait=2))(_announce)
+    # Timers before announcements: procrastinate hands out the waiting jobs by priority,
+    # then in id order, so a timer come due waited behind every older announcement.
     turn_timer = app.task(name="turn_timer", queue=TIMERS_QUEUE, pass_context=True,
+                          priority=TIMER_PRIORITY,
                           retry=RetryStrategy(max_attempts=3, wait=1))(_turn_timer)
-    reminder = app.task(name="reminder", queue=TIMERS_QUEUE, pass_context=True)(_reminder)
+    reminder = app.task(name="reminder", queue=TIMERS_QUEUE, pass_context=True,
+                        priority=TIMER_PRIORITY)(_reminder)
     computer_move = app.task(name="computer_move", queue=COMPUTER_QUEUE, pass_context=True,
                              retry=RetryStrategy(max_attempts=3, wait=1))(_computer_move)
     sweep = app.periodic(cron=SWEEP_CRON)(

@@ -39,6 +39,11 @@ from storage.postgres import PostgresStore
 
 log = logging.getLogger(__name__)
 
+#: Jobs a worker of announcements and timers runs at once. They mostly wait (for Telegram,
+#: for a group's 20-a-minute window), and a job waiting holds its slot: with 8, a few busy
+#: groups' waiting announcements could hold every slot while a turn timer came due.
+ANNOUNCE_CONCURRENCY = 16
+
 # A worker process ---------------------------------------------------------------------------
 
 
@@ -119,7 +124,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         choices=(ANNOUNCE_QUEUE, TIMERS_QUEUE, COMPUTER_QUEUE),
                         help="a queue to serve (repeatable; default: announce and timers)")
     worker.add_argument("--concurrency", type=int, default=None,
-                        help="jobs at once (default: 1 for computer, else 8)")
+                        help="jobs at once (default: 1 for computer, else "
+                             f"{ANNOUNCE_CONCURRENCY})")
     args = parser.parse_args(argv)
     try:
         config = load_config()
@@ -142,7 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(HOW_TO_GET_A_TOKEN, file=sys.stderr)
         return 78  # EX_CONFIG, as bot.py
     queues = tuple(args.queues or DEFAULT_QUEUES)
-    concurrency = args.concurrency or (1 if queues == (COMPUTER_QUEUE,) else 8)
+    concurrency = args.concurrency or (1 if queues == (COMPUTER_QUEUE,) else ANNOUNCE_CONCURRENCY)
     asyncio.run(migrate(config.database))
     run(run_worker(config, queues, concurrency))
     return 0
