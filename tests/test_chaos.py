@@ -382,8 +382,8 @@ async def measure(cluster: Cluster, url: str, figures: Figures, tmp: Path) -> di
     unfired = [t["id"] for t in due if t["status"] != "succeeded"]
     out["timers_not_fired"] = len(unfired)
     out["timers_not_fired_details"] = [
-        {k: t[k] for k in ("id", "status", "attempts", "due")} for t in due
-        if t["status"] != "succeeded"][:6]
+        {"id": t["id"], "status": t["status"], "attempts": t["attempts"],
+         "due": float(t["due"])} for t in due if t["status"] != "succeeded"][:6]
     job_kills = [k for k in cluster.kills if k.kind == "jobs"]
     late_calm, late_all, in_windows = [], [], 0
     for t in due:

@@ -459,6 +459,25 @@ async def test_a_stalled_job_whose_queueing_lock_was_taken_is_closed(scaled: Sca
     assert (await s.svc.store.get_match(match_id)).announced_seq == 2
 
 
+async def test_a_stalled_timer_superseded_by_a_move_is_deleted(scaled: Scaled) -> None:
+    """A turn timer whose worker was killed, when a move has armed the next one meanwhile:
+    the sweep deletes it, as the move deleted the waiting ones it replaced (retrying would
+    break the queueing lock's unique index; closed as failed it would read as a timer that
+    never fired)."""
+    s = scaled
+    match_id = await group_duel(s)
+    await s.sql("DELETE FROM procrastinate_jobs")
+    timer = await s.svc.store.timer_of(match_id)
+    assert timer is not None
+    await s.svc.store.arm_timer(match_id, timer.seq, time.time() - 1)  # due now
+    stalled = await stall(s, "turn_timer")
+    await move(s, match_id)
+    assert await sweep_stalled(s.svc.jobs.app) == 0
+    timers = await s.jobs("turn_timer")
+    assert stalled not in [j["id"] for j in timers]
+    assert [j["status"] for j in timers] == ["todo"], timers
+
+
 def test_the_sweeper_is_periodic_without_a_lock(tmp_path: Path) -> None:
     from chat.jobs import build_jobs
 

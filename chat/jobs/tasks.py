@@ -207,7 +207,9 @@ async def _sweep(context: JobContext, timestamp: int) -> None:
 async def sweep_stalled(app: App, seconds_since_heartbeat: float = STALLED_AFTER) -> int:
     """Retry the jobs stalled workers left ``doing``; how many were retried. A stalled job
     whose queueing lock a newer waiting job holds is closed as failed instead (retrying it
-    would break procrastinate's unique index, and the newer job does the same work)."""
+    would break procrastinate's unique index, and the newer job does the same work); a
+    turn timer or reminder so superseded is deleted, as a move deletes the waiting ones
+    it replaces (:func:`chat.jobs.core.defer_timers`)."""
     retried = 0
     manager = app.job_manager
     for job in await manager.get_stalled_jobs(seconds_since_heartbeat=seconds_since_heartbeat):
@@ -217,7 +219,8 @@ async def sweep_stalled(app: App, seconds_since_heartbeat: float = STALLED_AFTER
             log.warning("jobs: %s #%s of a stalled worker retried", job.task_name, job.id)
         except UniqueViolation:
             try:
-                await manager.finish_job(job, status=Status.FAILED, delete_job=False)
+                await manager.finish_job(job, status=Status.FAILED, delete_job=job.task_name
+                                         in ("turn_timer", "reminder"))
             except Exception:  # another worker's sweep (or the job itself) got there first
                 log.info("jobs: %s #%s changed while it was being closed", job.task_name,
                          job.id, exc_info=True)
