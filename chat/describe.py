@@ -213,6 +213,12 @@ def describe_moves(tr: Tr, before: Match, actions: Sequence[Action],
     turns: list[tuple[int, Tour, str, list[tuple[Card, int, int]]]] = []
     # A defender's first card, told already, is the start of the turn being finished.
     pending: list[tuple[Card, int, int]] = list(game.tour.pending)
+    if pending:
+        # Its points too: the group's post waited for the whole turn (chat.flow.announce),
+        # so the turn's post is where the group reads them.
+        first = {(x, y) for _card, x, y in pending}
+        lines.extend(_combo_line(tr, game.tour, combo, names) for combo in game.tour.combos
+                     if first & set(combo.cells))
     for action in actions:
         tour_index = game.tour_index
         tour = game.tour

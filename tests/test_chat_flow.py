@@ -317,6 +317,38 @@ async def test_restart_announces_a_move_stored_but_not_announced(flow: Flow) -> 
     assert marker and marker[-1].seq == 1  # type: ignore[attr-defined]
 
 
+def test_a_point_a_defenders_first_card_scored_is_told_with_the_whole_turn() -> None:
+    """A defender's first card of a turn that may take a second is not posted on its own
+    (the group sees the whole turn in one post): when that card completed a line, its "+1"
+    line comes with the turn's post."""
+    from chat.describe import describe_moves
+    from krendzu import Match, Place, Settings
+
+    names = ("Ann", "Bob")
+    en = Catalogs().get("en")
+    rng = random.Random(5)
+    for seed in range(3000):
+        game = Match(names, Settings(), seed=seed)
+        while not game.is_over:
+            tour = game.tour
+            combos = len(tour.combos)
+            step = rng.choice(game.legal_actions())
+            before = game.clone()
+            game.apply(step)
+            if (isinstance(step, Place) and game.tour is tour and tour.pending
+                    and len(tour.combos) > combos):
+                break
+        else:
+            continue
+        held, _ = describe_moves(en, before, [step], names)
+        assert any(line.startswith("+1 ") for line in held), held
+        finish = rng.choice(game.legal_actions())
+        lines, _ = describe_moves(en, game, [finish], names)
+        assert any(line.startswith("+1 ") for line in lines), (seed, lines)
+        return
+    raise AssertionError("no defender's first card scored in 3,000 random matches")
+
+
 def test_each_exchange_discard_is_told_without_its_card() -> None:
     """A discard that leaves the exchange open says who picked how many, never the card."""
     from chat.describe import describe_moves
