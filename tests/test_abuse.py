@@ -13,7 +13,7 @@ from chat.describe import tour_frame
 from krendzu import Pass, Place
 from storage import SeatKind
 from tests.bot_harness import BOT, FastClock, Harness, running_bot, start_group_duel
-from tests.fakebot import FakeTelegram
+from tests.fakebot import Chat, FakeTelegram, FakeUser
 
 
 async def move_of(h: Harness, match_id: int, rng: random.Random) -> tuple[int, str]:
@@ -120,18 +120,32 @@ async def test_commands_sent_at_once_are_handled_in_order(tmp_path: Path) -> Non
                          ("computer", "hard")], kinds
 
 
+def duel_table(first_id: int, title: str) -> tuple[FakeTelegram, FakeUser, FakeUser, Chat]:
+    """A fake Telegram (fast clock) with Ann (``first_id``), Bob (the next id) and a group."""
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock(speed=60))
+    return (fake, fake.user(first_id, "Ann"), fake.user(first_id + 1, "Bob"),
+            fake.group(-(1_000_000 + first_id * 10), title))
+
+
+async def open_duel(h: Harness, ann: FakeUser, bob: FakeUser, group: Chat) -> int:
+    """Both start the bot and play a duel in the group: its match id."""
+    ann.start_bot()
+    bob.start_bot()
+    return (await start_group_duel(h, group, ann, bob)).match_id
+
+
+def photos(fake: FakeTelegram, group: Chat) -> int:
+    """Pictures the group was sent (board posts)."""
+    return len([m for m in fake.sent(group) if m.kind == "photo"])
+
+
 async def test_moves_made_during_an_outage_are_announced_when_it_ends(tmp_path: Path) -> None:
     """The outbox marker moves only past what was delivered: the next player is told after
     the network comes back, and after a restart if it never came back before."""
-    fake = FakeTelegram(bot_username=BOT, clock=FastClock(speed=60))
-    ann = fake.user(431, "Ann")
-    bob = fake.user(432, "Bob")
-    group = fake.group(-1004310, "Outage")
+    fake, ann, bob, group = duel_table(431, "Outage")
     rng = random.Random(4)
     async with running_bot(tmp_path, fake) as h:
-        ann.start_bot()
-        bob.start_bot()
-        match_id = (await start_group_duel(h, group, ann, bob)).match_id
+        match_id = await open_duel(h, ann, bob, group)
         store = h.services.store
         announced = (await store.get_match(match_id)).announced_seq
         fake.outage = True
@@ -143,10 +157,10 @@ async def test_moves_made_during_an_outage_are_announced_when_it_ends(tmp_path: 
         row = await store.get_match(match_id)
         assert row.move_count > announced
         assert row.announced_seq == announced, "the marker moved though nothing was sent"
-        posts = len([m for m in fake.sent(group) if m.kind == "photo"])
+        posts = photos(fake, group)
         fake.outage = False
         await h.settle(timeout=60)
-        assert len([m for m in fake.sent(group) if m.kind == "photo"]) > posts
+        assert photos(fake, group) > posts
         assert (await store.get_match(match_id)).announced_seq == row.move_count
         # A second outage outlasts every try: the restart announces the move.
         user_id, text = await move_of(h, match_id, rng)
@@ -159,12 +173,12 @@ async def test_moves_made_during_an_outage_are_announced_when_it_ends(tmp_path: 
         row = await store.get_match(match_id)
         assert row.announced_seq < row.move_count
     fake.outage = False
-    posts = len([m for m in fake.sent(group) if m.kind == "photo"])
+    posts = photos(fake, group)
     async with running_bot(tmp_path, fake) as h:
         await h.settle()
         after = await h.services.store.get_match(match_id)
         assert after.announced_seq == after.move_count
-        assert len([m for m in fake.sent(group) if m.kind == "photo"]) > posts
+        assert photos(fake, group) > posts
         assert all(s.kind is SeatKind.HUMAN for s in after.seats)
 
 
@@ -172,15 +186,10 @@ async def test_a_board_posted_before_a_crash_is_not_posted_again(tmp_path: Path)
     """The bot dies after a move's board was posted but before the announcement was marked
     done (the scaled mode: a job worker killed there; procrastinate runs the job again). The
     announcement runs again, and the group's board, already there, is not posted twice."""
-    fake = FakeTelegram(bot_username=BOT, clock=FastClock(speed=60))
-    ann = fake.user(441, "Ann")
-    bob = fake.user(442, "Bob")
-    group = fake.group(-1004410, "Crash")
+    fake, ann, bob, group = duel_table(441, "Crash")
     rng = random.Random(5)
     async with running_bot(tmp_path, fake) as h:
-        ann.start_bot()
-        bob.start_bot()
-        match_id = (await start_group_duel(h, group, ann, bob)).match_id
+        match_id = await open_duel(h, ann, bob, group)
         user_id, text = await move_of(h, match_id, rng)
         (ann if user_id == ann.id else bob).send(None, text)
         await h.settle()
@@ -191,12 +200,12 @@ async def test_a_board_posted_before_a_crash_is_not_posted_again(tmp_path: Path)
     with sqlite3.connect(database) as conn:
         conn.execute("UPDATE matches SET announced_seq = announced_seq - 1 WHERE match_id = ?",
                      (match_id,))
-    photos = len([m for m in fake.sent(group) if m.kind == "photo"])
+    posted = photos(fake, group)
     async with running_bot(tmp_path, fake) as h:
         await h.settle()
         row = await h.services.store.get_match(match_id)
         assert row.announced_seq == row.move_count, "announced again"
-    assert len([m for m in fake.sent(group) if m.kind == "photo"]) == photos, \
+    assert photos(fake, group) == posted, \
         "the board that was there already was posted again"
 
 

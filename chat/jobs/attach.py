@@ -10,7 +10,7 @@ from procrastinate.exceptions import AlreadyEnqueued
 from chat.config import Config
 from chat.delivery import Delivery
 from chat.flow import Flow
-from chat.jobs.core import Jobs, migrate, wire
+from chat.jobs.core import Jobs, announce_lock, migrate, wire
 from chat.jobs.tasks import build_jobs
 from storage.postgres import PostgresStore
 
@@ -49,7 +49,7 @@ class Attached:
             with contextlib.suppress(AlreadyEnqueued):
                 await self.jobs.announce.configure(
                     lock=f"match:{row.match_id}",
-                    queueing_lock=f"announce:{row.match_id}").defer_async(
+                    queueing_lock=announce_lock(row.match_id)).defer_async(
                     match_id=row.match_id)
         return owed
 

@@ -125,7 +125,7 @@ async def defer_announce(jobs: Jobs, conn: AsyncConnection[Any], match_id: int,
         async with conn.transaction():
             await jobs.announce.configure(
                 connection=conn, lock=f"match:{match_id}",
-                queueing_lock=f"announce:{match_id}").defer_async(match_id=match_id, **told)
+                queueing_lock=announce_lock(match_id)).defer_async(match_id=match_id, **told)
     except AlreadyEnqueued:
         log.debug("match %s: an announcement is queued already (move %s)", match_id, seq)
 
@@ -135,12 +135,17 @@ async def queued_mover(jobs: Jobs, match_id: int) -> Mover | None:
     the running job began), for a running job that tells that move itself."""
     rows = await jobs.app.connector.execute_query_all_async(
         "SELECT args FROM procrastinate_jobs WHERE queueing_lock = %(lock)s "
-        "AND status = 'todo' AND task_name = 'announce'", lock=f"announce:{match_id}")
+        "AND status = 'todo' AND task_name = 'announce'", lock=announce_lock(match_id))
     for row in rows:
         args = row["args"]
         if isinstance(args, dict) and isinstance(args.get("mover"), int):
             return Mover(args["mover"], bool(args.get("from_panel")))
     return None
+
+
+def announce_lock(match_id: int) -> str:
+    """The queueing lock of a match's waiting announcement (one at a time)."""
+    return f"announce:{match_id}"
 
 
 def timer_lock(match_id: int) -> str:
