@@ -47,7 +47,7 @@ def haproxy_binary() -> str:
         (p for p in ("/usr/sbin/haproxy", "/usr/local/sbin/haproxy") if os.path.exists(p)), None)
     if found is None:
         raise RuntimeError("haproxy was not found: install it (Debian: apt-get install haproxy; "
-                           "`bash .ci/run` does it)")
+                           "`make test` does it)")
     return found
 
 

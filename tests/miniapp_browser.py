@@ -41,7 +41,7 @@ def stub(init_data: str, theme: dict[str, str] | None = None) -> str:
 async def chromium() -> AsyncIterator[Browser]:
     if not shutil.which(CHROMIUM) and not os.path.exists(CHROMIUM):
         raise AssertionError(f"{CHROMIUM} is missing: install Debian's chromium package "
-                             "(.ci/run does)")
+                             "(`make test` does)")
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
         try:

@@ -6,7 +6,7 @@ As root they run as the ``postgres`` user (PostgreSQL refuses to run as root); t
 and its Unix socket live in a fresh directory under /tmp, with no TCP port, so parallel
 sessions cannot collide. Durability is switched off (``fsync=off``): these databases are
 thrown away. Nothing is skipped when PostgreSQL is missing: the fixture fails and says how to
-install it (CI's ``.ci/run`` installs Debian's ``postgresql`` package).
+install it (``make test`` installs Debian's ``postgresql`` package when it is missing).
 
 Each test gets a new database copied from a template the newest schema was migrated into
 once (``CREATE DATABASE ... TEMPLATE``, a few milliseconds); ``empty_pg_url`` is a database
@@ -32,7 +32,7 @@ import pytest
 
 INSTALL_HINT = ("PostgreSQL's server programs (initdb, pg_ctl) were not found on PATH or in "
                 "/usr/lib/postgresql/*/bin: install them (Debian: apt-get install postgresql; "
-                "`bash .ci/run` does it)")
+                "`make test` does it)")
 TEMPLATE = "krendzu_template"
 
 

@@ -107,9 +107,10 @@ def test_haproxy_accepts_the_config_with_compose_environment(tmp_path: Path) -> 
         assert f"could not resolve address '{name}'" in done.stdout + done.stderr
 
 
-def test_ci_installs_haproxy_when_it_is_missing() -> None:
-    """CI's machine may be new: .ci/run adds haproxy (like postgresql and chromium) to the
-    Debian packages it installs when the command is missing."""
-    script = (ROOT / ".ci" / "run").read_text()
-    assert re.search(r"command -v haproxy[^\n]*\|\| missing\+=\(haproxy\)", script), script
+def test_make_test_installs_haproxy_when_it_is_missing() -> None:
+    """A machine may be new: `make test` (and so CI) adds haproxy, like postgresql and chromium,
+    to the Debian packages scripts/test-packages.sh installs when the command is missing."""
+    script = (ROOT / "scripts" / "test-packages.sh").read_text()
+    assert re.search(r"command -v haproxy[^\n]*\|\|[^\n]*/usr/sbin/haproxy", script), script
+    assert "has_haproxy || missing+=(haproxy)" in script
     assert re.search(r'apt-get install[^\n]*\\\n\s*"\$\{missing\[@\]\}"', script), script
