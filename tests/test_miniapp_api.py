@@ -116,6 +116,10 @@ def test_match_tokens_cannot_be_guessed_or_moved_to_another_match() -> None:
     assert links.match_of(token) == 42
     assert links.match_of(token.replace("42-", "43-", 1)) is None
     assert links.match_of("42-" + "A" * 22) is None
+    # Only the token the bot wrote: no leading zero, sign or other digits for the same id.
+    for alias in ("0" + token, "00" + token, "+" + token, "\uff14\uff12" + token[2:],
+                  token + "\n"):
+        assert links.match_of(alias) is None, alias
     assert AppLinks(secret_from_token("2:other"), PUBLIC).match_of(token) is None
     assert links.group_url(42) == f"https://t.me/{BOT}/{APP_NAME}?startapp={token}"
     assert links.page_url(42) == f"{PUBLIC}/app?m={token}"
@@ -237,6 +241,15 @@ async def test_who_may_call_and_what_each_sees(tmp_path: Path) -> None:
         bad = await a.get(STATE.format(token[:-1] + ("A" if token[-1] != "A" else "B")),
                           init_data(fake, ann))
         assert bad.status_code == 404 and bad.json()["code"] == "unknown_match"
+        # Only the canonical token: "0<id>-<mac>" has the right MAC for the same match id,
+        # and is still not a link the bot made (docs/miniapp.md: anything else is 404).
+        for alias in ("0" + token, "00" + token):
+            refused = await a.get(STATE.format(alias), init_data(fake, ann))
+            assert refused.status_code == 404, (alias, refused.text)
+            assert refused.json()["code"] == "unknown_match"
+            moved = await a.post(MOVE.format(alias), init_data(fake, ann),
+                                 {"seq": 1, "actions": ["pass"]})
+            assert moved.status_code == 404 and moved.json()["code"] == "unknown_match"
 
         stored = await a.h.services.flow.load(row.match_id)
         for user in (ann, bob, carl, dan):
