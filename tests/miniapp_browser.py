@@ -27,6 +27,10 @@ PHONE = {"width": 360, "height": 780}
 LIGHT = {"bg_color": "#ffffff", "text_color": "#000000", "hint_color": "#707579",
          "link_color": "#3390ec", "button_color": "#3390ec", "button_text_color": "#ffffff",
          "secondary_bg_color": "#f4f4f5"}
+#: Telegram's dark theme (Telegram Web's night mode).
+DARK = {"bg_color": "#212121", "text_color": "#ffffff", "hint_color": "#aaaaaa",
+        "link_color": "#8774e1", "button_color": "#8774e1", "button_text_color": "#ffffff",
+        "secondary_bg_color": "#181818", "destructive_text_color": "#ff595a"}
 
 
 def stub(init_data: str, theme: dict[str, str] | None = None) -> str:
@@ -51,9 +55,12 @@ async def chromium() -> AsyncIterator[Browser]:
 
 
 async def open_page(browser: Browser, url: str, init_data: str, *,
-                    language: str = "en", stubbed: bool = True) -> Page:
+                    language: str = "en", stubbed: bool = True,
+                    theme: dict[str, str] | None = None,
+                    ready: str | None = "#app[data-seq]") -> Page:
     """The page at ``url`` as a 360 px phone; ``stubbed``: with ``window.Telegram.WebApp``
-    carrying ``init_data`` (else the URL must carry Telegram's launch parameters)."""
+    carrying ``init_data`` and ``theme`` (else the URL must carry Telegram's launch
+    parameters); ``ready``: what shows the page has drawn (``None``: the network is idle)."""
     context = await browser.new_context(viewport=PHONE, device_scale_factor=2,
                                         locale="ru-RU" if language == "ru" else "en-US")
     page = await context.new_page()
@@ -61,9 +68,12 @@ async def open_page(browser: Browser, url: str, init_data: str, *,
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     if stubbed:
-        await context.add_init_script(stub(init_data))
+        await context.add_init_script(stub(init_data, theme))
     await page.goto(url)
-    await page.wait_for_selector("#app[data-seq]", state="attached")
+    if ready is None:
+        await page.wait_for_load_state("networkidle")
+    else:
+        await page.wait_for_selector(ready, state="attached")
     page.errors = errors  # type: ignore[attr-defined]
     return page
 

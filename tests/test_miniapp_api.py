@@ -39,6 +39,8 @@ from tests.miniapp_harness import (
 
 STATE = "/api/app/v1/match/{}"
 MOVE = "/api/app/v1/match/{}/move"
+HINT = "/api/app/v1/match/{}/hint"
+RESIGN = "/api/app/v1/match/{}/resign"
 
 
 def hidden_from(stored: StoredMatch, seat: int | None) -> set[str]:
@@ -357,6 +359,89 @@ async def test_moves_accepted_and_refused_with_clear_words(tmp_path: Path) -> No
             mover, {"seq": seq, "actions": [legal[0]]}, 409, "stale")
 
 
+def suggestions(fake: FakeTelegram, user: Any) -> list[Any]:
+    """The /hint messages (their picture and ▶ Play it) the user got privately."""
+    return [m for m in fake.sent(user) if "Suggestion" in (m.caption or m.text or "")]
+
+
+async def test_hint_and_resign_go_through_the_bots_hint_and_resign(tmp_path: Path) -> None:
+    """The page's Hint is the bot's /hint (the same suggestion, the same private message,
+    only on one's own turn) and its Resign the bot's /resign (the group is told, the match
+    ends); both are refused with the catalog's words to anyone else, and change nothing."""
+    fake = new_fake()
+    ann, bob = fake.user(11, "Ann"), fake.user(12, "Bob")
+    carl = fake.user(13, "Carl", language_code="ru")
+    group = fake.group(-100119, "Friends")
+    async with app_bot(tmp_path, fake) as a:
+        row = await group_duel(a.h, group, ann, bob)
+        token = play_token(fake.last(group))
+        stored, seat, user_id = await to_move(a, row.match_id)
+        mover, waiter = (ann, bob) if user_id == ann.id else (bob, ann)
+        seq = stored.next_seq
+        state = (await a.get(STATE.format(token), init_data(fake, mover))).json()
+        assert state["canHint"] and state["canResign"]
+        other = (await a.get(STATE.format(token), init_data(fake, waiter))).json()
+        assert not other["canHint"] and other["canResign"]
+        watcher = (await a.get(STATE.format(token), init_data(fake, carl))).json()
+        assert not watcher["canHint"] and not watcher["canResign"]
+
+        async def refused(path: str, user: Any, body: object, status: int, code: str) -> str:
+            answer = await a.post(path, init_data(fake, user), body)
+            assert answer.status_code == status, answer.text
+            assert answer.json()["code"] == code, answer.json()
+            return str(answer.json()["message"])
+
+        assert "own turn" in await refused(HINT.format(token), waiter, {"seq": seq}, 409,
+                                           "not_your_turn")
+        assert "не играете" in await refused(HINT.format(token), carl, {"seq": seq}, 403,
+                                             "not_seated")
+        assert "changed meanwhile" in await refused(HINT.format(token), mover,
+                                                    {"seq": seq - 1}, 409, "stale")
+        assert "could not be read" in await refused(HINT.format(token), mover, {}, 400,
+                                                    "malformed")
+        await a.h.settle()
+        assert not suggestions(fake, mover) and not suggestions(fake, waiter)
+
+        answer = await a.post(HINT.format(token), init_data(fake, mover), {"seq": seq})
+        assert answer.status_code == 200, answer.text
+        hint = answer.json()
+        legal = {str(x) for x in stored.game.observation(seat).tour.legal}
+        assert hint["seq"] == seq and hint["actions"] and set(hint["actions"]) <= legal | {"end"}
+        first = parse_action(hint["actions"][0])
+        assert hint["text"].startswith("💡") and first.card.pretty() in hint["text"]
+        assert_secret(hint, stored, seat)
+        # As /hint: the suggestion privately, its picture and a key that plays it.
+        await a.h.settle()
+        sent = suggestions(fake, mover)
+        assert len(sent) == 1 and sent[0].kind == "photo"
+        assert any(b.get("callback_data") for b in sent[0].buttons()), sent[0].buttons()
+        assert first.card.pretty() in (sent[0].caption or "")
+        # Asked again for the same move: the same suggestion, not sent twice.
+        again = await a.post(HINT.format(token), init_data(fake, mover), {"seq": seq})
+        assert again.status_code == 200 and again.json() == hint
+        await a.h.settle()
+        assert len(suggestions(fake, mover)) == 1
+        after = await a.h.services.flow.load(row.match_id)
+        assert after.next_seq == seq  # a hint plays nothing
+
+        # Resign: not for a watcher; the player's ends the match as /resign does.
+        assert "не играете" in await refused(RESIGN.format(token), carl, {}, 403,
+                                             "not_seated")
+        assert (await a.h.services.flow.load(row.match_id)).row.status is MatchStatus.ACTIVE
+        mark = fake.mark()
+        answer = await a.post(RESIGN.format(token), init_data(fake, waiter), {})
+        assert answer.status_code == 200, answer.text
+        ended = answer.json()["state"]
+        assert ended["over"] and not ended["canResign"] and not ended["canHint"]
+        assert (await a.h.services.flow.load(row.match_id)).row.status is not MatchStatus.ACTIVE
+        told = await fake.wait_for_message(
+            group, since=mark, where=lambda m: "resigned" in (m.caption or m.text or ""))
+        assert waiter.first_name in (told.caption or told.text or "")
+        assert "over" in await refused(RESIGN.format(token), waiter, {}, 409, "game_over")
+        assert "over" in await refused(HINT.format(token), mover, {"seq": seq}, 409,
+                                       "game_over")
+
+
 async def test_a_move_in_the_scaled_mode_is_accepted_and_announced_by_the_job(
         tmp_path: Path, pg_url: str) -> None:
     """On PostgreSQL with announcement jobs (``KRENDZU_JOBS``) a Mini App move's notices
@@ -564,3 +649,48 @@ def test_labels_are_the_ones_play_reads_also_at_the_edge() -> None:
     for action in game.observation(seat).tour.legal:
         if isinstance(action, Place):
             assert frame.parse(state["labels"][f"{action.x},{action.y}"]) == (action.x, action.y)
+
+
+def test_a_scored_line_is_said_in_words() -> None:
+    """After a turn that scored, the state says so in words, in the reader's language:
+    who scores (+1), and which line (its cards, and the labels of its two ends); the
+    board alone showed only a stroke over the cards."""
+    from chat.describe import tour_frame
+    from chat.i18n import Catalogs
+    from chat.miniapp.api import state_json
+    from krendzu import Match, Place
+    from krendzu.tables import Settings, Table
+
+    def scored_game(seed: int) -> Match | None:
+        """Random cards (never a pass) until one completes a line within its tour."""
+        rng = random.Random(seed)
+        game = Match(["Ann", "Bob"], Settings(Table.DUEL), seed=seed)
+        while not game.is_over:
+            index, before = game.tour_index, len(game.tour.combos)
+            legal = game.legal_actions()
+            game.apply(rng.choice([x for x in legal if isinstance(x, Place)] or legal))
+            if game.tour_index == index and len(game.tour.combos) > before:
+                return game
+        return None
+
+    game = next(g for g in map(scored_game, range(50)) if g is not None)
+    tour = game.observation(None).tour
+    combo = tour.combos[-1]
+    frame = tour_frame(game)
+    ends = f"{frame.label(*combo.cells[0])}–{frame.label(*combo.cells[-1])}"
+    board = {(x, y): card for card, x, y in tour.placements}
+    cards = " ".join(board[cell].pretty() for cell in combo.cells)
+    side = " ".join(["Ann", "Bob"][s] for s in tour.roles.attackers)
+    stored = SimpleNamespace(game=game, next_seq=len(game.history) + 1,
+                             row=SimpleNamespace(status=MatchStatus.ACTIVE))
+    for language, words in (("en", "+1 for"), ("ru", "линия")):
+        state = state_json(stored, 0, ("Ann", "Bob"),  # type: ignore[arg-type]
+                           Catalogs().get(language), token="t", seconds_left=None)
+        scored = [line["text"] for line in state["recent"] if line["scored"]]
+        assert scored, state["recent"]
+        assert words in scored[-1] and side in scored[-1], scored
+        assert "+1" in scored[-1] and cards in scored[-1] and ends in scored[-1], scored
+        # The turn that scored is said too, before its line.
+        texts = [line["text"] for line in state["recent"]]
+        mover = ["Ann", "Bob"][tour.turns[-1].player if tour.turns else tour.current_player]
+        assert any(t.startswith(mover + ":") for t in texts[:texts.index(scored[-1])]), texts

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import struct
 import time
 from pathlib import Path
@@ -16,8 +17,9 @@ from urllib.parse import urlencode
 
 from playwright.async_api import Page
 
-from storage import StoredMatch
-from tests.miniapp_browser import chromium, open_page, seq_of, tap_a_move
+from chat.describe import tour_frame
+from storage import MatchStatus, StoredMatch
+from tests.miniapp_browser import DARK, LIGHT, chromium, open_page, seq_of, tap_a_move
 from tests.miniapp_harness import app_bot, group_duel, init_data, new_fake, play_token
 
 
@@ -158,12 +160,25 @@ async def test_the_exchange_by_tapping(tmp_path: Path) -> None:
             await page.wait_for_selector("#prompt.mine", timeout=8000)
             swap = page.locator("#actions button", has_text="Swap 1")
             if await swap.count():
+                # Asked once (the prompt), every answer alike: keeping the cards is not
+                # offered as the default, nor called "Swap 0".
+                question = await page.inner_text("#prompt")
+                assert "how many" in question, question
+                assert (await page.inner_text("#app")).count(question) == 1
+                labels = await page.locator("#actions button").all_inner_texts()
+                assert "Swap 0" not in labels and "Keep my cards" in labels, labels
+                assert not await page.locator("#actions button.primary").count()
                 await swap.click()
             else:
                 card = page.locator("#hand button.card:not([disabled])").first
                 gave[user_id] = await card.get_attribute("data-card") or ""
                 await card.click()
-                assert "Exchange" in await page.inner_text("#prompt")
+                # "Exchange 10♠?" asked once, in the prompt; the buttons answer it.
+                code = gave[user_id]
+                shown = ("10" if code[0] == "T" else code[0]) + {"S": "♠", "C": "♣",
+                                                                "D": "♦", "H": "♥"}[code[1]]
+                assert f"Exchange {shown}?" in await page.inner_text("#prompt")
+                assert (await page.inner_text("#app")).count(f"Exchange {shown}") == 1
                 await page.locator("#actions button.primary").click()
             await until_seq(page, seq + 1)
         after = await a.h.services.flow.load(row.match_id)
@@ -178,3 +193,250 @@ async def test_the_exchange_by_tapping(tmp_path: Path) -> None:
             assert shown == [c.code() for c in own.hand]
         for page in pages.values():
             assert not page.errors, page.errors  # type: ignore[attr-defined]
+
+
+# What a player reads: contrast, the lifted card, words for what happened, errors ----------
+
+
+def _rgba(css: str) -> tuple[float, float, float, float]:
+    """``rgb(r, g, b)`` or ``rgba(r, g, b, a)`` as numbers (a computed colour)."""
+    inside = css[css.index("(") + 1:css.rindex(")")].replace("/", " ").replace(",", " ")
+    parts = [float(p) for p in inside.split()]
+    return (parts[0], parts[1], parts[2], parts[3] if len(parts) > 3 else 1.0)
+
+
+def _over(top: tuple[float, float, float], bottom: tuple[float, float, float],
+          alpha: float) -> tuple[float, float, float]:
+    return tuple(alpha * a + (1 - alpha) * b for a, b in zip(top, bottom, strict=True))  # type: ignore[return-value]
+
+
+def contrast(a: tuple[float, float, float], b: tuple[float, float, float]) -> float:
+    """WCAG 2's contrast ratio of two sRGB colours."""
+    def luminance(rgb: tuple[float, float, float]) -> float:
+        lin = [(c / 255 / 12.92 if c / 255 <= 0.04045 else ((c / 255 + 0.055) / 1.055) ** 2.4)
+               for c in rgb]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+async def hand_contrasts(page: Page) -> list[tuple[str, bool, float]]:
+    """Each hand card's (code, disabled, the lowest contrast of its rank and suit on its
+    face), from the computed styles as drawn: the face over the page's background, the
+    text over the face, then the opacity of the card and every ancestor."""
+    cards = await page.locator("#hand button.card").evaluate_all("""cards => cards.map(c => {
+        const chain = [];
+        for (let n = c; n; n = n.parentElement) {
+          const s = getComputedStyle(n);
+          chain.push({bg: s.backgroundColor, opacity: s.opacity, filter: s.filter,
+                      blend: s.mixBlendMode});
+        }
+        return {card: c.dataset.card, disabled: c.disabled, chain: chain,
+                texts: [...c.children].map(x => getComputedStyle(x).color)};
+      })""")
+    out = []
+    for card in cards:
+        chain = card["chain"]  # the card first, the document last
+        assert all(link["filter"] == "none" and link["blend"] == "normal"
+                   for link in chain), chain  # else the sum below would not be the picture
+        backdrop = (255.0, 255.0, 255.0)  # the canvas under the document
+        for link in reversed(chain[1:]):
+            r, g, b, a = _rgba(link["bg"])
+            backdrop = _over((r, g, b), backdrop, a)
+        alpha = 1.0
+        for link in chain:
+            alpha *= float(link["opacity"])
+        r, g, b, a = _rgba(chain[0]["bg"])
+        face = _over((r, g, b), backdrop, a)
+        worst = 99.0
+        for colour in card["texts"]:
+            r, g, b, a = _rgba(colour)
+            text = _over((r, g, b), face, a)
+            worst = min(worst, contrast(_over(text, backdrop, alpha), _over(face, backdrop, alpha)))
+        out.append((card["card"], card["disabled"], worst))
+    return out
+
+
+async def test_the_hand_reads_well_and_a_lifted_card_stays_clear(tmp_path: Path) -> None:
+    """Every card of the hand, red suits on the dimmed hand of the player who waits
+    included, has a contrast of at least 4.5:1 in a light and a dark theme; the card a
+    player lifts (chosen) keeps clear of the "Your hand" title above it."""
+    fake = new_fake(speed=1.0)
+    ann, bob = fake.user(26, "Ann"), fake.user(27, "Bob")
+    group = fake.group(-100226, "Friends")
+    async with app_bot(tmp_path, fake) as a, chromium() as browser:
+        row = await group_duel(a.h, group, ann, bob, "duel")
+        token = play_token(fake.last(group))
+        stored = await a.h.services.flow.load(row.match_id)
+        mover_id = stored.row.seats[stored.game.current_player].user_id
+        mover, waiter = (ann, bob) if mover_id == ann.id else (bob, ann)
+        for theme in (LIGHT, DARK):
+            for user in (waiter, mover):
+                page = await open_page(browser, f"{a.base}/app?m={token}",
+                                       init_data(fake, user), theme=theme)
+                found = await hand_contrasts(page)
+                assert any(code[1] in "DH" for code, _, _ in found), found  # a red suit
+                if user is waiter:
+                    assert all(disabled for _, disabled, _ in found)  # the dimmed hand
+                low = [(code, round(ratio, 2)) for code, _, ratio in found if ratio < 4.5]
+                assert not low, (theme["bg_color"], user.first_name, low)
+                if user is mover:
+                    await page.click("#hand button.card:not([disabled])")
+                    lifted = page.locator('#hand button.card[aria-pressed="true"]')
+                    await lifted.wait_for()
+                    box = await lifted.evaluate("""c => {
+                        const r = c.getBoundingClientRect(), s = getComputedStyle(c);
+                        return {top: r.top, ring: parseFloat(s.outlineWidth) +
+                                Math.max(0, parseFloat(s.outlineOffset))}; }""")
+                    title = await page.evaluate(
+                        "document.getElementById('hand-title').getBoundingClientRect().bottom")
+                    assert box["top"] - box["ring"] >= title, (box, title)
+                    assert not page.errors, page.errors  # type: ignore[attr-defined]
+                await page.context.close()
+
+
+async def test_after_the_computer_scores_the_page_says_so(tmp_path: Path) -> None:
+    """Alone against the computer: once the computer's card completes a line, the page says
+    in words who scored, +1, and which line (its ends' labels), in the reader's language;
+    the board alone showed only a stroke over the cards."""
+    from tests.bot_harness import panel
+
+    fake = new_fake(speed=1.0)
+    cara = fake.user(28, "Кара", language_code="ru")
+    dan = fake.user(29, "Dan")  # watches, in English
+    rng = random.Random(28)
+    async with app_bot(tmp_path, fake) as a, chromium() as browser:
+        cara.start_bot()
+        await a.h.settle()
+        found = None
+        for _attempt in range(30):
+            cara.send(cara, "/new deal=short")
+            await a.h.settle()
+            lobby = fake.last(cara)
+            assert lobby is not None
+            cara.press(lobby, data=next(b for b in lobby.buttons()
+                                        if "🤖" in b["text"])["callback_data"])
+            await a.h.settle()
+            cara.press(lobby, data=next(b for b in lobby.buttons()
+                                        if b["callback_data"].endswith(":go"))["callback_data"])
+            await a.h.settle()
+            message = panel(fake, cara)
+            assert message is not None, fake.describe()
+            url = next(b["web_app"]["url"] for b in message.buttons() if "web_app" in b)
+            token = url.split("m=", 1)[1]
+            match_id = int(token.split("-", 1)[0])
+            for _ in range(200):
+                stored = await a.h.services.flow.load(match_id)
+                if stored.game.is_over:
+                    break
+                tour = stored.game.observation(None).tour
+                computer = 1 - (stored.row.seat_of(cara.id) or 0)
+                if (tour.turns and tour.turns[-1].player == computer
+                        and any(c.move == len(tour.turns) - 1 for c in tour.combos)):
+                    found = (token, stored, tour)
+                    break
+                seat = stored.game.current_player
+                legal = [str(x) for x in stored.game.observation(seat).tour.legal]
+                step = rng.choice([x for x in legal if "@" in x] or legal)
+                answer = await a.post(f"/api/app/v1/match/{token}/move",
+                                      init_data(fake, cara),
+                                      {"seq": stored.next_seq, "actions": [step]})
+                assert answer.status_code == 200, answer.text
+                await a.h.settle()
+            if found:
+                break
+            cara.send(cara, "/resign")
+            await a.h.settle()
+        assert found, "the computer never scored"
+        token, stored, tour = found
+        combo = next(c for c in tour.combos if c.move == len(tour.turns) - 1)
+        frame = tour_frame(stored.game)
+        ends = f"{frame.label(*combo.cells[0])}–{frame.label(*combo.cells[-1])}"
+        for user, words in ((cara, "линия"), (dan, "the line")):
+            page = await open_page(browser, f"{a.base}/app?m={token}", init_data(fake, user),
+                                   language=user.language_code or "en")
+            names = await page.locator("#players li").evaluate_all(
+                "items => items.map(i => i.firstChild.textContent.trim())")
+            said = await page.locator("#recent li.scored").all_inner_texts()
+            assert said, await page.inner_text("#app")
+            line = said[-1]
+            assert "+1" in line and words in line and ends in line, line
+            assert names[computer] in line, (names, line)  # who scored: the computer
+            assert await page.locator("#recent li.scored").last.is_visible()
+            await page.context.close()
+
+
+async def test_error_pages_say_only_what_went_wrong(tmp_path: Path) -> None:
+    """An expired or forged initData, a link that names no match, no initData at all: the
+    page shows the error and what to do, and no empty board, hand or "Tap a card" help."""
+    fake = new_fake(speed=1.0)
+    ann, bob = fake.user(30, "Ann"), fake.user(31, "Bob")
+    group = fake.group(-100230, "Friends")
+    async with app_bot(tmp_path, fake) as a, chromium() as browser:
+        await group_duel(a.h, group, ann, bob, "duel")
+        token = play_token(fake.last(group))
+        url = f"{a.base}/app?m={token}"
+        cases = [(url, init_data(fake, ann, age=3 * 86400), "open it again"),
+                 (url, init_data(fake, ann, token="1:forged"), "open it again"),
+                 (f"{a.base}/app?m=99-{'A' * 22}", init_data(fake, ann), "/new"),
+                 (url, "", "Play")]
+        for theme in (LIGHT, DARK):
+            for where, init, next_step in cases:
+                page = await open_page(browser, where, init, theme=theme, ready=None)
+                text = await page.inner_text("#fatal")
+                assert await page.is_visible("#fatal") and next_step in text, text
+                for part in ("#board-wrap", "#hand-wrap", "#help", "#actions", "#tools",
+                             "#top", "#prompt"):
+                    assert await page.is_hidden(part), (where, part)
+                await page.context.close()
+
+
+async def test_hint_and_resign_from_the_page(tmp_path: Path) -> None:
+    """Hint (the bot's /hint) lifts the suggested card at its cell, ready to confirm, and
+    the suggestion comes privately too; Resign asks first, Cancel keeps playing, and
+    the confirmed resignation ends the match as /resign does, told in the group."""
+    fake = new_fake(speed=1.0)
+    ann, bob = fake.user(32, "Ann"), fake.user(33, "Bob")
+    group = fake.group(-100232, "Friends")
+    async with app_bot(tmp_path, fake) as a, chromium() as browser:
+        row = await group_duel(a.h, group, ann, bob, "duel")
+        token = play_token(fake.last(group))
+        url = f"{a.base}/app?m={token}"
+        stored = await a.h.services.flow.load(row.match_id)
+        seq = stored.next_seq
+        mover_id = stored.row.seats[stored.game.current_player].user_id
+        mover, waiter = (ann, bob) if mover_id == ann.id else (bob, ann)
+        page = await open_page(browser, url, init_data(fake, mover))
+        other = await open_page(browser, url, init_data(fake, waiter))
+        assert await other.is_hidden("#hint-button")  # not their turn
+        await page.click("#hint-button")
+        await page.wait_for_selector("#hint:not([hidden])")
+        said = await page.inner_text("#hint")
+        assert "Suggestion" in said, said
+        lifted = await page.get_attribute('#hand button.card[aria-pressed="true"]', "data-card")
+        assert lifted and lifted in {c.code() for c in stored.game.observation(
+            stored.game.current_player).tour.hand}
+        await a.h.settle()
+        assert any("Suggestion" in (m.caption or "") for m in fake.sent(mover))  # as /hint
+        mark = fake.mark()
+        await page.locator("#actions button.primary").click()  # the suggestion, confirmed
+        await until_seq(page, seq + 1)
+        after = await a.h.services.flow.load(row.match_id)
+        assert str(after.game.history[-1]).startswith(lifted), (after.game.history[-1], lifted)
+        await fake.wait_for_message(group, since=mark, where=lambda m: m.kind == "photo")
+        # Resign: asked first; Cancel keeps the match going.
+        await until_seq(other, seq + 1)
+        await other.click("#resign-button")
+        assert "Resign this match?" in await other.inner_text("#tools")
+        await other.locator("#tools button", has_text="Cancel").click()
+        await other.wait_for_selector("#resign-button")
+        assert (await a.h.services.flow.load(row.match_id)).row.status is MatchStatus.ACTIVE
+        mark = fake.mark()
+        await other.click("#resign-button")
+        await other.click("#tools button.danger")
+        await fake.wait_for_message(group, since=mark, timeout=10,
+                                    where=lambda m: "resigned" in (m.caption or m.text or ""))
+        await other.wait_for_selector("#tools", state="hidden")
+        assert (await a.h.services.flow.load(row.match_id)).row.status is not MatchStatus.ACTIVE
+        for shown in (page, other):
+            assert not shown.errors, shown.errors  # type: ignore[attr-defined]

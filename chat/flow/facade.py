@@ -201,8 +201,10 @@ class Flow:
         return self.matches.hint_request(stored, seat)
 
     async def hint_notice(self, stored: StoredMatch, seat: int, user_id: int, *,
-                          request: HintRequest | None = None) -> Send:
-        return await self.matches.hint_notice(stored, seat, user_id, request=request)
+                          request: HintRequest | None = None,
+                          actions: Sequence[Action] | None = None) -> Send:
+        return await self.matches.hint_notice(stored, seat, user_id, request=request,
+                                              actions=actions)
 
     async def suggest(self, view: object) -> list[Action]:
         return await self.matches.suggest(view)

@@ -153,14 +153,17 @@ class Matches(Room):
         return stored.game.observation(seat), tour_frame(stored.game)
 
     async def hint_notice(self, stored: StoredMatch, seat: int, user_id: int, *,
-                          request: HintRequest | None = None, seq: int | None = None) -> Send:
+                          request: HintRequest | None = None, seq: int | None = None,
+                          actions: Sequence[Action] | None = None) -> Send:
         """The suggestion, with a Play it key for the move ``seq`` (the one ``request`` was
         taken at; by default the stored match's next): pressed once the match moved on,
-        it is refused as out of date."""
+        it is refused as out of date. ``actions``: the suggestion when the caller thought
+        it out already (the Mini App shows it on the page as well)."""
         seq = stored.next_seq if seq is None else seq
         view, frame = request or self.hint_request(stored, seat)
         reader = await self.broadcast.reader(stored.row, await self.people.user_tr(user_id))
-        actions = await self.suggest(view)
+        if actions is None:
+            actions = await self.suggest(view)
         return hint_message(stored, user_id, reader, view, frame, actions, seq)
 
     async def suggest(self, view: object) -> list[Action]:

@@ -10,6 +10,11 @@
   the steps of a move in the engine's words (:func:`krendzu.parse_action`: a card at a cell,
   ``pass``, ``end``, ``ann:2`` for an exchange count, ``drop:QC`` for a card given away),
   ``seq`` the ``seq`` of the state they answer. Answered with the new state.
+- ``POST /api/app/v1/match/<token>/hint``: ``{"seq": N}``: the bot's ``/hint`` for the
+  player to move: the suggestion in words and as steps (the page lifts its card and cell),
+  and, as ``/hint`` does, the private message with its picture and ▶ Play it key.
+- ``POST /api/app/v1/match/<token>/resign``: the bot's ``/resign`` (the page asks first).
+  Answered with the new state.
 
 Every API call carries Telegram's signed ``initData`` (header ``X-Telegram-Init-Data``),
 checked by :mod:`chat.miniapp.initdata` against the bot token and ``KRENDZU_MINIAPP_MAX_AGE``:
@@ -39,17 +44,27 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 
-from chat.describe import next_text, role_text, score_text, tour_frame, tour_text
+from chat.describe import (
+    next_text,
+    role_text,
+    score_text,
+    together,
+    tour_frame,
+    tour_over_line,
+    tour_text,
+)
 from chat.flow import Actor
 from chat.flow.matches import check
+from chat.flow.views.texts import steps_text
 from chat.flow.views.webapp import AppLinks
 from chat.i18n import Tr
 from chat.miniapp.initdata import BadInitData, WebAppUser, verify
 from chat.miniapp.texts import page_texts
+from chat.results import resigned_seats
 from chat.throttle import Buckets
-from krendzu import Action, IllegalMove, Place, Redeal, parse_action
-from krendzu.coords import ORIGIN_COLUMN, ORIGIN_ROW
-from krendzu.tour import ANNOUNCE, DISCARD, PLAY
+from krendzu import Action, IllegalMove, Match, Place, Redeal, parse_action
+from krendzu.coords import ORIGIN_COLUMN, ORIGIN_ROW, LabelFrame, frame_for
+from krendzu.tour import ANNOUNCE, DISCARD, PLAY, TourView
 from krendzu.viewjson import view_to_json
 from render.board import board_layout
 from storage import MatchStatus, NotFound, StoredMatch
@@ -73,6 +88,9 @@ STATIC = {"app.js": "text/javascript", "app.css": "text/css"}
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
        "connect-src 'self'; frame-ancestors https://web.telegram.org https://*.telegram.org "
        "'self'; base-uri 'none'; form-action 'none'")
+
+#: Suggestions kept for a repeated Hint of the same move (thought out and sent once).
+HINTS_KEPT = 256
 
 STATUS = {"unauthorized": 401, "unknown_match": 404, "not_seated": 403, "not_your_turn": 409,
           "stale": 409, "game_over": 409, "illegal_move": 422, "malformed": 400,
@@ -113,14 +131,76 @@ def prompt(tr: Tr, stored: StoredMatch, seat: int | None, names: tuple[str, ...]
     return tr._("Your move: choose a card.")
 
 
+def _cells(frame: LabelFrame, cards: tuple[tuple[Any, int, int], ...]) -> str:
+    return " + ".join(f"{c.pretty()} {frame.label(x, y)}" for c, x, y in cards)
+
+
+def scored_lines(tr: Tr, tour: TourView, move: int, names: tuple[str, ...]) -> list[str]:
+    """Each line the tour's turn ``move`` scored, in words: who scores (the attacking
+    side, also for a defender's own goal), +1, and which line (its cards and the labels of
+    its two ends, as the board shows them)."""
+    frame = frame_for(tour.placements)
+    board = {(x, y): card for card, x, y in tour.placements}
+    side = together(tr, [names[s] for s in tour.roles.attackers])
+    lines = []
+    for combo in tour.combos:
+        if combo.move != move:
+            continue
+        cards = " ".join(board[cell].pretty() for cell in combo.cells)
+        ends = f"{frame.label(*combo.cells[0])}–{frame.label(*combo.cells[-1])}"
+        if combo.own_goal:
+            lines.append(tr._("+1 for {side}: the line {cards} ({cells}), an own goal by "
+                              "{name}.", side=side, cards=cards, cells=ends,
+                              name=names[combo.player]))
+        else:
+            lines.append(tr._("+1 for {side}: the line {cards} ({cells}).", side=side,
+                              cards=cards, cells=ends))
+    return lines
+
+
+def recent_lines(tr: Tr, game: Match, names: tuple[str, ...]) -> list[dict[str, Any]]:
+    """What happened lately, in words (the board alone shows a scored line only as a
+    stroke over the cards): the last round of the tour being played, one turn a player,
+    each with the lines it scored, and a defender's first card of the turn in progress;
+    while a new tour has no card yet, how the last one ended. Public: it names only cards
+    on the board."""
+    tour = game.tour.observation(None)
+    out: list[dict[str, Any]] = []
+    if not tour.turns and not tour.pending:
+        if game.tour_index > 0:
+            out.append({"text": tour_over_line(tr, game, game.tour_index - 1, names),
+                        "scored": False})
+        return out
+    frame = frame_for(tour.placements)
+    for index in range(max(0, len(tour.turns) - len(names)), len(tour.turns)):
+        turn = tour.turns[index]
+        text = (f"{names[turn.player]}: {_cells(frame, turn.cards)}" if turn.cards
+                else tr._("{name}: pass", name=names[turn.player]))
+        out.append({"text": text, "scored": False})
+        out += [{"text": line, "scored": True}
+                for line in scored_lines(tr, tour, index, names)]
+    if tour.pending:
+        out.append({"text": tr._("{name}: {cells} (may place a second card)",
+                                 name=names[tour.current_player],
+                                 cells=_cells(frame, tour.pending)), "scored": False})
+        out += [{"text": line, "scored": True}
+                for line in scored_lines(tr, tour, len(tour.turns), names)]
+    if game.tours[game.tour_index].is_over:  # the match's last tour
+        out.append({"text": tour_over_line(tr, game, game.tour_index, names),
+                    "scored": False})
+    return out
+
+
 def state_json(stored: StoredMatch, seat: int | None, names: tuple[str, ...], tr: Tr, *,
-               token: str, seconds_left: float | None) -> dict[str, Any]:
+               token: str, seconds_left: float | None,
+               resigned: bool = False) -> dict[str, Any]:
     """The match as ``seat`` may see it (``None``: the public board), for the page.
 
     Built from ``game.observation(seat)`` only (``view``: :func:`krendzu.viewjson.view_to_json`,
     the engine protocol's form), plus what the page draws with the same model as the
     pictures (render/board.py's area and krendzu/coords.py's labels: M13 is the opening) and
-    the lines the bot's messages say, in ``tr``'s language."""
+    the lines the bot's messages say, in ``tr``'s language. ``resigned``: the caller resigned
+    and the computer plays their seat (a trio in a group): no Hint or Resign any more."""
     game = stored.game
     view = game.observation(seat)
     tour = view.tour
@@ -159,6 +239,9 @@ def state_json(stored: StoredMatch, seat: int | None, names: tuple[str, ...], tr
         "secondsLeft": None if over or seconds_left is None else round(seconds_left),
         "myTurn": mine,
         "pair": pair,
+        # The bot's /hint (on the player's own turn) and /resign (a player still seated).
+        "canHint": mine and not resigned,
+        "canResign": seat is not None and not over and not resigned,
         "columns": [[x, frame.column_label(x)] for x in range(x0, x1 + 1)],
         "rows": [[y, frame.row_label(y)] for y in range(y0, y1 + 1)],
         "labels": labels,
@@ -169,6 +252,7 @@ def state_json(stored: StoredMatch, seat: int | None, names: tuple[str, ...], tr
                                              if seat is not None and not over else ""),
             "prompt": prompt(tr, stored, seat, names),
         },
+        "recent": recent_lines(tr, game, names),
         "view": view_to_json(view),
     }
 
@@ -215,6 +299,8 @@ class MiniApp:
         self.max_age = max_age
         self.clock = clock
         self.buckets = Buckets(per_minute)
+        #: (match, seq, user) → the suggestion given (its words' language, text, steps).
+        self.hints: dict[tuple[int, int, int], tuple[str, str, list[str]]] = {}
 
     @property
     def svc(self) -> Services:
@@ -228,6 +314,8 @@ class MiniApp:
                 Route("/texts", self.texts, methods=["GET"]),
                 Route("/match/{token}", self.state, methods=["GET"]),
                 Route("/match/{token}/move", self.move, methods=["POST"]),
+                Route("/match/{token}/hint", self.hint, methods=["POST"]),
+                Route("/match/{token}/resign", self.resign, methods=["POST"]),
             ]),
         ]
 
@@ -298,7 +386,15 @@ class MiniApp:
         flow = self.svc.flow
         names = await flow.seat_names(stored.row, tr)
         left = await flow.deadlines.seconds_left(stored)
-        return state_json(stored, seat, names, tr, token=token, seconds_left=left)
+        return state_json(stored, seat, names, tr, token=token, seconds_left=left,
+                          resigned=await self._resigned(stored, seat))
+
+    async def _resigned(self, stored: StoredMatch, seat: int | None) -> bool:
+        """Whether ``seat`` resigned while the computer plays on (only a trio in a group
+        goes on after a resignation: chat/flow/endings.py)."""
+        return (seat is not None and stored.row.table.players == 3
+                and stored.row.status is MatchStatus.ACTIVE
+                and seat in await resigned_seats(self.svc.store, stored.match_id))
 
     # Endpoints ----------------------------------------------------------------------------
 
@@ -340,10 +436,7 @@ class MiniApp:
         if isinstance(found, Response):
             return found
         user, tr, stored, seat = found.user, found.tr, found.stored, found.seat
-        try:
-            body = json.loads(await request.body())
-        except (ValueError, UnicodeDecodeError):
-            body = None
+        body = await _json_body(request)
         seq = body.get("seq") if isinstance(body, dict) else None
         steps = parse_actions(body.get("actions")) if isinstance(body, dict) else None
         if not isinstance(seq, int) or isinstance(seq, bool) or steps is None:
@@ -377,6 +470,78 @@ class MiniApp:
                                   request.path_params["token"])
         return JSONResponse({"ok": True, "reply": outcome.reply, "state": state},
                             headers={"Cache-Control": "no-store"})
+
+    async def hint(self, request: Request) -> Response:
+        """The bot's ``/hint`` from the page: the same suggestion (the normal level's) and
+        the same private message, on the player's own turn only. A second Hint of the same
+        move answers the same suggestion without sending it again."""
+        found = await self._match(request)
+        if isinstance(found, Response):
+            return found
+        user, tr, stored, seat = found.user, found.tr, found.stored, found.seat
+        body = await _json_body(request)
+        seq = body.get("seq") if isinstance(body, dict) else None
+        if not isinstance(seq, int) or isinstance(seq, bool):
+            return error("malformed", tr._(
+                "This move could not be read: reload the page and try again."))
+        if seat is None:
+            return error("not_seated", tr._("You are not playing in this match."))
+        if stored.row.status is not MatchStatus.ACTIVE:
+            return error("game_over", tr._("This match is over."))
+        if seq != stored.next_seq:
+            return error("stale", tr._(
+                "The position changed meanwhile: the board now shows the newest one."))
+        if stored.game.current_player != seat or await self._resigned(stored, seat):
+            return error("not_your_turn", tr._("A hint is given on your own turn."))
+        key = (stored.match_id, seq, user.user_id)
+        given = self.hints.get(key)
+        if given is None or given[0] != tr.language:
+            flow = self.svc.flow
+            view, frame = flow.hint_request(stored, seat)
+            actions = await flow.suggest(view)
+            if given is None:  # told privately once, as /hint tells it
+                self.svc.delivery.run([await flow.hint_notice(
+                    stored, seat, user.user_id, request=(view, frame), actions=actions)])
+            text = (tr._("💡 Suggestion: {move}", move=steps_text(tr, actions, frame))
+                    if actions else tr._("No suggestion."))
+            given = (tr.language, text, [str(a) for a in actions])
+            while len(self.hints) >= HINTS_KEPT:
+                self.hints.pop(next(iter(self.hints)))
+            self.hints[key] = given
+        return JSONResponse({"ok": True, "seq": seq, "text": given[1], "actions": given[2]},
+                            headers={"Cache-Control": "no-store"})
+
+    async def resign(self, request: Request) -> Response:
+        """The bot's ``/resign`` from the page (which asks first), told as ``/resign`` is:
+        the final board and the summary; in a group's trio the computer plays on."""
+        found = await self._match(request)
+        if isinstance(found, Response):
+            return found
+        user, tr, stored, seat = found.user, found.tr, found.stored, found.seat
+        if seat is None:
+            return error("not_seated", tr._("You are not playing in this match."))
+        if stored.row.status is not MatchStatus.ACTIVE or await self._resigned(stored, seat):
+            return error("game_over", tr._("This match is over."))
+        flow = self.svc.flow
+        outcome = await flow.resign(stored, Actor(user.user_id, user.name,
+                                                  user.language_code))
+        if not outcome.notices:  # refused under the lock: it ended meanwhile
+            return error("game_over", outcome.reply or tr._("This match is over."))
+        self.svc.delivery.run(outcome.notices)
+        flow.begin_request()
+        stored = await flow.load(stored.match_id)
+        state = await self._state(stored, stored.row.seat_of(user.user_id), tr,
+                                  request.path_params["token"])
+        return JSONResponse({"ok": True, "state": state},
+                            headers={"Cache-Control": "no-store"})
+
+
+async def _json_body(request: Request) -> object:
+    """The request's JSON body, or ``None`` if it has none that reads."""
+    try:
+        return json.loads(await request.body())
+    except (ValueError, UnicodeDecodeError):
+        return None
 
 
 def _unsigned_language(raw: str | None) -> str | None:

@@ -25,8 +25,16 @@ PAGE_TEXTS: dict[str, str] = {
     "endTurn": N_("End turn"),
     "pass": N_("Pass"),
     "discardConfirm": N_("Exchange {card}?"),
-    "discardYes": N_("✓ Exchange {card}"),
+    "discardYes": N_("✓ Exchange"),
     "swap": N_("Swap {n}"),
+    "keep": N_("Keep my cards"),
+    "hint": N_("Hint"),
+    "resign": N_("Resign"),
+    "resignConfirm": N_("Resign this match? It cannot be undone."),
+    "resignYes": N_("✓ Yes, resign"),
+    "recent": N_("Last moves"),
+    "unknownNext": N_("Open the match again with the ▶ Play button under its newest board "
+                      "post, or set up a new one with /new."),
     "offline": N_("No connection: trying again…"),
     "noInit": N_("Open this page with the ▶ Play button in Telegram."),
     "help": N_("Tap a card, then a highlighted cell, then confirm. With a keyboard: Tab moves, "

@@ -54,6 +54,8 @@
   let S = null;         // the latest state
   let chosen = null;    // {card, action?, x?, y?, mode: "place"|"discard"}
   let busy = false;
+  let hint = null;      // {seq, text, actions}: the suggestion asked for this move
+  let resigning = false;  // the Resign question is asked
   let deadline = null;  // performance.now() ms when the turn timer runs out
 
   const t = (key, values) => (T[key] || key).replace(/\{(\w+)\}/g, (m, k) =>
@@ -181,6 +183,19 @@
       : chosen.action ? t("confirm", { card: pretty(chosen.card), cell: S.labels[chosen.x + "," + chosen.y] })
       : t("pickCell", { card: pretty(chosen.card) });
     prompt.classList.toggle("mine", S.myTurn);
+    const shown = hint && hint.seq === S.seq ? hint.text : "";
+    $("hint").textContent = shown;
+    $("hint").hidden = !shown;
+    // What happened lately in words: who played what, and each line scored (+1, the line).
+    const recent = $("recent");
+    recent.textContent = "";
+    recent.setAttribute("aria-label", T.recent || "");
+    for (const line of S.recent || []) {
+      const li = document.createElement("li");
+      li.textContent = line.text;
+      if (line.scored) li.className = "scored";
+      recent.appendChild(li);
+    }
     const list = $("players");
     list.textContent = "";
     const tour = S.view.tour;
@@ -200,7 +215,7 @@
     const b = document.createElement("button");
     b.type = "button";
     b.textContent = label;
-    if (primary) b.className = "primary";
+    if (primary) b.className = primary === true ? "primary" : primary;
     b.disabled = busy;
     b.addEventListener("click", onClick);
     return b;
@@ -211,19 +226,14 @@
     box.textContent = "";
     if (!S.myTurn) return;
     const legal = S.view.tour.legal;
+    // The question itself is the prompt's ("Exchange 10♠?", "Play Q♣ at M12?"): asked
+    // once, answered here.
     if (chosen && chosen.mode === "discard") {
-      const q = document.createElement("div");
-      q.className = "question";
-      q.textContent = t("discardConfirm", { card: pretty(chosen.card) });
-      box.append(q, button(t("discardYes", { card: pretty(chosen.card) }),
-        () => send(["drop:" + chosen.card]), true), button(t("cancel"), cancel));
+      box.append(button(t("discardYes"), () => send(["drop:" + chosen.card]), true),
+        button(t("cancel"), cancel));
       return;
     }
     if (chosen && chosen.mode === "place" && chosen.action) {
-      const q = document.createElement("div");
-      q.className = "question";
-      q.textContent = t("confirm", { card: pretty(chosen.card), cell: S.labels[chosen.x + "," + chosen.y] });
-      box.appendChild(q);
       if (S.pair) {
         box.append(button(t("playEnd"), () => send([chosen.action, "end"]), true),
           button(t("playTwo"), () => send([chosen.action])));
@@ -237,10 +247,12 @@
       box.append(button(t("cancel"), cancel));
       return;
     }
+    // How many cards to exchange: every answer alike, none offered as the default.
     for (const a of legal) {
       const m = /^ann:(\d+)$/.exec(a);
-      if (m) box.appendChild(button(t("swap", { n: m[1] }), () => send([a]), m[1] === "0"));
+      if (m && m[1] !== "0") box.appendChild(button(t("swap", { n: m[1] }), () => send([a])));
     }
+    if (legal.includes("ann:0")) box.appendChild(button(t("keep"), () => send(["ann:0"])));
     if (legal.includes("end")) box.appendChild(button(t("endTurn"), () => send(["end"])));
     if (legal.includes("pass")) box.appendChild(button(t("pass"), () => send(["pass"])));
   }
@@ -273,12 +285,40 @@
     }
   }
 
+  // The bot's /hint and /resign: Hint on the player's own turn, Resign (asked first) while
+  // they play.
+  function drawTools() {
+    const box = $("tools");
+    box.textContent = "";
+    if (!S.canResign) resigning = false;
+    box.hidden = !S.canHint && !S.canResign;
+    if (resigning) {
+      const q = document.createElement("div");
+      q.className = "question";
+      q.textContent = t("resignConfirm");
+      box.append(q, button(t("resignYes"), resign, "danger"),
+        button(t("cancel"), () => { resigning = false; render(); }));
+      return;
+    }
+    if (S.canHint) {
+      const b = button(t("hint"), askHint);
+      b.id = "hint-button";
+      box.appendChild(b);
+    }
+    if (S.canResign) {
+      const b = button(t("resign"), () => { resigning = true; render(); });
+      b.id = "resign-button";
+      box.appendChild(b);
+    }
+  }
+
   function render() {
     document.documentElement.lang = S.language;
     drawHeader();
     drawBoard();
     drawActions();
     drawHand();
+    drawTools();
     centreBoard(false);
     $("help").hidden = S.seat === null || S.over;  // how to play: for players only
     $("app").setAttribute("aria-busy", "false");
@@ -313,7 +353,7 @@
   function setState(next) {
     const moved = !S || next.seq !== S.seq || next.status !== S.status;
     S = next;
-    if (moved) chosen = null;
+    if (moved) { chosen = null; resigning = false; }
     deadline = S.secondsLeft == null ? null : performance.now() + S.secondsLeft * 1000;
     tick();
     render();
@@ -337,6 +377,62 @@
     }
   }
 
+  async function askHint() {
+    if (busy) return;
+    busy = true;
+    render();
+    try {
+      const answer = await call(`/match/${encodeURIComponent(token)}/hint`,
+        { method: "POST", body: JSON.stringify({ seq: S.seq }) });
+      busy = false;
+      showError("");
+      hint = { seq: answer.seq, text: answer.text, actions: answer.actions };
+      // Its first card lifted at its cell, waiting for the confirmation.
+      const first = /^(\w{2})@(-?\d+),(-?\d+)$/.exec(answer.actions[0] || "");
+      const drop = /^drop:(\w{2})$/.exec(answer.actions[0] || "");
+      if (answer.seq === S.seq && first) {
+        chosen = { card: first[1], mode: "place", action: answer.actions[0], x: +first[2], y: +first[3] };
+      } else if (answer.seq === S.seq && drop) {
+        chosen = { card: drop[1], mode: "discard" };
+      }
+      render();
+    } catch (err) {
+      busy = false;
+      showError(err.message);
+      render();
+    }
+  }
+
+  async function resign() {
+    if (busy) return;
+    busy = true;
+    resigning = false;
+    render();
+    try {
+      const answer = await call(`/match/${encodeURIComponent(token)}/resign`,
+        { method: "POST", body: "{}" });
+      busy = false;
+      showError("");
+      setState(answer.state);
+    } catch (err) {
+      busy = false;
+      showError(err.message);
+      try { setState(await call(`/match/${encodeURIComponent(token)}`)); } catch (e) { render(); }
+    }
+  }
+
+  // An error the page cannot go on from (not opened from Telegram, too old, a link that
+  // names no match): only the message and what to do, no empty board or "tap a card".
+  function fatal(message, next) {
+    for (const id of ["top", "prompt", "hint", "recent", "board-wrap", "actions", "hand-wrap",
+      "tools", "error", "help"]) $(id).hidden = true;
+    $("fatal-message").textContent = message;
+    $("fatal-next").textContent = next || "";
+    $("fatal").hidden = false;
+    $("app").setAttribute("aria-busy", "false");
+    $("app").dataset.error = "1";
+  }
+
   // The clock and following others' moves -------------------------------------------------
   function tick() {
     const clock = $("clock");
@@ -358,7 +454,7 @@
           setState(next);
         }
       } catch (err) {
-        if (err.status === 401 || err.status === 404) { showError(err.message); return; }
+        if (err.status === 401 || err.status === 404) { fatal(err.message, err.status === 404 ? T.unknownNext : ""); return; }
         showError(T.offline || "…");
         $("error").dataset.offline = "1";
         await new Promise((r) => setTimeout(r, 2000));
@@ -368,20 +464,21 @@
 
   async function start() {
     if (!initData) {
-      $("prompt").textContent = "Open this page with the ▶ Play button in Telegram. " +
-        "Откройте эту страницу кнопкой ▶ Играть в Telegram.";
+      fatal("Open this page with the ▶ Play button in Telegram.",
+        "Откройте эту страницу кнопкой ▶ Играть в Telegram.");
       return;
     }
     try {
       const texts = await call("/texts");
       T = texts.texts;
       document.title = T.title;
+      document.documentElement.lang = texts.language;
       $("help").textContent = T.help;
-      if (!token) { $("prompt").textContent = T.noInit; return; }
+      if (!token) { fatal(T.noInit); return; }
       setState(await call(`/match/${encodeURIComponent(token)}`));
       centreBoard(true);
     } catch (err) {
-      $("prompt").textContent = err.message;
+      fatal(err.message, err.status === 404 ? T.unknownNext : "");
       return;
     }
     follow();
