@@ -73,12 +73,18 @@ async def gallery(tmp: Path, out: Path) -> list[Path]:
     async with app_bot(tmp, fake) as a, chromium() as browser:
 
         async def shoot(name: str, url: str, init: str, tap: bool = False,
-                        ready: str | None = "#app[data-seq]") -> None:
+                        ready: str | None = "#app[data-seq]", press: str | None = None,
+                        then: str | None = None) -> None:
+            """``tap``: a card lifted; ``press``: a button pressed, ``then`` awaited."""
             for theme_name, theme in (("light", LIGHT), ("dark", DARK)):
                 page = await open_page(browser, url, init, theme=theme, ready=ready)
                 if tap:
                     await page.click("#hand button.card:not([disabled])")
                     await page.wait_for_selector("#board .target")
+                    await page.mouse.click(1, 1)
+                if press:
+                    await page.click(press)
+                    await page.wait_for_selector(then or press)
                     await page.mouse.click(1, 1)
                 path = out / f"gallery-{name}-{theme_name}.png"
                 path.write_bytes(await page.screenshot(full_page=True))
@@ -108,6 +114,10 @@ async def gallery(tmp: Path, out: Path) -> list[Path]:
         seat = stored.game.current_player
         mover = ann if stored.row.seats[seat].user_id == ann.id else bob
         await shoot("lifted", url, init_data(fake, mover), tap=True)
+        await shoot("hint", url, init_data(fake, mover), press="#hint-button",
+                    then="#hint:not([hidden])")
+        await shoot("resign", url, init_data(fake, mover), press="#resign-button",
+                    then="#tools .question")
         await shoot("expired", url, ready=None, init=init_data(fake, mover, age=3 * 86400))
         await shoot("forged", url, ready=None, init=init_data(fake, mover, token="1:forged"))
         await shoot("unknown", f"{a.base}/app?m=99-{'A' * 22}", init_data(fake, mover),
