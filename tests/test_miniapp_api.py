@@ -442,6 +442,43 @@ async def test_hint_and_resign_go_through_the_bots_hint_and_resign(tmp_path: Pat
                                        "game_over")
 
 
+async def test_resigning_a_group_trio_from_the_page_hands_the_seat_over_once(
+        tmp_path: Path) -> None:
+    """In a group's trio the match plays on after a resignation (the computer takes the
+    seat): the page then offers neither Resign nor Hint, and a second Resign is refused
+    rather than told to the group again."""
+    fake = new_fake()
+    ann, bob = fake.user(11, "Ann"), fake.user(12, "Bob")
+    group = fake.group(-100120, "Trio")
+    async with app_bot(tmp_path, fake) as a:
+        for user in (ann, bob):
+            user.start_bot()
+        await a.h.settle()
+        for user, text in ((ann, f"/new@{BOT} trio-lone-defender"), (bob, f"/join@{BOT}"),
+                           (ann, f"/add@{BOT} easy"), (ann, f"/go@{BOT}")):
+            user.send(group, text)
+            await a.h.settle()
+        row = await a.h.services.store.active_match(group.id)
+        assert row is not None
+        token = play_token(fake.last(group))
+        mark = fake.mark()
+        answer = await a.post(RESIGN.format(token), init_data(fake, ann), {})
+        assert answer.status_code == 200, answer.text
+        state = answer.json()["state"]
+        assert not state["over"] and not state["canResign"] and not state["canHint"]
+        await a.h.settle()
+        told = await fake.wait_for_message(group, "Ann resigned", since=mark)
+        assert "computer" in (told.text or ""), told.text
+        assert len([m for m in fake.sent(group) if "Ann resigned" in (m.text or "")]) == 1
+        assert (await a.h.services.flow.load(row.match_id)).row.status is MatchStatus.ACTIVE
+        again = await a.post(RESIGN.format(token), init_data(fake, ann), {})
+        assert again.status_code == 409 and again.json()["code"] == "game_over"
+        await a.h.settle()
+        assert len([m for m in fake.sent(group) if "Ann resigned" in (m.text or "")]) == 1
+        bobs = (await a.get(STATE.format(token), init_data(fake, bob))).json()
+        assert bobs["canResign"]
+
+
 async def test_a_move_in_the_scaled_mode_is_accepted_and_announced_by_the_job(
         tmp_path: Path, pg_url: str) -> None:
     """On PostgreSQL with announcement jobs (``KRENDZU_JOBS``) a Mini App move's notices
