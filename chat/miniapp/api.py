@@ -185,7 +185,7 @@ def recent_lines(tr: Tr, game: Match, names: tuple[str, ...]) -> list[dict[str, 
                                  cells=_cells(frame, tour.pending)), "scored": False})
         out += [{"text": line, "scored": True}
                 for line in scored_lines(tr, tour, len(tour.turns), names)]
-    if game.tours[game.tour_index].is_over:  # the match's last tour
+    if game.tour.is_over:  # the match's last tour, played to its end
         out.append({"text": tour_over_line(tr, game, game.tour_index, names),
                     "scored": False})
     return out

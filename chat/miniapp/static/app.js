@@ -454,7 +454,10 @@
           setState(next);
         }
       } catch (err) {
-        if (err.status === 401 || err.status === 404) { fatal(err.message, err.status === 404 ? T.unknownNext : ""); return; }
+        if (err.status === 401 || err.status === 404) {  // expired, or the match is gone
+          fatal(err.message, err.status === 404 ? T.unknownNext : "");
+          return;
+        }
         showError(T.offline || "…");
         $("error").dataset.offline = "1";
         await new Promise((r) => setTimeout(r, 2000));
