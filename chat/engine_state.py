@@ -5,9 +5,11 @@ the state of a game as its seat may see it (``gameFull``/``gameState``), and a m
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from chat.describe import tour_frame
+from chat.flow.reports import record_ids
 from chat.flow.steps import words_to_steps
 from chat.model import InputError, ascii_number
 from krendzu import Action, Announce, Discard, EndTurn, Pass, Place, parse_card
@@ -80,8 +82,10 @@ def observation_json(stored: StoredMatch, seat: int, names: tuple[str, ...],
         "seq": stored.next_seq,
         "deadline": deadline,
         # The same view in the engine's coordinates, complete (krendzu.viewjson): what the
-        # built-in players decide from.
-        "view": view_to_json(view),
+        # built-in players decide from. Its players are the record's seats p1..p4 (those of
+        # /export), never the match's own ids: a person's is "u<Telegram id>", which an
+        # outside program must not learn (the names are in "players" above).
+        "view": view_to_json(replace(view, players=record_ids(len(view.players)))),
     }
 
 

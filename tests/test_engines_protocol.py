@@ -12,6 +12,7 @@ import random
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -308,13 +309,15 @@ async def test_no_stream_line_shows_a_card_the_seat_may_not_see(
         for line in engine.lines:
             then = rebuild_game(stored.row, actions[: line["moves"]])
             view = then.observation(seat)
-            assert line["view"] == view_to_json(view)
+            assert line["view"] == view_to_json(replace(view, players=tuple(
+                f"p{i + 1}" for i in range(len(view.players)))))
             assert line["hand"] == [c.code() for c in view.tour.hand]
             visible = ({c.code() for c in view.tour.hand}
                        | {c.code() for c, _x, _y in view.tour.placements}
                        | {c.code() for c, _x, _y in view.tour.pending}
                        | {c.code() for c in view.tour.own_discards}
                        | {c.code() for c in view.tour.own_draws})
+            assert line["view"]["players"] == [f"p{i + 1}" for i in range(len(view.players))]
             text = json.dumps({k: v for k, v in line.items() if k != "players"})
             shown = set(CARD.findall(text))
             assert shown <= visible, (shown - visible, line["moves"])
@@ -361,3 +364,15 @@ async def test_an_engine_that_disconnects_mid_turn_is_played_for_by_its_deadline
             task.cancel()
             await again.client.aclose()
         del ann, group
+
+
+async def test_an_engine_is_told_seats_and_names_never_a_telegram_id(tmp_path: Path) -> None:
+    """``players`` are the display names by seat; the complete ``view`` names the seats as
+    the exported record does (``p1``, ``p2``), never ``u<Telegram id>``."""
+    async with engine_match(tmp_path) as (_h, ann, _group, engine, _game, _other):
+        full = await engine.state(lambda s: s["type"] == "gameFull")
+        assert full["players"] == ["Ann", "🤖 Hx"]
+        assert full["view"]["players"] == ["p1", "p2"]
+        raw = json.dumps(engine.lines)
+        assert f'"u{ann.id}"' not in raw and not re.search(r'"u-?[0-9]+"', raw), raw[:300]
+
