@@ -47,7 +47,7 @@ from chat.flow.matches import check
 from chat.model import InputError, ascii_number
 from chat.notices import Notice
 from chat.throttle import Buckets
-from storage import EngineRow, MatchStatus, NotFound, Store, StoredMatch
+from storage import EngineRow, MatchRow, MatchStatus, NotFound, Store, StoredMatch
 
 if TYPE_CHECKING:
     from chat.config import Config
@@ -61,6 +61,11 @@ PREFIX = f"/api/engine/v{VERSION}"
 KEEPALIVE = 5.0
 #: How long a stream waits for a signal before it reads the match again anyway.
 RECHECK = 1.0
+#: On connecting, the event stream tells a ``gameFinish`` for each of the engine's matches
+#: that ended this many seconds ago or less (one that ended while it was away), at most
+#: :data:`RECENT_FINISHES` of them.
+FINISHED_WINDOW = 3600.0
+RECENT_FINISHES = 20
 #: Requests per minute per token (bursts up to that many).
 REQUESTS_PER_MINUTE = 600.0
 #: Illegal moves an engine may send in one turn: at this many the stand-in moves for it at
@@ -75,6 +80,19 @@ CODES: dict[str, int] = {
 
 def error(code: str, message: str) -> JSONResponse:
     return JSONResponse({"code": code, "message": message}, status_code=CODES[code])
+
+
+def bearer(request: Request) -> str:
+    """The request's ``Authorization: Bearer`` token (empty when there is none)."""
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
+
+
+def finish_line(row: MatchRow, engine: EngineRow) -> dict[str, Any]:
+    """The event stream's ``gameFinish`` of an ended match."""
+    return {"type": "gameFinish", "game": {
+        "id": row.match_id, "status": row.status.value, "seat": row.seat_of(engine.user_id),
+        "totals": list(row.totals) if row.totals else None, "concededBy": row.conceded_by}}
 
 
 class Announcer(Protocol):
@@ -128,16 +146,21 @@ class EngineApi:
     # Who is asking ------------------------------------------------------------------------
 
     async def _engine(self, request: Request) -> EngineRow | Response:
-        header = request.headers.get("authorization", "")
-        scheme, _, token = header.partition(" ")
-        engine = (await self.svc.flow.engines.authenticate(token.strip())
-                  if scheme.lower() == "bearer" else None)
+        engine = await self.svc.flow.engines.authenticate(bearer(request))
         if engine is None:
             return error("bad_token", "Unknown token: /engine token NAME makes a new one.")
         if not self.buckets.has_room(engine.engine_id):
             return error("rate_limited", "Too many requests: slow down.")
         await self.buckets.take(engine.engine_id)
         return engine
+
+    async def _still_valid(self, token: str, engine: EngineRow) -> bool:
+        """Whether the token a stream was opened with still names its engine: a stream
+        checks before every line it sends, so ``/engine token`` and ``/engine delete``
+        close it at once (they wake every stream, here and by NOTIFY in other processes),
+        and within a re-read (:data:`RECHECK`) where the store cannot tell."""
+        now = await self.svc.flow.engines.authenticate(token)
+        return now is not None and now.engine_id == engine.engine_id
 
     async def _game(self, request: Request
                     ) -> tuple[EngineRow, StoredMatch, int] | Response:
@@ -179,31 +202,44 @@ class EngineApi:
             return
         async with self._listen_lock:
             if self.listening is None:
-                self.listening = await self.svc.store.listen(
-                    self.svc.flow.broadcast.signals.changed)
+                signals = self.svc.flow.broadcast.signals
+                self.listening = await self.svc.store.listen(signals.changed,
+                                                             signals.wake_all)
 
     async def event_stream(self, request: Request) -> Response:
         engine = await self._engine(request)
         if isinstance(engine, Response):
             return engine
         await self.listen()
-        return StreamingResponse(self._events(engine), media_type="application/x-ndjson")
+        return StreamingResponse(self._events(bearer(request), engine),
+                                 media_type="application/x-ndjson")
 
-    async def _events(self, engine: EngineRow) -> AsyncIterator[str]:
+    async def _recently_finished(self, engine: EngineRow) -> list[MatchRow]:
+        """The engine's matches that ended within :data:`FINISHED_WINDOW`, oldest first:
+        told on connecting, so an engine that was away when one ended still learns it."""
+        since = self.svc.flow.deadlines.clock() - FINISHED_WINDOW
+        rows = await self.svc.store.matches_of_user(engine.user_id, status=None,
+                                                    limit=RECENT_FINISHES)
+        return sorted((r for r in rows if r.status is not MatchStatus.ACTIVE
+                       and r.finished_at is not None and r.finished_at.timestamp() >= since),
+                      key=lambda r: r.match_id)
+
+    async def _events(self, token: str, engine: EngineRow) -> AsyncIterator[str]:
         store = self.svc.store
         known: set[int] = set()
+        ended = await self._recently_finished(engine)
         quiet = 0.0
+        signals = self.svc.flow.broadcast.signals
         while True:
+            revocations = signals.revocations
+            if not await self._still_valid(token, engine):
+                return  # revoked: the stream closes; reconnecting gets bad_token
             active = {r.match_id for r in await store.matches_of_user(engine.user_id)}
-            lines = [{"type": "gameStart", "game": {"id": m}} for m in sorted(active - known)]
             for match_id in sorted(known - active):
-                row = await store.get_match(match_id)
-                lines.append({"type": "gameFinish", "game": {
-                    "id": match_id, "status": row.status.value,
-                    "seat": row.seat_of(engine.user_id),
-                    "totals": list(row.totals) if row.totals else None,
-                    "concededBy": row.conceded_by}})
-            known = active
+                ended.append(await store.get_match(match_id))
+            lines = [finish_line(row, engine) for row in ended]
+            lines += [{"type": "gameStart", "game": {"id": m}} for m in sorted(active - known)]
+            known, ended = active, []
             if lines:
                 quiet = 0.0
                 yield "".join(json.dumps(line) + "\n" for line in lines)
@@ -211,7 +247,8 @@ class EngineApi:
                 quiet = 0.0
                 yield "\n"
             quiet += RECHECK
-            await self.svc.flow.broadcast.signals.wait(None, RECHECK)
+            if signals.revocations == revocations:
+                await signals.wait(None, RECHECK)
 
     async def game_stream(self, request: Request) -> Response:
         found = await self._game(request)
@@ -220,7 +257,7 @@ class EngineApi:
         engine, stored, seat = found
         await self.listen()
         await self._come_back(stored, seat, engine)
-        return StreamingResponse(self._states(stored.match_id, seat),
+        return StreamingResponse(self._states(stored.match_id, seat, bearer(request), engine),
                                  media_type="application/x-ndjson")
 
     async def _come_back(self, stored: StoredMatch, seat: int, engine: EngineRow) -> None:
@@ -231,12 +268,17 @@ class EngineApi:
             outcome = await flow.timers.back(self._actor(engine), [stored])
             self.svc.delivery.run(outcome.notices)
 
-    async def _states(self, match_id: int, seat: int) -> AsyncIterator[str]:
+    async def _states(self, match_id: int, seat: int, token: str, engine: EngineRow
+                      ) -> AsyncIterator[str]:
         flow = self.svc.flow
         sent: tuple[int, str] | None = None
         quiet = 0.0
         kind = "gameFull"
+        signals = flow.broadcast.signals
         while True:
+            revocations = signals.revocations
+            if not await self._still_valid(token, engine):
+                return  # revoked: no state more (it shows the hand); reconnecting: bad_token
             flow.begin_request()  # a unit of work: rows read afresh
             stored = await flow.load(match_id)
             head = (len(stored.game.history), stored.row.status.value)
@@ -244,6 +286,9 @@ class EngineApi:
                 sent = head
                 quiet = 0.0
                 state = await self._state(stored, seat)
+                if (signals.revocations != revocations
+                        and not await self._still_valid(token, engine)):
+                    return  # revoked while the state was read: not even this one
                 yield json.dumps({"type": kind, **state}) + "\n"
                 kind = "gameState"
                 if stored.row.status is not MatchStatus.ACTIVE:
@@ -252,7 +297,8 @@ class EngineApi:
                 quiet = 0.0
                 yield "\n"
             quiet += RECHECK
-            await flow.broadcast.signals.wait(match_id, RECHECK)
+            if signals.revocations == revocations:
+                await signals.wait(match_id, RECHECK)
 
     # Moves --------------------------------------------------------------------------------
 

@@ -405,12 +405,14 @@ class Store(abc.ABC):
     async def close(self) -> None:
         """Close connections; pending writes are committed or rolled back first."""
 
-    async def listen(self, on_change: Callable[[int], None]) -> bool:
+    async def listen(self, on_change: Callable[[int], None],
+                     on_revoke: Callable[[int], None] | None = None) -> bool:
         """Call ``on_change(match_id)`` whenever any process stores a change of a match (a
-        move, its start, its end), until the store is closed; whether this store can tell
-        (PostgreSQL: ``LISTEN``/``NOTIFY``). A store that cannot returns ``False`` and its
-        readers poll (the engine protocol's streams re-read every second)."""
-        del on_change
+        move, its start, its end), and ``on_revoke(engine_id)`` whenever one gives an
+        engine a new token or deletes it, until the store is closed; whether this store can
+        tell (PostgreSQL: ``LISTEN``/``NOTIFY``). A store that cannot returns ``False`` and
+        its readers poll (the engine protocol's streams re-read every second)."""
+        del on_change, on_revoke
         return False
 
     async def __aenter__(self) -> Self:

@@ -353,6 +353,9 @@ _STATS_ORDER = "wins DESC, draws DESC, points_scored DESC, matches ASC, s.user_i
 #: The channel every stored change of a match is announced on (its payload: the match id);
 #: the engine protocol's streams in every process listen (:meth:`PostgresStore.listen`).
 NOTIFY_CHANNEL = "krendzu_match"
+#: The channel a revoked token is announced on (a new token or a deleted engine; its payload:
+#: the engine id): every process closes the streams opened with the old token at once.
+ENGINE_CHANNEL = "krendzu_engine"
 
 
 async def notify(conn: Conn, match_id: int) -> None:
@@ -524,16 +527,17 @@ class PostgresStore(Store):
             await self._lock_pool.close()
         await self._pool.close()
 
-    async def listen(self, on_change: Callable[[int], None]) -> bool:
-        """``LISTEN`` on :data:`NOTIFY_CHANNEL` on a connection of its own (not the
-        pool's: it stays subscribed), in a task until :meth:`close`. Every change of a
-        match is ``NOTIFY``-ed in the transaction that stores it, so it arrives after the
-        commit and only then. A lost connection is made again a second later; what
-        happened meanwhile reaches the readers by their own re-reading (they never trust
-        news alone)."""
+    async def listen(self, on_change: Callable[[int], None],
+                     on_revoke: Callable[[int], None] | None = None) -> bool:
+        """``LISTEN`` on :data:`NOTIFY_CHANNEL` (and :data:`ENGINE_CHANNEL` for
+        ``on_revoke``) on a connection of its own (not the pool's: it stays subscribed), in
+        a task until :meth:`close`. Every change of a match, and every revoked token, is
+        ``NOTIFY``-ed in the transaction that stores it, so it arrives after the commit and
+        only then. A lost connection is made again a second later; what happened meanwhile
+        reaches the readers by their own re-reading (they never trust news alone)."""
         if self._closed:
             raise StorageError("the store is closed")
-        task = asyncio.create_task(self._listen(on_change), name="krendzu LISTEN")
+        task = asyncio.create_task(self._listen(on_change, on_revoke), name="krendzu LISTEN")
         self._listeners.add(task)
         task.add_done_callback(self._listeners.discard)
         ready = self._listening = asyncio.get_running_loop().create_future()
@@ -541,17 +545,25 @@ class PostgresStore(Store):
                            return_when=asyncio.FIRST_COMPLETED)
         return True
 
-    async def _listen(self, on_change: Callable[[int], None]) -> None:
+    async def _listen(self, on_change: Callable[[int], None],
+                      on_revoke: Callable[[int], None] | None) -> None:
         while not self._closed:
             try:
                 conn = await AsyncConnection.connect(
                     self._url, autocommit=True, connect_timeout=int(CONNECT_TIMEOUT))
                 async with conn:
                     await conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
+                    if on_revoke is not None:
+                        await conn.execute(f"LISTEN {ENGINE_CHANNEL}")
                     if self._listening is not None and not self._listening.done():
                         self._listening.set_result(None)
                     async for note in conn.notifies():
-                        if note.payload.isdigit():
+                        if not note.payload.isdigit():
+                            continue
+                        if note.channel == ENGINE_CHANNEL:
+                            if on_revoke is not None:
+                                on_revoke(int(note.payload))
+                        else:
                             on_change(int(note.payload))
             except asyncio.CancelledError:
                 raise
@@ -1405,6 +1417,9 @@ class PostgresStore(Store):
                             visibility: Visibility | None = None,
                             max_matches: int | None = None) -> EngineRow:
         async def work(conn: Conn) -> EngineRow:
+            if token_hash is not None:  # the old token's streams close, in every process
+                await conn.execute("SELECT pg_notify(%s, %s)",
+                                   (ENGINE_CHANNEL, str(engine_id)))
             await conn.execute(
                 "UPDATE engines SET token_hash = COALESCE(%s, token_hash), "
                 "visibility = COALESCE(%s, visibility), "
@@ -1421,7 +1436,13 @@ class PostgresStore(Store):
         return await self._write(work)
 
     async def delete_engine(self, engine_id: int) -> bool:
-        return await self._change("DELETE FROM engines WHERE engine_id = %s", (engine_id,)) > 0
+        async def work(conn: Conn) -> bool:
+            # Its token's streams close, in every process (delivered at COMMIT).
+            await conn.execute("SELECT pg_notify(%s, %s)", (ENGINE_CHANNEL, str(engine_id)))
+            cur = await conn.execute("DELETE FROM engines WHERE engine_id = %s", (engine_id,))
+            return cur.rowcount > 0
+
+        return await self._write(work)
 
     # Administration and inspection ------------------------------------------------------
 

@@ -159,3 +159,100 @@ async def test_a_stream_on_one_worker_learns_of_moves_stored_by_another_process(
     finally:
         thinker.close()
         await store.close()
+
+
+class Opened:
+    """A stream opened with a token on one worker: its lines, and when it ended."""
+
+    def __init__(self, client: httpx.AsyncClient, url: str) -> None:
+        self.lines: list[dict[str, Any]] = []
+        self.first = asyncio.Event()
+        self.ended_at: float | None = None
+        self.task = asyncio.create_task(self._follow(client, url))
+
+    async def _follow(self, client: httpx.AsyncClient, url: str) -> None:
+        try:
+            async with client.stream("GET", url,
+                                     timeout=httpx.Timeout(10.0, read=90.0)) as answer:
+                assert answer.status_code == 200, await answer.aread()
+                async for line in answer.aiter_lines():
+                    if line.strip():
+                        self.lines.append(json.loads(line))
+                        self.first.set()
+        finally:
+            self.ended_at = time.perf_counter()
+
+
+async def open_streams(token: str, urls: list[str], game: int
+                       ) -> tuple[httpx.AsyncClient, list[Opened]]:
+    """The event stream and the game stream on each worker, each past its first line."""
+    client = httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"})
+    streams = [Opened(client, f"{url}/{path}") for url in urls
+               for path in ("stream", f"game/{game}/stream")]
+    await asyncio.wait_for(asyncio.gather(*(s.first.wait() for s in streams)), 10)
+    return client, streams
+
+
+async def test_a_new_token_or_a_deletion_closes_the_old_tokens_streams_on_every_worker(
+        store_target: str) -> None:
+    """``/engine token`` and ``/engine delete``, handled by this process (as a webhook
+    worker handles them), close the event and game streams the old token opened on two other
+    worker processes at once: on PostgreSQL by NOTIFY (the workers re-read only every 30 s
+    here), on SQLite by the one-second re-read. Nothing more is sent on them, though the
+    match goes on; the old token then gets 401, the new one works."""
+    postgres = is_postgres(store_target)
+    store = await open_store(store_target)
+    thinker = Thinker(workers=0)
+    flow = Flow(store, Catalogs(), thinker.decide, bot_username="kbot",
+                engine_api_url="http://127.0.0.1/api/engine/v1")
+    try:
+        await flow.see_user(ANN, private=True)
+        old = new_token()
+        engine = await store.create_engine(ANN.user_id, "Robo", token_hash(old))
+        stored = await store.create_match(-100, Settings(Table.DUEL), [
+            SeatSpec.human(ANN.user_id), SeatSpec.human(engine.user_id)], seed=11)
+        game = stored.match_id
+        limit = 1.0 if postgres else 1.8
+        with worker(store_target, 30.0 if postgres else 1.0) as (_first, url1), \
+                worker(store_target, 30.0 if postgres else 1.0) as (_second, url2):
+            client, streams = await open_streams(old, [url1, url2], game)
+            try:
+                answer = await flow.engine_command(ANN, ["token", "Robo"], private=True)
+                revoked = time.perf_counter()
+                new = answer.text.rsplit("\n", 1)[-1].strip()
+                assert answer.secret and len(new) >= 32 and new != old
+                await asyncio.wait_for(asyncio.gather(*(s.task for s in streams),
+                                                      return_exceptions=True), 10)
+                late = [s.ended_at - revoked for s in streams if s.ended_at is not None]
+                assert len(late) == 4 and max(late) < limit, late
+                seen = [len(s.lines) for s in streams]
+                if (await flow.load(game)).game.current_player == 0:
+                    await person_moves(flow, game, random.Random(3))
+                    await asyncio.sleep(0.5)
+                assert [len(s.lines) for s in streams] == seen  # closed: nothing more
+                for url in (url1, url2):
+                    for path in ("stream", f"game/{game}/stream", f"game/{game}/move"):
+                        method = "POST" if path.endswith("move") else "GET"
+                        gone = await client.request(method, f"{url}/{path}",
+                                                    json={"move": "pass", "seq": 1})
+                        assert gone.status_code == 401 and gone.json()["code"] == "bad_token"
+            finally:
+                await client.aclose()
+            # The new token works, until the engine is deleted: its streams close too.
+            client, streams = await open_streams(new, [url1, url2], game)
+            try:
+                assert all(s.ended_at is None for s in streams)
+                answer = await flow.engine_command(ANN, ["delete", "Robo"], private=True)
+                deleted = time.perf_counter()
+                assert "deleted" in answer.text
+                await asyncio.wait_for(asyncio.gather(*(s.task for s in streams),
+                                                      return_exceptions=True), 10)
+                late = [s.ended_at - deleted for s in streams if s.ended_at is not None]
+                assert len(late) == 4 and max(late) < limit, late
+                gone = await client.get(f"{url2}/game/{game}/stream")
+                assert gone.status_code == 401
+            finally:
+                await client.aclose()
+    finally:
+        thinker.close()
+        await store.close()

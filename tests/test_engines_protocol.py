@@ -10,6 +10,7 @@ import asyncio
 import json
 import random
 import re
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import replace
@@ -19,6 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
+import chat.engines_api as engines_api
 from chat.throttle import Buckets
 from krendzu.viewjson import view_to_json
 from storage import MatchStatus, rebuild_game
@@ -376,3 +378,100 @@ async def test_an_engine_is_told_seats_and_names_never_a_telegram_id(tmp_path: P
         raw = json.dumps(engine.lines)
         assert f'"u{ann.id}"' not in raw and not re.search(r'"u-?[0-9]+"', raw), raw[:300]
 
+
+async def follow_events(engine: Engine, lines: list[dict[str, Any]]) -> None:
+    """The engine's event stream, to its end."""
+    async with engine.client.stream("GET", f"{engine.base}/stream",
+                                    timeout=httpx.Timeout(10.0, read=60.0)) as response:
+        assert response.status_code == 200
+        async for line in response.aiter_lines():
+            if line.strip():
+                lines.append(json.loads(line))
+
+
+async def test_a_new_token_or_a_deletion_closes_the_old_tokens_streams_at_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``/engine token Hx`` in Ann's private chat: the event stream and the game stream the
+    old token opened close at once (streams re-read only every 30 s here: only the
+    revocation itself can close them in time), nothing more reaches them while the match
+    goes on, and the old token gets 401. ``/engine delete Hx`` closes the new token's."""
+    monkeypatch.setattr(engines_api, "RECHECK", 30.0)
+    async with engine_match(tmp_path) as (h, ann, _group, engine, game, _other):
+        await engine.state(lambda s: s["type"] == "gameFull")
+        follower = next(t for t in asyncio.all_tasks() if t.get_coro().__qualname__
+                        == "Engine.follow")
+        events: list[dict[str, Any]] = []
+        listener = asyncio.create_task(follow_events(engine, events))
+        loop = asyncio.get_running_loop()
+        while not events:
+            await asyncio.sleep(0.02)
+        assert events == [{"type": "gameStart", "game": {"id": game}}]
+        seen = len(engine.lines)
+        ann.send(ann.chat, "/engine token Hx")
+        sent = time.perf_counter()
+        await asyncio.wait_for(asyncio.gather(follower, listener), 5)
+        assert time.perf_counter() - sent < 3.0
+        await h.settle()
+        reply = h.fake.last(ann.chat).text or ""
+        assert "the old one stops working now" in reply
+        new = reply.rsplit("\n", 1)[-1].strip()
+        for path in ("stream", f"game/{game}/stream"):
+            gone = await engine.client.get(f"{engine.base}/{path}")
+            assert gone.status_code == 401 and gone.json()["code"] == "bad_token"
+        renewed = Engine(int(engine.base.split(":")[2].split("/")[0]), new)
+        task = asyncio.create_task(renewed.follow(game))
+        try:
+            # The match goes on (a move by the new token, or Ann's): the closed streams get
+            # nothing of it.
+            full = await renewed.state(lambda s: s["type"] == "gameFull")
+            if full["myTurn"]:
+                answer = await renewed.move(game, full["legal"][0], full["seq"])
+                assert answer.status_code == 200, answer.text
+            else:
+                from tests.bot_harness import play_step_with_buttons
+                await play_step_with_buttons(h, ann, random.Random(2))
+            await renewed.state(lambda s: s["seq"] > full["seq"])
+            assert len(engine.lines) == seen and len(events) == 1
+            ann.send(ann.chat, "/engine delete Hx")
+            start = loop.time()
+            await asyncio.wait_for(task, 5)
+            assert loop.time() - start < 3.0
+            gone = await renewed.client.get(f"{renewed.base}/game/{game}/stream")
+            assert gone.status_code == 401
+        finally:
+            task.cancel()
+            await renewed.client.aclose()
+
+
+async def test_an_event_stream_opened_after_the_game_ended_gets_its_game_finish(
+        tmp_path: Path) -> None:
+    """The engine resigns and only then connects its event stream (it was away when the
+    match ended, or its stream was cut): the stream starts with the match's ``gameFinish``.
+    A match that ended more than an hour ago is not told again."""
+    async with engine_match(tmp_path) as (h, _ann, _group, engine, game, _other):
+        await engine.state(lambda s: s["type"] == "gameFull")
+        answer = await engine.client.post(f"{engine.base}/game/{game}/resign")
+        assert answer.status_code == 200, answer.text
+        await engine.state(lambda s: s["status"] != "active")
+        await h.settle()
+        row = await h.services.store.get_match(game)
+        events: list[dict[str, Any]] = []
+        listener = asyncio.create_task(follow_events(engine, events))
+        try:
+            loop = asyncio.get_running_loop()
+            end = loop.time() + 3
+            while not events and loop.time() < end:
+                await asyncio.sleep(0.02)
+            assert events == [{"type": "gameFinish", "game": {
+                "id": game, "status": row.status.value, "seat": 1,
+                "totals": list(row.totals) if row.totals else None, "concededBy": 1}}]
+        finally:
+            listener.cancel()
+        h.fake.clock.advance(engines_api.FINISHED_WINDOW + 60)
+        later: list[dict[str, Any]] = []
+        listener = asyncio.create_task(follow_events(engine, later))
+        try:
+            await asyncio.sleep(1.5)
+            assert later == []
+        finally:
+            listener.cancel()

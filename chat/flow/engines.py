@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from chat.flow.base import Actor
@@ -64,12 +65,17 @@ class EngineAnswer:
 class Engines:
     """``/engine new|list|token|delete|set`` and the checks of seating an engine."""
 
-    def __init__(self, store: Store, people: People, *, api_url: str | None) -> None:
+    def __init__(self, store: Store, people: People, *, api_url: str | None,
+                 revoked: Callable[[int], None] | None = None) -> None:
         self.store = store
         self.people = people
         #: Where engines connect (``KRENDZU_PUBLIC_URL`` + ``/api/engine/v1``), or ``None``
         #: when the bot serves no engine protocol.
         self.api_url = api_url
+        #: Told the engine id when its token stops working (a new token, a deletion): wakes
+        #: this process's streams, which close when their token is gone (other processes
+        #: learn it from the store: PostgreSQL's NOTIFY, or their own re-reading).
+        self.revoked = revoked
 
     async def authenticate(self, token: str) -> EngineRow | None:
         """The engine this token is (``None`` for a wrong, rotated or deleted one)."""
@@ -101,16 +107,22 @@ class Engines:
                                          "shows yours.", name=words[1][:32]))
             if verb == "delete":
                 await self.store.delete_engine(engine.engine_id)
+                self._revoked(engine.engine_id)
                 return EngineAnswer(tr._("{name} is deleted: its token stops working. Its "
                                          "matches and statistics stay.", name=engine.name))
             token = new_token()
             await self.store.update_engine(engine.engine_id, token_hash=token_hash(token))
+            self._revoked(engine.engine_id)
             return EngineAnswer(tr._("A new token for {name} (the old one stops working "
                                      "now). It is shown only this once:\n{token}",
                                      name=engine.name, token=token), secret=True)
         if verb == "set" and len(words) == 3:
             return await self._set(actor, words[1], words[2].lower(), tr)
         return EngineAnswer(self.usage(tr))
+
+    def _revoked(self, engine_id: int) -> None:
+        if self.revoked is not None:
+            self.revoked(engine_id)
 
     def usage(self, tr: Tr) -> str:
         return tr._(

@@ -65,7 +65,8 @@ class Flow:
         self.lobbies = Lobbies(parts, self.caps, bot_username=bot_username, clock=clock)
         self.invites = Invites(store, self.people, self.lobbies)
         #: Outside engines (issue 31): ``/engine``, ``/add @NAME``, their tokens.
-        self.engines = Engines(store, self.people, api_url=engine_api_url)
+        self.engines = Engines(store, self.people, api_url=engine_api_url,
+                               revoked=self.broadcast.signals.wake_all)
         if engine_api_url is not None:
             self.lobbies.engines = self.engines
         self.presses = Presses(parts, self.matches, self.lobbies)
