@@ -85,7 +85,8 @@ def observation_json(stored: StoredMatch, seat: int, names: tuple[str, ...],
         # built-in players decide from. Its players are the record's seats p1..p4 (those of
         # /export), never the match's own ids: a person's is "u<Telegram id>", which an
         # outside program must not learn (the names are in "players" above).
-        "view": view_to_json(replace(view, players=record_ids(len(view.players)))),
+        "view": view_to_json(replace(view, players=record_ids(len(view.players)),
+                                     tour=replace(tour, legal=()) if over else tour)),
     }
 
 

@@ -188,7 +188,11 @@ class EngineApi:
         flow = self.svc.flow
         tr = flow.catalogs.get("en")
         names = await flow.seat_names(stored.row, tr)
-        left = await flow.deadlines.seconds_left(stored)
+        # The deadline of the seat to move (whoever it is); an ended match has none, though
+        # its last turn's timer row may not be gone yet.
+        left = (await flow.deadlines.seconds_left(stored)
+                if stored.row.status is MatchStatus.ACTIVE and not stored.game.is_over
+                else None)
         deadline = None if left is None else round(flow.deadlines.clock() + left, 1)
         return observation_json(stored, seat, names, deadline)
 

@@ -447,12 +447,18 @@ async def test_an_event_stream_opened_after_the_game_ended_gets_its_game_finish(
         tmp_path: Path) -> None:
     """The engine resigns and only then connects its event stream (it was away when the
     match ended, or its stream was cut): the stream starts with the match's ``gameFinish``.
-    A match that ended more than an hour ago is not told again."""
-    async with engine_match(tmp_path) as (h, _ann, _group, engine, game, _other):
+    A match that ended more than an hour ago is not told again. The last state has no turn,
+    no deadline and no legal step, in the view neither."""
+    async with engine_match(tmp_path) as (h, ann, _group, engine, game, _other):
         await engine.state(lambda s: s["type"] == "gameFull")
+        await play_until_engine_turn(h, ann, engine)
+        await engine.state(lambda s: s["myTurn"])  # it resigns on its turn, legal steps shown
         answer = await engine.client.post(f"{engine.base}/game/{game}/resign")
         assert answer.status_code == 200, answer.text
-        await engine.state(lambda s: s["status"] != "active")
+        final = await engine.state(lambda s: s["status"] != "active")
+        # No one's turn any more: no deadline, no legal step (in the view neither).
+        assert final["deadline"] is None and final["turn"] is None and final["legal"] == []
+        assert final["view"]["tour"]["legal"] == []
         await h.settle()
         row = await h.services.store.get_match(game)
         events: list[dict[str, Any]] = []
