@@ -105,6 +105,9 @@ class Bridge:
         self.program = program
         self.client = httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"})
         self.games: dict[int, asyncio.Task[None]] = {}
+        #: Games whose ``finish`` the program was told: an event stream tells a game that
+        #: ended within the last hour again on every reconnect, the program hears it once.
+        self.finished: set[int] = set()
 
     async def run(self) -> None:
         await self.program.start()
@@ -130,7 +133,8 @@ class Bridge:
             task = self.games.get(game_id)
             if task is None or task.done():
                 self.games[game_id] = asyncio.create_task(self.play(game_id))
-        elif event.get("type") == "gameFinish":
+        elif event.get("type") == "gameFinish" and game_id not in self.finished:
+            self.finished.add(game_id)
             async with self.program.lock:
                 await self.program.tell("finish " + json.dumps(event["game"]))
 
