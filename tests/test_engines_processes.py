@@ -212,7 +212,7 @@ async def test_a_new_token_or_a_deletion_closes_the_old_tokens_streams_on_every_
         stored = await store.create_match(-100, Settings(Table.DUEL), [
             SeatSpec.human(ANN.user_id), SeatSpec.human(engine.user_id)], seed=11)
         game = stored.match_id
-        limit = 1.0 if postgres else 1.8
+        limit = 1.0 if postgres else 2.0
         with worker(store_target, 30.0 if postgres else 1.0) as (_first, url1), \
                 worker(store_target, 30.0 if postgres else 1.0) as (_second, url2):
             client, streams = await open_streams(old, [url1, url2], game)
