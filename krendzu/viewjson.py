@@ -3,7 +3,9 @@
 The engine protocol (``docs/engines.md``) sends it as the ``view`` of every game state, so
 an outside program written in Python can hand it to the built-in players unchanged
 (``python -m engines.builtin``), and one in another language reads the same fields. It is
-exactly ``match.observation(seat)``: nothing hidden from that seat is in it. Cells are the
+exactly ``match.observation(seat)``: nothing hidden from that seat is in it (the protocol
+names the players ``p1`` … ``p4``, as an exported record does, never by the bot's ids, which
+hold Telegram ids: :func:`chat.engine_state.observation_json`). Cells are the
 engine's coordinates (the opening card at 0, 0); actions are ``str(action)``
 (:func:`krendzu.parse_action` reads them back).
 """
