@@ -6,7 +6,9 @@ answers are JSON, streams newline-delimited JSON with a blank keep-alive line at
 :data:`KEEPALIVE` seconds:
 
 - ``GET  /api/engine/v1/stream``: ``gameStart`` when the engine's match starts (and, on
-  connecting, for each match it is playing), ``gameFinish`` when one ends.
+  connecting, for each match it is playing), ``gameFinish`` when one ends (and, on
+  connecting, for each that ended within :data:`FINISHED_WINDOW`: it may have ended while
+  the engine was away).
 - ``GET  /api/engine/v1/game/{id}/stream``: ``gameFull`` first, then ``gameState`` after every
   change: exactly what the engine's seat may see (:func:`observation_json`).
 - ``POST /api/engine/v1/game/{id}/move``: ``{"move": "QC M12", "seq": N}``; the same words as
@@ -26,6 +28,10 @@ learn of changes through :mod:`chat.flow.signals`: set in this process by every 
 change, and by other processes' changes through the store (PostgreSQL's ``NOTIFY``,
 :meth:`storage.Store.listen`); each stream also re-reads its match every second, which is
 all SQLite's mode has across processes.
+
+A stream checks its token before every line: ``/engine token`` and ``/engine delete`` wake
+every stream (:meth:`chat.flow.signals.Signals.wake_all`, in other processes by ``NOTIFY
+krendzu_engine``), and those of the old token close at once, sending nothing more.
 """
 
 from __future__ import annotations
