@@ -41,6 +41,12 @@ log = logging.getLogger(__name__)
 
 #: How long a stopping bot waits for queued messages before it lets the restart send them.
 DRAIN_SECONDS = 5.0
+#: How long a stop (SIGTERM or SIGINT, to the bot alone or to its whole process group, as
+#: Ctrl-C and systemd send them) takes at most: the drain above, the engine server's end
+#: (as long again) and the task a drawing or computer worker has at hand, which it finishes
+#: before it exits (a computer's move: its budget, ``KRENDZU_HARD_MS``). Well within the 90
+#: s a service manager waits before it kills (systemd's ``TimeoutStopSec``).
+STOP_SECONDS = 15.0
 
 async def set_commands(app: Application, catalogs: Catalogs) -> None:
     """The command menu per scope (private, groups) and per language."""

@@ -7,13 +7,12 @@ import contextlib
 import heapq
 import itertools
 import logging
-import multiprocessing
 import random
 from collections.abc import Awaitable, Callable
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Any
 
-from chat.workers import start_worker
+from chat.workers import worker_pool
 from krendzu import Action
 from krendzu.ai import make_player, warm_up
 
@@ -45,10 +44,7 @@ class Thinker:
         self._work = work
         self._executor: Executor
         if workers > 0:
-            self._executor = ProcessPoolExecutor(
-                max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                initializer=start_worker, initargs=(warm_up,),  # exits with the bot
-            )
+            self._executor = worker_pool(workers, warm_up)  # stops with the bot
         else:
             warm_up()
             self._executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="thinker")

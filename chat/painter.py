@@ -16,10 +16,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-import multiprocessing
 import sys
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -28,7 +27,7 @@ from typing import Any
 from chat.caches import ByteLru
 from chat.i18n import Catalogs, Tr, picture_texts
 from chat.notices import BoardPicture, Drawing
-from chat.workers import start_worker
+from chat.workers import worker_pool
 from krendzu import Card
 from render import board_photo, hand_png, replay_gif
 from render.board import Position
@@ -96,9 +95,7 @@ class Painter:
         self.catalogs = catalogs or Catalogs()
         self._executor: Executor
         if workers > 0:
-            self._executor = ProcessPoolExecutor(
-                max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                initializer=start_worker, initargs=(warm_up,))  # exits with the bot
+            self._executor = worker_pool(workers, warm_up)  # stops with the bot
         else:
             self._executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="painter")
         self.kept: ByteLru[Hashable] = ByteLru(KEEP_BYTES, KEEP_PICTURES)
