@@ -102,6 +102,17 @@ class Redactor(logging.Filter):
         return True
 
 
+class AbortedForRetry(logging.Filter):
+    """procrastinate logs a job that a stop aborted, to be retried ("ended with status:
+    Aborted, to retry"), with the ``CancelledError``'s traceback: the line stays, the
+    traceback goes. A stop is no failure; a real failure keeps its traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, "action", None) == "job_aborted_retry":
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
 def quiet_levels(level: int) -> dict[str, int]:
     """The level each of :data:`QUIET` gets when the bot logs at ``level``: never below its
     floor, never below the bot's own level (a logger's level, not the root's, decides)."""
@@ -120,6 +131,9 @@ def configure(level_name: str, token: str | None, *others: str | None) -> Redact
     root.setLevel(level)
     for name, floor in quiet_levels(level).items():
         logging.getLogger(name).setLevel(floor)
+    jobs = logging.getLogger("procrastinate.worker")
+    if not any(isinstance(f, AbortedForRetry) for f in jobs.filters):
+        jobs.addFilter(AbortedForRetry())
     redactor = Redactor([*secrets_of(token), *(o for o in others if o)])
     for handler in root.handlers:
         if not any(isinstance(f, Redactor) for f in handler.filters):

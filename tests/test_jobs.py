@@ -670,3 +670,146 @@ async def test_python_m_chat_jobs_worker_announces_and_stops_on_sigterm(
             worker.kill()
             worker.communicate()
         s.fake.stop()
+
+
+@pytest.mark.parametrize("stop", ["SIGTERM", "SIGINT"])
+async def test_python_m_chat_jobs_worker_stops_cleanly_when_its_process_group_is_signalled(
+        scaled: Scaled, tmp_path: Path, stop: str) -> None:
+    """Ctrl-C (SIGINT) and systemd's stop (SIGTERM to every process of the service) reach
+    the worker's drawing and computer processes too, here while a move's announcement is
+    being drawn: the worker exits 0 within its limit without a traceback, and the next
+    worker announces what it left, once."""
+    import asyncio
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from chat.app import STOP_SECONDS
+
+    s = scaled
+    match_id = await group_duel(s)
+    await move(s, match_id)
+    base = s.fake.serve_http()
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root), "TELEGRAM_BOT_TOKEN": s.fake.token,
+           "TELEGRAM_API_BASE_URL": base, "KRENDZU_DATABASE_URL": s.url,
+           "KRENDZU_AI_WORKERS": "1", "KRENDZU_DRAW_WORKERS": "1", "LOG_LEVEL": "INFO"}
+    log = tmp_path / "worker.log"
+
+    def start() -> subprocess.Popen[bytes]:
+        return subprocess.Popen([sys.executable, "-m", "chat.jobs", "worker"], cwd=tmp_path,
+                                env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT,
+                                process_group=0)
+
+    async def announced(seq: int, worker: subprocess.Popen[bytes], started: int) -> None:
+        """Move ``seq`` announced and the ``started``-th worker taking jobs."""
+        for _ in range(300):
+            if ((await s.svc.store.get_match(match_id)).announced_seq == seq
+                    and log.read_text().count("Starting worker on") == started):
+                return
+            assert worker.poll() is None, log.read_text()
+            await asyncio.sleep(0.1)
+        raise AssertionError(f"the worker did not announce move {seq}")
+
+    worker = start()
+    try:
+        await announced(1, worker, 1)  # its drawing worker is up
+        await move(s, match_id)
+        await asyncio.sleep(0.05)  # the announcement's job starts drawing
+        started = time.monotonic()
+        os.killpg(worker.pid, getattr(signal, stop))
+        status = await asyncio.to_thread(worker.wait, STOP_SECONDS + 30)
+        took = time.monotonic() - started
+        text = log.read_text(errors="replace")
+        assert status == 0, text[-4000:]
+        assert took < STOP_SECONDS, f"stopped after {took:.1f} s"
+        assert "Traceback" not in text, text[-4000:]
+        worker = start()
+        await announced(2, worker, 2)
+        os.killpg(worker.pid, getattr(signal, stop))
+        assert await asyncio.to_thread(worker.wait, STOP_SECONDS + 30) == 0
+    finally:
+        if worker.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait()
+        s.fake.stop()
+    text = log.read_text(errors="replace")
+    assert "Traceback" not in text, text[-4000:]
+    posts = [m.caption for m in s.fake.sent(s.group) if m.kind == "photo"]
+    assert len(posts) == len(set(posts)), f"a board posted twice: {posts}"
+
+
+async def test_a_stopped_job_worker_hands_back_the_announcement_it_could_not_finish(
+        scaled: Scaled, tmp_path: Path) -> None:
+    """A stop while an announcement waits (the group paused by a 429 for longer than the
+    stop may take): the worker aborts the job after GRACEFUL_SECONDS and exits within its
+    limit without a traceback; the next worker tells the move, once."""
+    import asyncio
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from chat.app import STOP_SECONDS
+    from chat.jobs.worker import GRACEFUL_SECONDS
+
+    s = scaled
+    match_id = await group_duel(s)
+    base = s.fake.serve_http()
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root), "TELEGRAM_BOT_TOKEN": s.fake.token,
+           "TELEGRAM_API_BASE_URL": base, "KRENDZU_DATABASE_URL": s.url,
+           "KRENDZU_AI_WORKERS": "1", "KRENDZU_DRAW_WORKERS": "1", "LOG_LEVEL": "INFO"}
+    log = tmp_path / "worker.log"
+
+    def start() -> subprocess.Popen[bytes]:
+        return subprocess.Popen([sys.executable, "-m", "chat.jobs", "worker"], cwd=tmp_path,
+                                env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT,
+                                process_group=0)
+
+    pause = STOP_SECONDS + 5
+    worker = start()
+    try:
+        for _ in range(300):
+            if "Starting worker on" in log.read_text():
+                break
+            await asyncio.sleep(0.1)
+        s.fake.flood(s.group, pause)
+        paused = time.monotonic()
+        await move(s, match_id)
+        for _ in range(300):  # the board post met the 429: the job waits
+            if s.fake.rate_limited(s.group):
+                break
+            await asyncio.sleep(0.05)
+        assert s.fake.rate_limited(s.group)
+        started = time.monotonic()
+        os.killpg(worker.pid, signal.SIGTERM)
+        status = await asyncio.to_thread(worker.wait, STOP_SECONDS + 30)
+        took = time.monotonic() - started
+        text = log.read_text(errors="replace")
+        assert status == 0, text[-4000:]
+        assert GRACEFUL_SECONDS <= took < STOP_SECONDS, f"stopped after {took:.1f} s"
+        assert "Aborted, to retry" in text and "Traceback" not in text, text[-4000:]
+        assert (await s.svc.store.get_match(match_id)).announced_seq == 0
+        await asyncio.sleep(max(0.0, pause - (time.monotonic() - paused)))
+        worker = start()
+        for _ in range(600):
+            if (await s.svc.store.get_match(match_id)).announced_seq == 1:
+                break
+            assert worker.poll() is None, log.read_text()
+            await asyncio.sleep(0.1)
+        assert (await s.svc.store.get_match(match_id)).announced_seq == 1
+        os.killpg(worker.pid, signal.SIGTERM)
+        assert await asyncio.to_thread(worker.wait, STOP_SECONDS + 30) == 0
+    finally:
+        if worker.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait()
+        s.fake.stop()
+    text = log.read_text(errors="replace")
+    assert "Traceback" not in text, text[-4000:]
+    posts = [m.caption for m in s.fake.sent(s.group) if m.kind == "photo"]
+    assert len(posts) == 1, f"the move is told once: {posts}"

@@ -43,6 +43,13 @@ log = logging.getLogger(__name__)
 #: for a group's 20-a-minute window), and a job waiting holds its slot: with 8, a few busy
 #: groups' waiting announcements could hold every slot while a turn timer came due.
 ANNOUNCE_CONCURRENCY = 16
+#: Seconds the jobs running when a stop comes (SIGTERM, SIGINT; to the worker alone or to
+#: its whole process group, its drawing and computer processes included) get to finish.
+#: The rest are aborted, and procrastinate retries a job a stop aborted: the next worker
+#: (or a sibling) announces from the stored marker. An announcement waiting for a group's
+#: window or a 429 would otherwise hold the stop for a minute and more; so a stop ends
+#: within :data:`chat.app.STOP_SECONDS`.
+GRACEFUL_SECONDS = 5.0
 
 # A worker process ---------------------------------------------------------------------------
 
@@ -100,7 +107,8 @@ def worker_options(services: JobServices, queues: Sequence[str], *, concurrency:
             "additional_context": {SERVICES: services},
             "fetch_job_polling_interval": POLL_SECONDS, "name": "+".join(queues),
             "update_heartbeat_interval": HEARTBEAT_SECONDS,
-            "stalled_worker_timeout": STALLED_AFTER}
+            "stalled_worker_timeout": STALLED_AFTER,
+            "shutdown_graceful_timeout": GRACEFUL_SECONDS}
 
 
 async def run_worker(config: Config, queues: Sequence[str], concurrency: int) -> None:
