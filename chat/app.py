@@ -44,8 +44,10 @@ DRAIN_SECONDS = 5.0
 #: How long a stop (SIGTERM or SIGINT, to the bot alone or to its whole process group, as
 #: Ctrl-C and systemd send them) takes at most: the drain above, the engine server's end
 #: (as long again) and the task a drawing or computer worker has at hand, which it finishes
-#: before it exits (a computer's move: its budget, ``KRENDZU_HARD_MS``). Well within the 90
-#: s a service manager waits before it kills (systemd's ``TimeoutStopSec``).
+#: before it exits (a computer's move: its budget, ``KRENDZU_HARD_MS``). A webhook worker
+#: first lets the requests in progress finish (``chat.web.GRACEFUL_SECONDS``), a job worker
+#: its running jobs (``chat.jobs.worker.GRACEFUL_SECONDS``, within this). Well within the
+#: 90 s a service manager waits before it kills (systemd's ``TimeoutStopSec``).
 STOP_SECONDS = 15.0
 
 async def set_commands(app: Application, catalogs: Catalogs) -> None:
