@@ -46,6 +46,9 @@ class WorkerProcess(SpawnProcess):
     the group while it boots waits, and :func:`start_worker` then discards it."""
 
     def start(self) -> None:
+        if not hasattr(signal, "pthread_sigmask"):  # Windows: no process groups to signal
+            super().start()
+            return
         # The resource tracker unblocks these signals in the calling thread when it starts
         # (on a process's first spawn): start it first, so the block below holds.
         resource_tracker.ensure_running()
@@ -95,7 +98,8 @@ def ignore_stop_signals() -> None:
     started (blocked since, :class:`WorkerProcess`) is discarded."""
     for stop in STOP_SIGNALS:
         signal.signal(stop, signal.SIG_IGN)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
 
 
 def start_worker(warm_up: Callable[[], None] | None = None) -> None:
