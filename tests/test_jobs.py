@@ -813,3 +813,45 @@ async def test_a_stopped_job_worker_hands_back_the_announcement_it_could_not_fin
     assert "Traceback" not in text, text[-4000:]
     posts = [m.caption for m in s.fake.sent(s.group) if m.kind == "photo"]
     assert len(posts) == 1, f"the move is told once: {posts}"
+
+
+@pytest.mark.parametrize("stop", ["SIGTERM", "SIGINT"])
+async def test_a_job_worker_stopped_while_it_waits_for_the_bot_api_exits_quietly(
+        pg_url: str, tmp_path: Path, stop: str) -> None:
+    """A stop while the worker starts (Telegram unreachable, the worker waiting for it, as
+    at a boot with the network down) ends the wait: exit 0, no traceback, no SIGTERM death."""
+    import asyncio
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from chat.app import STOP_SECONDS
+    from tests.webhook_harness import free_port
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root), "TELEGRAM_BOT_TOKEN": "123456:TEST-token",
+           "TELEGRAM_API_BASE_URL": f"http://127.0.0.1:{free_port()}",  # nobody listens
+           "KRENDZU_DATABASE_URL": pg_url, "LOG_LEVEL": "INFO"}
+    log = tmp_path / "worker.log"
+    worker = subprocess.Popen([sys.executable, "-m", "chat.jobs", "worker"], cwd=tmp_path,
+                              env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT,
+                              process_group=0)
+    try:
+        for _ in range(300):
+            if "the Bot API cannot be reached" in log.read_text():
+                break
+            assert worker.poll() is None, log.read_text()
+            await asyncio.sleep(0.1)
+        started = time.monotonic()
+        os.killpg(worker.pid, getattr(signal, stop))
+        status = await asyncio.to_thread(worker.wait, STOP_SECONDS + 30)
+        took = time.monotonic() - started
+    finally:
+        if worker.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait()
+    text = log.read_text(errors="replace")
+    assert status == 0 and "Traceback" not in text, text[-4000:]
+    assert took < STOP_SECONDS, f"stopped after {took:.1f} s"

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import signal
 import sys
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -55,16 +56,26 @@ GRACEFUL_SECONDS = 5.0
 
 
 async def start_services(config: Config, jobs: Jobs, *, request: BaseRequest | None = None,
-                         clock: Callable[[], float] = time.time) -> JobServices:
+                         clock: Callable[[], float] = time.time,
+                         stop: asyncio.Event | None = None) -> JobServices:
     """The bot (built as :func:`chat.app.build_application` builds it: the same rate
     limiter and API address; it sends, it never polls), the store, the flow and delivery
-    of a worker, wired to ``jobs``. ``request`` and ``clock`` are for tests."""
-    from chat.app import app_links, build_application, flow_locks, reach_bot_api, share_windows
+    of a worker, wired to ``jobs``. ``request`` and ``clock`` are for tests; ``stop`` set
+    while the Bot API cannot be reached raises :class:`chat.app.StoppedBeforeStart`."""
+    from chat.app import (
+        StoppedBeforeStart,
+        app_links,
+        build_application,
+        flow_locks,
+        reach_bot_api,
+        share_windows,
+    )
     from chat.painter import Painter
     from chat.ratelimit import ChatRateLimiter
 
     application: Application = build_application(config, request=request, clock=clock)
-    await reach_bot_api(application)  # getMe: the bot's username for links
+    if not await reach_bot_api(application, stop=stop):  # getMe: the username for links
+        raise StoppedBeforeStart
     store = await PostgresStore.open(config.database, clock=clock, prepare=config.pg_prepare)
     catalogs = Catalogs()
     thinker = Thinker(workers=config.ai_workers, hard_budget_ms=config.hard_budget_ms)
@@ -89,11 +100,13 @@ async def start_services(config: Config, jobs: Jobs, *, request: BaseRequest | N
 
 @contextlib.asynccontextmanager
 async def serving(config: Config, *, request: BaseRequest | None = None,
-                  clock: Callable[[], float] = time.time) -> AsyncIterator[JobServices]:
+                  clock: Callable[[], float] = time.time,
+                  stop: asyncio.Event | None = None) -> AsyncIterator[JobServices]:
     """The app open and a worker's services, for the ``async with`` block."""
     jobs = build_jobs(config.database, prepare=config.pg_prepare)
     async with jobs.app.open_async():
-        services = await start_services(config, jobs, request=request, clock=clock)
+        services = await start_services(config, jobs, request=request, clock=clock,
+                                        stop=stop)
         try:
             yield services
         finally:
@@ -112,9 +125,32 @@ def worker_options(services: JobServices, queues: Sequence[str], *, concurrency:
 
 
 async def run_worker(config: Config, queues: Sequence[str], concurrency: int) -> None:
-    async with serving(config) as services:
-        await services.jobs.app.run_worker_async(
-            **worker_options(services, queues, concurrency=concurrency))
+    """Take jobs until SIGTERM or SIGINT. procrastinate handles those once the worker takes
+    jobs; while it starts (waiting for the Bot API, as a webhook worker does), they end the
+    start quietly instead of killing the process or raising ``KeyboardInterrupt``."""
+    from chat.app import StoppedBeforeStart
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    signals = (signal.SIGTERM, signal.SIGINT)
+    for sig in signals:
+        loop.add_signal_handler(sig, stop.set)
+    starting = True
+    try:
+        async with serving(config, stop=stop) as services:
+            for sig in signals:
+                loop.remove_signal_handler(sig)
+            starting = False
+            if stop.is_set():
+                return
+            await services.jobs.app.run_worker_async(
+                **worker_options(services, queues, concurrency=concurrency))
+    except StoppedBeforeStart:
+        log.info("stopped before the Bot API answered")
+    finally:
+        if starting:
+            for sig in signals:
+                loop.remove_signal_handler(sig)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
