@@ -114,3 +114,15 @@ def test_make_test_installs_haproxy_when_it_is_missing() -> None:
     assert re.search(r"command -v haproxy[^\n]*\|\|[^\n]*/usr/sbin/haproxy", script), script
     assert "has_haproxy || missing+=(haproxy)" in script
     assert re.search(r'apt-get install[^\n]*\\\n\s*"\$\{missing\[@\]\}"', script), script
+
+
+def test_compose_gives_a_webhook_worker_its_whole_stop() -> None:
+    """Docker kills a container after stop_grace_period: a webhook worker first lets requests
+    in progress finish (GRACEFUL_SECONDS), then stops like the bot (STOP_SECONDS)."""
+    from chat.app import STOP_SECONDS
+    from chat.web import GRACEFUL_SECONDS
+
+    compose = yaml.safe_load((ROOT / "deploy" / "compose.yaml").read_text())
+    grace = compose["x-web"]["stop_grace_period"]
+    assert grace.endswith("s"), grace
+    assert int(grace[:-1]) >= GRACEFUL_SECONDS + STOP_SECONDS
