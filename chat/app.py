@@ -156,6 +156,12 @@ def build_application(
             await set_commands(app, catalogs)
         except Exception:
             log.warning("could not register the command menu", exc_info=True)
+        if config.webhook_url:  # replies stored before each 200 (chat/outbox.py)
+            from chat.outbox import start_outbox
+
+            outbox = await start_outbox(store, delivery)
+            if outbox is not None:
+                app.bot_data["outbox"] = outbox
         if attached is None:
             delivery.seed_groups(await store.group_writes(clock() - WINDOW))
             delivery.run(await flow.resume())
@@ -198,6 +204,9 @@ def build_application(
                 await asyncio.wait_for(task, DRAIN_SECONDS)
         await svc.pacer.close()
         await svc.delivery.close()
+        outbox = app.bot_data.pop("outbox", None)
+        if outbox is not None:  # after delivery: what went out is struck off
+            await outbox.close()
         svc.thinker.close()
         attached = app.bot_data.pop("jobs", None)
         if attached is not None:

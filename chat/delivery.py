@@ -17,6 +17,12 @@ A 429 pauses only its own chat (:mod:`chat.ratelimit`). What could not be delive
 the network (or a flood wait longer than the limiter's retries) is tried again with back-off,
 keeping its place; the outbox marker (:class:`chat.notices.Announced`) moves only past what was
 delivered or definitively refused by Telegram, so a restart announces the rest.
+
+A webhook worker on PostgreSQL holds what handling an update tells (:class:`Held`, set by
+chat/web.py around the update): :meth:`Delivery.run` then collects the notices instead of
+queueing them, so that they are stored in the reply outbox (chat/outbox.py) before the update
+is answered 200, and only then queued, each one tracked (:meth:`Delivery.track`) until it is
+out.
 """
 
 from __future__ import annotations
@@ -26,7 +32,8 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +54,21 @@ log = logging.getLogger(__name__)
 MAX_ATTEMPTS = 6
 #: Back-off between them: 1, 2, 4, ... seconds, at most this.
 MAX_BACKOFF = 30.0
+
+
+@dataclass(slots=True)
+class Held:
+    """The notices handling one update told, held back while it is processed (chat/web.py):
+    they are queued only once they are stored (chat/outbox.py). Closed when the update is
+    done: a task it started that tells something later is queued at once, as elsewhere."""
+
+    notices: list[Notice] = field(default_factory=list)
+    open: bool = True
+
+
+#: The update being processed in this task holds its notices (a webhook worker with a reply
+#: outbox); ``None``: :meth:`Delivery.run` queues them at once.
+HELD: ContextVar[Held | None] = ContextVar("krendzu_held", default=None)
 
 
 @dataclass
@@ -103,22 +125,51 @@ class Delivery:
     # Entry ------------------------------------------------------------------------------
 
     def run(self, notices: list[Notice]) -> asyncio.Task[list[object]] | None:
-        """Queue the notices (in order per chat); returns a task finishing when all are out."""
+        """Queue the notices (in order per chat); returns a task finishing when all are out.
+        While an update holds its notices (:data:`HELD`), they are collected instead (and
+        ``None`` returned): its webhook request stores and then queues them."""
+        held = HELD.get()
+        if held is not None and held.open:
+            held.notices.extend(notices)
+            return None
         if not notices:
             return None
+        done = self.track(notices)
+        # What a caller waits for: the messages (not the marker's write after them).
+        waits = [f for n, f in zip(notices, done, strict=True)
+                 if not isinstance(n, Announced | ComputerTurn)]
+        all_out = asyncio.create_task(self._wait(waits))
+        self._keep(all_out)
+        return all_out
+
+    def track(self, notices: Sequence[Notice]) -> list[asyncio.Future[bool]]:
+        """Queue the notices as :meth:`run` does, never held; one future per notice, done
+        with True once it is out (delivered or refused by Telegram for good; a computer's
+        turn handed on; a notice for an outside engine's seat, which learns through the
+        engine protocol; the outbox marker stored), False if it could not be delivered.
+        A notice merged into a queued board post shares that post's future. A notice still
+        queued when the process stops leaves its future pending."""
+        loop = asyncio.get_running_loop()
         items: list[_Item] = []
+        futures: list[asyncio.Future[bool]] = []
+        ready: asyncio.Future[bool] = loop.create_future()
+        ready.set_result(True)
         for notice in notices:
             if isinstance(notice, ComputerTurn):
                 self.on_computer(notice.match_id, notice.seq)
+                futures.append(ready)
                 continue
             if isinstance(notice, Announced):
                 waits = [i.done for i in items]
                 task = asyncio.create_task(self._mark(notice, waits))
                 self._keep(task)
+                futures.append(task)
                 continue
             chat = chat_of(notice)
             if is_engine_user(chat):
-                continue  # an outside engine's seat: it learns through the engine protocol
+                # An outside engine's seat: it learns through the engine protocol.
+                futures.append(ready)
+                continue
             item = _Item(notice)
             queue = self._queues.setdefault(chat, deque())
             if item.info is not None:
@@ -134,15 +185,14 @@ class Delivery:
                 # (of the same match and labelling: BoardPost.merged).
                 last.notice = merged
                 items.append(last)
+                futures.append(last.done)
                 continue
             queue.append(item)
             items.append(item)
+            futures.append(item.done)
             if chat not in self._workers or self._workers[chat].done():
                 self._workers[chat] = asyncio.create_task(self._work(chat))
-        waits = [i.done for i in items]
-        all_out = asyncio.create_task(self._wait(waits))
-        self._keep(all_out)
-        return all_out
+        return futures
 
     def _keep(self, task: asyncio.Task[Any]) -> None:
         self._tasks.add(task)
@@ -153,17 +203,19 @@ class Delivery:
             return []
         return await asyncio.gather(*waits, return_exceptions=True)
 
-    async def _mark(self, notice: Announced, waits: list[asyncio.Future[bool]]) -> None:
+    async def _mark(self, notice: Announced, waits: list[asyncio.Future[bool]]) -> bool:
         results = await self._wait(waits)
         if not all(r is True for r in results):
             log.warning("match %s: %d of %d notices before move %s were not delivered; the "
                         "outbox marker stays, so a restart announces them", notice.match_id,
                         sum(r is not True for r in results), len(results), notice.seq)
-            return
+            return False
         try:
             await self.store.set_announced(notice.match_id, notice.seq)
         except Exception:
             log.exception("match %s: could not store the announcement marker", notice.match_id)
+            return False
+        return True
 
     def is_idle(self) -> bool:
         return not any(q for q in self._queues.values()) and all(

@@ -66,9 +66,11 @@ from telegram.ext import Application
 from telegram.request import BaseRequest
 
 from chat.config import Config, ConfigError, load_config, split_listen
+from chat.delivery import HELD, Held
 from chat.eventloop import run
 from chat.handlers import Services
 from chat.handlers.errors import ATTEMPT, Attempt
+from chat.outbox import ReplyOutbox
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +115,12 @@ class WebhookReceiver:
     @property
     def services(self) -> Services:
         return cast(Services, self.application.bot_data["services"])
+
+    @property
+    def outbox(self) -> ReplyOutbox | None:
+        """The reply outbox (PostgreSQL; chat/outbox.py), else ``None``: replies are then
+        queued while the update is processed and sent after the 200, from memory."""
+        return cast("ReplyOutbox | None", self.application.bot_data.get("outbox"))
 
     async def endpoint(self, request: Request) -> Response:
         """The route's endpoint (a bound method: Starlette calls it with the request)."""
@@ -162,20 +170,42 @@ class WebhookReceiver:
         # Failed tries so far: the store's count (every worker's), else this process's.
         tries = (failed if failed is not None else self.failures.get(update_id, 0)) + 1
         attempt = Attempt(update_id, retry=tries < self.max_attempts)
-        started = False
+        started = kept = False
+        outbox = self.outbox
+        # What the update tells is held (chat/delivery.py), to be stored before the 200.
+        held = Held() if outbox is not None else None
 
         async def run() -> None:
-            nonlocal started
+            nonlocal started, kept
             started = True
             await self.application.process_update(update)
+            if outbox is None or held is None:
+                return
+            held.open = False  # what the update's own tasks tell later goes at once
+            if not (attempt.failures and attempt.retry):
+                # Stored and queued in the chat's turn, so one chat's replies keep the
+                # order of its updates.
+                try:
+                    await outbox.keep(update_id, held.notices)
+                    kept = True
+                except Exception:  # not durable, but not lost while this process lives
+                    log.exception("webhook: update %d's replies could not be stored",
+                                  update_id)
 
         token = ATTEMPT.set(attempt)
+        holding = HELD.set(held)
         try:
             # The app's processor: one chat's updates in order, at most N at once (as polling).
             await self.application.update_processor.process_update(update, run())
         finally:
+            HELD.reset(holding)
+            if held is not None:
+                held.open = False
             ATTEMPT.reset(token)
             retried, attempt.retry = attempt.retry, False  # later failures: not this request's
+        if held is not None and held.notices and not kept:
+            # Another try comes (a 500), or the outbox failed: told as before, in memory.
+            self.services.delivery.run(held.notices)
         if not started:  # the chat's queue was full: dropped unprocessed
             return 503
         if attempt.failures and retried:
@@ -196,6 +226,8 @@ class WebhookReceiver:
             log.error("webhook: update %d failed %d times: given up, so the chat's later "
                       "updates go through", update_id, tries)
         self.failures.pop(update_id, None)
+        if kept:  # remembered with its replies (ReplyOutbox.keep)
+            return 200
         try:
             await store.mark_update(update_id)
         except Exception:  # processed all the same: a 500 would have it processed again

@@ -301,8 +301,26 @@ _V4 = (
     """,
 )
 
+_V5 = (
+    # The webhook workers' reply outbox: what handling an update told (its notices, as
+    # chat/outbox.py pickles them), stored with the update's ledger row before the update is
+    # answered 200, and deleted once delivered. ``owner`` is the worker delivering it, alive
+    # while it holds the advisory lock (REPLY_OWNERS, owner); a dead worker's rows are taken
+    # over by another (storage.postgres.PostgresStore.take_orphan_replies).
+    """
+    CREATE TABLE reply_outbox (
+        reply_id   BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        update_id  BIGINT NOT NULL,
+        owner      INTEGER NOT NULL,
+        notice     BYTEA NOT NULL,
+        created_at DOUBLE PRECISION NOT NULL
+    )
+    """,
+    "CREATE INDEX reply_outbox_by_owner ON reply_outbox (owner, reply_id)",
+)
+
 #: Tables only the PostgreSQL backend has (the scaled mode's, never in SQLite's schema).
-POSTGRES_ONLY = frozenset({"flood_chats", "flood_groups", "update_failures"})
+POSTGRES_ONLY = frozenset({"flood_chats", "flood_groups", "update_failures", "reply_outbox"})
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "the schema of SQLite's version 7: chats, users, matches, seats, move log, "
@@ -311,6 +329,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, "the scaled mode's shared flood windows (PostgreSQL only)", _V3),
     Migration(4, "failed tries of an update, for every webhook worker (PostgreSQL only)",
               _V4),
+    Migration(5, "the webhook workers' reply outbox (PostgreSQL only)", _V5),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -142,6 +142,9 @@ LOCK_POOL_MAX = 8
 #: The first key of a chat's flow lock, in the two-number advisory key space (which never
 #: meets the one-number space of the match locks); the second is a hash of chat and topic.
 CHAT_LOCKS = int.from_bytes(b"KRND", "big")
+#: The first key of a webhook worker's liveness lock (the second: its owner number in
+#: ``reply_outbox``), in the two-number key space too.
+REPLY_OWNERS = int.from_bytes(b"KRPY", "big")
 #: A lock's transaction idle longer than this (a process hung inside a critical section) is
 #: ended by the server, so one stuck process cannot hold a chat for ever.
 LOCK_IDLE_MS = 120_000
@@ -385,6 +388,8 @@ class PostgresStore(Store):
         self._listening: asyncio.Future[None] | None = None
         self._lock_pool: AsyncConnectionPool[Conn] | None = None
         self._lock_pool_made = asyncio.Lock()
+        #: The connection whose open transaction holds this process's reply-owner lock.
+        self._owner_conn: AsyncConnection[Any] | None = None
         #: Set by the scaled mode's wiring (chat/jobs.py); ``None``: nothing more to do.
         self.after_append: AfterAppend | None = None
         self.after_arm: AfterArm | None = None
@@ -525,6 +530,9 @@ class PostgresStore(Store):
             await asyncio.wait(set(self._calls))
         if self._lock_pool is not None:
             await self._lock_pool.close()
+        if self._owner_conn is not None:
+            with contextlib.suppress(Exception):
+                await self._owner_conn.close()
         await self._pool.close()
 
     async def listen(self, on_change: Callable[[int], None],
@@ -1514,6 +1522,93 @@ class PostgresStore(Store):
     async def prune_updates(self, older_than_seconds: float) -> int:
         return await self._change("DELETE FROM processed_updates WHERE processed_at < %s",
                                   (self._clock() - older_than_seconds,))
+
+    # The webhook workers' reply outbox (chat/outbox.py) --------------------------------------
+
+    async def claim_reply_owner(self) -> int:
+        """A number no live process uses, held as this process's until it dies: the
+        advisory lock (:data:`REPLY_OWNERS`, number) taken in a transaction left open on a
+        connection of its own. A killed process's connection closes and the server ends
+        the transaction and the lock with it, so :meth:`take_orphan_replies` knows at once
+        that its replies are nobody's. A transaction, not a session lock, so that a
+        transaction-mode pgbouncer in between keeps the lock with this client (it drops a
+        server connection whose client left in a transaction)."""
+        if self._closed:
+            raise StorageError("the store is closed")
+        conn = await AsyncConnection.connect(self._url, autocommit=True,
+                                             connect_timeout=int(CONNECT_TIMEOUT))
+        try:
+            await conn.execute("BEGIN")
+            # Left idle in this transaction for the process's life: never ended by the
+            # server's idle timeout (it takes no snapshot and no transaction id).
+            await conn.execute("SET LOCAL idle_in_transaction_session_timeout = 0")
+            while True:
+                owner = secrets.randbelow(2**31 - 1) + 1
+                cur = await conn.execute("SELECT pg_try_advisory_xact_lock(%s, %s)",
+                                         (REPLY_OWNERS, owner))
+                row = await cur.fetchone()
+                if row is not None and row[0]:
+                    break
+        except BaseException:
+            await conn.close()
+            raise
+        self._owner_conn = conn
+        return owner
+
+    async def answer_update(self, update_id: int, owner: int,
+                            notices: Sequence[bytes]) -> list[int]:
+        """The update is done: remembered in the ledger (as :meth:`mark_update`; already
+        there when its change stored it) and what it told (``notices``) kept in the reply
+        outbox under ``owner``, in one transaction, before the update is answered 200.
+        The rows' ids, in the order of ``notices``."""
+        now = self._clock()
+
+        async def work(conn: Conn) -> list[int]:
+            await conn.execute("DELETE FROM update_failures WHERE update_id = %s",
+                               (update_id,))
+            with contextlib.suppress(DuplicateUpdate):  # ON CONFLICT: no error, no abort
+                await self._remember_update(conn, update_id, now)
+            if not notices:
+                return []
+            cur = await conn.execute(
+                "INSERT INTO reply_outbox (update_id, owner, notice, created_at) "
+                "SELECT %s, %s, n, %s FROM unnest(%s::bytea[]) WITH ORDINALITY AS t(n, i) "
+                "ORDER BY i RETURNING reply_id", (update_id, owner, now, list(notices)))
+            return sorted(int(r["reply_id"]) for r in await cur.fetchall())
+
+        return await self._write(work)
+
+    async def take_orphan_replies(self, owner: int) -> list[tuple[int, int, bytes]]:
+        """The outbox rows of workers that died (their lock is free), now ``owner``'s:
+        ``(reply id, update id, notice)`` in the order they were stored. Two workers
+        looking at once take each dead worker's rows once (the lock, tried inside this
+        transaction, is held by one of them until it commits)."""
+
+        async def work(conn: Conn) -> list[tuple[int, int, bytes]]:
+            cur = await conn.execute(
+                "SELECT DISTINCT owner FROM reply_outbox WHERE owner <> %s", (owner,))
+            others = [int(r["owner"]) for r in await cur.fetchall()]
+            taken: list[tuple[int, int, bytes]] = []
+            for other in others:
+                row = await self._one(conn, "SELECT pg_try_advisory_xact_lock(%s, %s) AS free",
+                                      (REPLY_OWNERS, other))
+                if row is None or not row["free"]:
+                    continue  # alive (or another worker is taking its rows just now)
+                cur = await conn.execute(
+                    "UPDATE reply_outbox SET owner = %s WHERE owner = %s "
+                    "RETURNING reply_id, update_id, notice", (owner, other))
+                taken += [(int(r["reply_id"]), int(r["update_id"]), bytes(r["notice"]))
+                          for r in await cur.fetchall()]
+            return sorted(taken)
+
+        return await self._write(work)
+
+    async def drop_replies(self, reply_ids: Sequence[int]) -> int:
+        """Delivered (or refused by Telegram for good): out of the outbox."""
+        if not reply_ids:
+            return 0
+        return await self._change("DELETE FROM reply_outbox WHERE reply_id = ANY(%s)",
+                                  (list(reply_ids),))
 
 
 __all__ = ["LATEST", "PostgresStore", "current_version", "migrate", "pg_tool"]

@@ -6,17 +6,22 @@ then, the same step typed as ``/play@bot CARD CELL`` in the group. A *sleepy* pl
 every other turn of theirs run out (matches with a short turn timer).
 
 Every update that should make a move is journalled (:class:`Sent`); the test later compares
-the journal with the stored moves. Nothing here reads the database to decide a move.
+the journal with the stored moves. Every request of any kind (a tap, a typed move, a command
+such as ``/go`` or ``/export``, which people send now and then while they play) is journalled
+too (:class:`Request`), and :func:`unanswered` tells which got no answer. Nothing here reads
+the database to decide a move.
 """
 
 from __future__ import annotations
 
 import asyncio
+import bisect
 import random
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from tests.bot_harness import BOT, panel_op
 from tests.fakebot import Chat, FakeTelegram, FakeUser, Message
@@ -63,6 +68,21 @@ class Sent:
 
 
 @dataclass
+class Request:
+    """An update a person sent, kept to check that it was answered (:func:`unanswered`)."""
+
+    update_id: int
+    kind: str  # "tap", "typed" or "command"
+    text: str  # the command word, or the button's data
+    table: Table | None
+    user: FakeUser
+    at: float  # time.time() when it was sent (the fake's clock in the cluster)
+    query_id: str | None = None  # a tap's callback query
+    message_id: int | None = None  # the panel a tap pressed
+    delivered: bool = False
+
+
+@dataclass
 class Skip:
     """A turn a sleepy player let run out."""
 
@@ -75,6 +95,7 @@ class Skip:
 @dataclass
 class Journal:
     sent: list[Sent] = field(default_factory=list)
+    requests: list[Request] = field(default_factory=list)
     skips: list[Skip] = field(default_factory=list)
     taps: int = 0
     typed: int = 0
@@ -85,10 +106,12 @@ class People:
     """Drives every human seat of ``tables`` until each table is done or ``deadline``."""
 
     def __init__(self, fake: FakeTelegram, rng: random.Random, *,
-                 typed_share: float = 0.25) -> None:
+                 typed_share: float = 0.25, export_share: float = 0.0) -> None:
         self.fake = fake
         self.rng = rng
         self.typed_share = typed_share
+        #: How often a person asks for the record (``/export@bot``) before a step of theirs.
+        self.export_share = export_share
         self.journal = Journal()
 
     async def delivered(self, update_id: int, timeout: float = ANSWER_TIMEOUT) -> bool:
@@ -103,9 +126,15 @@ class People:
     def last_update(self) -> int:
         return int(self.fake.update_log[-1]["update_id"])
 
-    async def say(self, user: FakeUser, chat: Chat | None, text: str) -> bool:
+    async def say(self, user: FakeUser, chat: Chat | None, text: str,
+                  table: Table | None = None) -> bool:
+        at = time.time()
         user.send(chat, text)
-        return await self.delivered(self.last_update())
+        request = Request(self.last_update(), "command", text.split()[0].split("@")[0],
+                          table, user, at)
+        self.journal.requests.append(request)
+        request.delivered = await self.delivered(request.update_id)
+        return request.delivered
 
     async def set_up(self, table: Table, level: str = "easy") -> None:
         """``/new`` by the first person, the others ``/join``, computers ``/add``, ``/go``."""
@@ -116,7 +145,7 @@ class People:
         steps += [(creator, f"/add@{BOT} {level}")] * table.computers
         steps += [(creator, f"/go@{BOT}")]
         for user, text in steps:
-            if not await self.say(user, table.group, text):
+            if not await self.say(user, table.group, text, table):
                 table.setup_error = f"{text!r} was not answered"
                 return
 
@@ -146,6 +175,8 @@ class People:
             if user is table.sleepy and self.journal.skips and any(
                     s.table is table and s.seq == seq for s in self.journal.skips):
                 continue
+            if self.export_share and self.rng.random() < self.export_share:
+                await self.say(user, table.group, f"/export@{BOT}", table)
             await self.step(table, user, message, ops)
 
     async def step(self, table: Table, user: FakeUser, message: Message,
@@ -179,12 +210,15 @@ class People:
                     # The same step typed in the group instead of tapped (a defender's one
                     # typed card ends the turn, as the tap with ":end" does).
                     code = choice[2][1:].split("@")[0]
+                    at = time.time()
                     user.send(table.group, f"/play@{BOT} {code} {label}")
                     update_id = self.last_update()
                     self.journal.typed += 1
                     record = Sent(update_id, table, user, choice[1], True)
                     self.journal.sent.append(record)
-                    record.delivered = await self.delivered(update_id)
+                    request = Request(update_id, "typed", "/play", table, user, at)
+                    self.journal.requests.append(request)
+                    record.delivered = request.delivered = await self.delivered(update_id)
                     return
         elif by_kind.get("k"):
             choice = rng.choice(by_kind["k"])
@@ -195,13 +229,74 @@ class People:
                 choice = rng.choice(cards)
         if choice is None:
             return
+        at = time.time()
         query = user.press(message, data=choice[0])
         update_id = self.last_update()
         self.journal.taps += 1
         record = Sent(update_id, table, user, choice[1], False, query_id=query.id)
         if moves:
             self.journal.sent.append(record)
-        record.delivered = await self.delivered(update_id)
+        request = Request(update_id, "tap", choice[0], table, user, at, query_id=query.id,
+                          message_id=message.message_id)
+        self.journal.requests.append(request)
+        record.delivered = request.delivered = await self.delivered(update_id)
+
+
+def unanswered(fake: FakeTelegram, requests: list[Request],
+               stored_updates: set[int]) -> list[Request]:
+    """The requests that got no answer, as the person sees it:
+
+    - a tap: its button was answered, and either the answer says something (a refusal),
+      or the pressed panel was edited, or a new message reached the person, after it;
+    - a typed move: stored (``stored_updates``: its board tells everyone, which the test
+      checks apart), or a text said in the group or to the person after it;
+    - ``/export``: the record (a document) or a text in the group after it;
+    - ``/go`` that started a match: every person of the table got a message after it (the
+      deal, at least);
+    - another command: the group (its lobby) or the person was written to after it.
+    An update that was never answered 2xx is unanswered too."""
+    by_chat: dict[int | str | None, list[Any]] = {}
+    for call in fake.calls_to(ok=True):
+        by_chat.setdefault(call.chat_id, []).append(call)
+    for calls in by_chat.values():
+        calls.sort(key=lambda c: c.time)
+    times = {chat: [c.time for c in calls] for chat, calls in by_chat.items()}
+
+    def since(chat: int, at: float) -> Iterator[Any]:
+        """The successful calls to ``chat`` from ``at`` on, oldest first."""
+        calls = by_chat.get(chat, [])
+        return iter(calls[bisect.bisect_left(times.get(chat, []), at):])
+
+    def wrote(chat: int, at: float, *methods: str) -> bool:
+        return any(c.method.lower().startswith(methods) for c in since(chat, at))
+
+    missing = []
+    for r in requests:
+        if not r.delivered:
+            missing.append(r)
+            continue
+        me = r.user.id
+        group = r.table.group.id if r.table is not None else None
+        if r.kind == "tap":
+            query = fake.callbacks.get(r.query_id or "")
+            ok = query is not None and query.answered and bool(
+                query.text or wrote(me, r.at, "send") or any(
+                    c.method.lower().startswith("edit")
+                    and str(c.params.get("message_id")) == str(r.message_id)
+                    for c in since(me, r.at)))
+        elif r.kind == "typed":
+            ok = r.update_id in stored_updates or any(
+                wrote(chat, r.at, "sendmessage") for chat in (me, group) if chat is not None)
+        elif r.text == "/export":
+            ok = group is not None and wrote(group, r.at, "senddocument", "sendmessage")
+        elif r.text == "/go" and r.table is not None and r.table.match_id is not None:
+            ok = all(wrote(u.id, r.at, "send") for u in r.table.humans)
+        else:
+            ok = any(wrote(chat, r.at, "send", "edit") for chat in (me, group)
+                     if chat is not None)
+        if not ok:
+            missing.append(r)
+    return missing
 
 
 def live_panel(fake: FakeTelegram, user: FakeUser) -> Message | None:

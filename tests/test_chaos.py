@@ -13,7 +13,10 @@ Pass criteria (all asserted): 0 lost moves, 0 duplicate (match, move number), ev
 move announced (the outbox marker reaches the last move), duplicate announcements ≤ 0.1 %,
 no group above 20 messages (sends and edits, as the fake counts them) in any 60 s, every
 turn timer fired, ≤ 2 s late at p99 outside the kill windows, every match's finished tours
-(its ``/export`` record) replay through the referee (``python -m krendzu replay``). It
+(its ``/export`` record) replay through the referee (``python -m krendzu replay``), and no
+request left without an answer: every tap, typed move and command a person sent (``/export``
+now and then among them) was answered (``tests/cluster_play.py`` ``unanswered``: a webhook
+worker killed right after its 200 must not take the replies with it, chat/outbox.py). It
 prints one JSON line (``CHAOS {...}``) with what it measured.
 
 Honest shortcuts, each stated: the fake lifts Telegram's 30-calls-a-second limit per bot and
@@ -50,7 +53,7 @@ from krendzu.export import export_record
 from storage.postgres import PostgresStore
 from tests.bot_harness import BOT
 from tests.cluster import ROOT, Cluster, Kill
-from tests.cluster_play import People, Table, run_all
+from tests.cluster_play import People, Table, run_all, unanswered
 from tests.fakebot import FakeTelegram
 from tests.pg import PgServer
 
@@ -75,6 +78,10 @@ GROUP_LIMIT, GROUP_WINDOW = 20, 60.0
 MAX_DUPLICATE_SHARE = 0.001
 TIMER_P99_LATE = 2.0
 BOARD_METHODS = {"sendphoto", "editmessagemedia", "editmessagecaption"}
+#: How often a person asks for the match's record (``/export@bot``) before a step: a reply
+#: of the webhook worker alone (no job tells it), so a worker killed after its 200 must not
+#: lose it (chat/outbox.py).
+EXPORT_SHARE = 0.005
 
 
 @dataclass
@@ -124,7 +131,7 @@ async def chaos(cluster: Cluster, url: str, *, seed: int = 28,
     rng = random.Random(seed)
     figures = Figures()
     tables = make_tables(fake)
-    people = People(fake, rng)
+    people = People(fake, rng, export_share=EXPORT_SHARE)
     t0 = time.time()
     # Everyone opens the bot's private chat, then every table is set up at once.
     for table in tables:
@@ -308,6 +315,17 @@ async def measure(cluster: Cluster, url: str, figures: Figures, tmp: Path) -> di
     out["lost_details"] = lost[:10]
     out["refused_moves"] = dict(refused.most_common(8))
     out["updates_stored_twice"] = sum(1 for n in stored_ids.values() if n > 1)
+    # Every request a person made got its answer (tests/cluster_play.py unanswered).
+    missing = unanswered(fake, journal.requests, set(stored_ids))
+    out["requests"] = dict(Counter(r.text if r.kind == "command" else r.kind
+                                   for r in journal.requests))
+    out["unanswered_requests"] = len(missing)
+    out["unanswered_details"] = [
+        {"update_id": r.update_id, "kind": r.kind, "text": r.text[:40],
+         "table": r.table.kind if r.table else None, "delivered": r.delivered,
+         "kills_s": [round(k.at - r.at, 1) for k in cluster.kills if -5 < k.at - r.at < 30],
+         "answer": None if r.query_id is None else repr(fake.callbacks.get(r.query_id))[:160]}
+        for r in missing[:10]]
     # Announced: the marker of every match reached its last move; the group's live board
     # carries the stored caption of the last announcement.
     out["unannounced_matches"] = [m["match_id"] for m in matches
@@ -554,6 +572,7 @@ def test_the_cluster_survives_random_kills(tmp_path: Path, pg_server: PgServer) 
     assert result["duplicate_match_seq"] == 0 and result["matches_with_gaps"] == 0, result
     assert result["updates_stored_twice"] == 0, result
     assert result["undelivered_updates"] == 0, result
+    assert result["unanswered_requests"] == 0, result["unanswered_details"]
     assert result["unannounced_matches"] == [], result
     assert result["duplicate_share"] <= MAX_DUPLICATE_SHARE, result["duplicate_details"]
     assert result["max_group_messages_60s"] <= GROUP_LIMIT, result

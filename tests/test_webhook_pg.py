@@ -4,6 +4,7 @@ Bot API posts every update to uvicorn on 127.0.0.1 and retries what was not answ
 
 from __future__ import annotations
 
+import asyncio
 import random
 from pathlib import Path
 from typing import Any
@@ -11,8 +12,9 @@ from typing import Any
 import psycopg
 import pytest
 
+import chat.app as app_module
 from chat.web import MAX_ATTEMPTS
-from tests.bot_harness import BOT, FastClock, start_group_duel
+from tests.bot_harness import BOT, FastClock, panel, start_group_duel
 from tests.fakebot import FakeTelegram
 from tests.test_webhook import SORRY, typed_move
 from tests.webhook_harness import running_webhook_bot
@@ -44,16 +46,18 @@ async def test_add_killed_before_the_ledger_seats_one_computer(
         ann.send(group, f"/new@{BOT} trio-lone-defender timer=off")
         await h.settle()
         store = h.services.store
-        real_mark = store.mark_update
+        real_answer = store.answer_update
         skipped: list[int] = []
 
-        async def killed_before_marking(update_id: int) -> bool:
+        async def killed_before_marking(update_id: int, owner: int,
+                                        notices: list[bytes]) -> list[int]:
             if not skipped:  # the process "dies" here: no ledger write, no answer
                 skipped.append(update_id)
-                return False
-            return await real_mark(update_id)
+                return list(range(-len(notices), 0))
+            return await real_answer(update_id, owner, notices)
 
-        monkeypatch.setattr(store, "mark_update", killed_before_marking)
+        # The ledger's own write: with the update's replies (chat/outbox.py).
+        monkeypatch.setattr(store, "answer_update", killed_before_marking)
         fake.drop_webhook(answered=True)  # processed, its answer lost: Telegram sends again
         ann.send(group, f"/add@{BOT} easy")
         add_id = fake.update_log[-1]["update_id"]
@@ -148,3 +152,59 @@ async def test_an_updates_failed_tries_are_counted_across_workers(
         assert statuses[-1] == 200
         assert sum(SORRY in (m.text or "") for m in fake.sent(group)) == 1
         assert await h.services.store.update_state(update_id) == (True, 0)
+
+
+async def test_the_replies_of_a_worker_killed_after_its_200_come_after_the_restart(
+        tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``/go`` starts the match and the worker answers 200, then dies before it sent a word
+    of what the start tells (the lobby's "The match has started", the deal, the board, the
+    panels): Telegram never delivers an answered update again, so only what the worker
+    stored before its 200 can bring them. The next worker on the database sends each of
+    them once, and the update is not applied again (one match, one 200)."""
+    monkeypatch.setattr(app_module, "DRAIN_SECONDS", 0.1)
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock())
+    ann, bob = fake.user(381, "Ann"), fake.user(382, "Bob")
+    group = fake.group(-1003810, "Killed")
+    async with running_webhook_bot(tmp_path, fake, database=pg_url) as h:
+        ann.start_bot()
+        bob.start_bot()
+        await h.settle()
+        ann.send(group, f"/new@{BOT} duel timer=off")
+        await h.settle()
+        bob.send(group, f"/join@{BOT}")
+        await h.settle()
+        told = len(fake.calls)
+        dead = asyncio.Event()  # never set: from here on this worker sends nothing
+
+        async def killed(notice: object) -> None:
+            await dead.wait()
+
+        monkeypatch.setattr(h.services.delivery.sender, "deliver", killed)
+        ann.send(group, f"/go@{BOT}")
+        go = fake.update_log[-1]["update_id"]
+        assert await fake.wait_for(lambda: fake.webhook_delivered(go), timeout=15)
+        await asyncio.sleep(0.3)
+        assert not any(c.method.startswith(("send", "edit")) for c in fake.calls[told:]), \
+            fake.describe()
+        assert panel(fake, ann) is None and panel(fake, bob) is None
+    # The worker is gone (its queued messages with it); a new one starts on the database.
+    async with running_webhook_bot(tmp_path, fake, database=pg_url) as h:
+        assert await fake.wait_for(lambda: panel(fake, ann) or panel(fake, bob),
+                                   timeout=15), fake.describe()
+        await h.settle()
+        row = await h.services.store.active_match(group.id)
+        assert row is not None
+        started = [m for m in fake.messages(group)
+                   if "The match has started" in (m.text or m.caption or "")]
+        assert len(started) == 1, fake.describe()
+        boards = [m for m in fake.sent(group) if m.kind == "photo"]
+        assert len(boards) == 1, fake.describe()
+        for user in (ann, bob):  # the deal: a picture of the hand each
+            assert [m.kind for m in fake.sent(user)].count("photo") >= 1, fake.describe()
+        panels = [m for user in (ann, bob) for m in fake.sent(user) if any(
+            b.get("callback_data", "").startswith("v1:m:") for b in m.buttons())]
+        assert len(panels) == 1, fake.describe()  # the player to move's, once
+        assert [a.status for a in fake.webhook_attempts(go)] == [200]
+        assert len(pg(pg_url, "SELECT 1 FROM matches WHERE chat_id = %s",
+                      (group.id,))) == 1
+        assert pg(pg_url, "SELECT count(*) FROM reply_outbox") == [(0,)]
