@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import pickle
 from collections.abc import Sequence
@@ -79,7 +80,7 @@ class ReplyOutbox:
             return
         futures = self.delivery.track([n for _, n in rows])
         for (reply_id, _), future in zip(rows, futures, strict=True):
-            future.add_done_callback(lambda f, r=reply_id: self._out(r, f))
+            future.add_done_callback(functools.partial(self._out, reply_id))
 
     def _out(self, reply_id: int, future: asyncio.Future[bool]) -> None:
         if future.cancelled():  # the process stops: the row waits for the next owner
@@ -121,7 +122,14 @@ class ReplyOutbox:
             await asyncio.sleep(SWEEP_SECONDS)
 
     async def sweep(self) -> int:
-        """Take over the rows of dead workers and queue them; how many."""
+        """Take over the rows of dead workers and queue them; how many. First, if this
+        worker's own lock was lost with its connection, claim a new number (the rows
+        written under the old one are then taken over like a dead worker's: some may be
+        sent twice, none lost)."""
+        if not await self.store.holds_reply_owner():
+            log.warning("reply outbox: the owner lock was lost with its connection; "
+                        "claiming a new one")
+            self.owner = await self.store.claim_reply_owner()
         rows = await self.store.take_orphan_replies(self.owner)
         if not rows:
             return 0

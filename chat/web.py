@@ -27,6 +27,12 @@ update id in the ledger in their own transaction (``append_move(update_id=)``,
 nature (``/new``: a set-up is under way already, ``/go``: the match runs). A move typed in
 two steps (a card and "end") is stored in one transaction (``Store.append_moves``).
 
+What the update tells (its replies) is stored before the 200 on PostgreSQL: the notices are
+held while it is processed (:class:`chat.delivery.Held`), written to the reply outbox with the
+update's ledger row in one transaction (:class:`chat.outbox.ReplyOutbox`), then queued; a
+worker killed after its 200 leaves them to another worker. Without the outbox (SQLite) they
+are queued while the update is processed and sent after the 200, from memory.
+
 Order: Telegram sends a chat's next update only after the answer to the previous one (a
 user's next button press likewise), and the processor keeps one chat's updates in order as in
 polling. A chat's failing update holds back the chat's later ones, so after
@@ -61,7 +67,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 from telegram import Bot, Update
-from telegram.error import RetryAfter
+from telegram.error import RetryAfter, TelegramError
 from telegram.ext import Application
 from telegram.request import BaseRequest
 
@@ -156,6 +162,29 @@ class WebhookReceiver:
             answer.set_result(status)
         return status
 
+    async def answer_orphan(self, update: Update) -> None:
+        """A copy of an update whose change was stored (with its update id) but whose
+        replies were not: the worker died in between, in the handler's last milliseconds.
+        The change applies once, so it is not processed again; a pressed button is at
+        least answered (its spinner stops; a move's board and panels come from its
+        announcement job), and the update is then marked answered."""
+        outbox = self.outbox
+        if outbox is None:
+            return
+        store = outbox.store
+        try:
+            if await store.update_answered(update.update_id):
+                return
+            log.warning("webhook: update %d was applied by a worker that died before its "
+                        "replies were stored", update.update_id)
+            if update.callback_query is not None:
+                with contextlib.suppress(TelegramError):  # too old: nothing more to do
+                    await update.callback_query.answer()
+            await store.answer_update(update.update_id, outbox.owner, [])
+        except Exception:
+            log.exception("webhook: update %d's answer could not be made up",
+                          update.update_id)
+
     async def process(self, update: Update) -> int:
         store = self.services.store
         update_id = update.update_id
@@ -166,6 +195,8 @@ class WebhookReceiver:
             return 503
         if seen:
             log.info("webhook: update %d was processed already", update_id)
+            if self.outbox is not None:
+                await self.answer_orphan(update)
             return 200
         # Failed tries so far: the store's count (every worker's), else this process's.
         tries = (failed if failed is not None else self.failures.get(update_id, 0)) + 1

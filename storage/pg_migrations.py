@@ -317,10 +317,21 @@ _V5 = (
     )
     """,
     "CREATE INDEX reply_outbox_by_owner ON reply_outbox (owner, reply_id)",
+    # The updates answered with their replies stored (the ledger's rows without one here
+    # were written by a change whose worker died before its replies were: a redelivered
+    # copy then at least answers its button). Pruned with the ledger.
+    """
+    CREATE TABLE update_answers (
+        update_id   BIGINT PRIMARY KEY,
+        answered_at DOUBLE PRECISION NOT NULL
+    )
+    """,
+    "CREATE INDEX update_answers_by_time ON update_answers (answered_at)",
 )
 
 #: Tables only the PostgreSQL backend has (the scaled mode's, never in SQLite's schema).
-POSTGRES_ONLY = frozenset({"flood_chats", "flood_groups", "update_failures", "reply_outbox"})
+POSTGRES_ONLY = frozenset({"flood_chats", "flood_groups", "update_failures", "reply_outbox",
+                           "update_answers"})
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "the schema of SQLite's version 7: chats, users, matches, seats, move log, "
@@ -329,7 +340,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, "the scaled mode's shared flood windows (PostgreSQL only)", _V3),
     Migration(4, "failed tries of an update, for every webhook worker (PostgreSQL only)",
               _V4),
-    Migration(5, "the webhook workers' reply outbox (PostgreSQL only)", _V5),
+    Migration(5, "the webhook workers' reply outbox and answered updates (PostgreSQL only)",
+              _V5),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -1368,6 +1368,8 @@ class PostgresStore(Store):
             self._inserts_since_prune = 0
             await conn.execute("DELETE FROM processed_updates WHERE processed_at < %s",
                                (now - self._update_ttl,))
+            await conn.execute("DELETE FROM update_answers WHERE answered_at < %s",
+                               (now - self._update_ttl,))
 
     # Outside engines (issue 31) -----------------------------------------------------------
 
@@ -1520,8 +1522,15 @@ class PostgresStore(Store):
             lambda r: r))
 
     async def prune_updates(self, older_than_seconds: float) -> int:
-        return await self._change("DELETE FROM processed_updates WHERE processed_at < %s",
-                                  (self._clock() - older_than_seconds,))
+        before = self._clock() - older_than_seconds
+
+        async def work(conn: Conn) -> int:
+            await conn.execute("DELETE FROM update_answers WHERE answered_at < %s", (before,))
+            cur = await conn.execute("DELETE FROM processed_updates WHERE processed_at < %s",
+                                     (before,))
+            return cur.rowcount
+
+        return await self._write(work)
 
     # The webhook workers' reply outbox (chat/outbox.py) --------------------------------------
 
@@ -1552,8 +1561,24 @@ class PostgresStore(Store):
         except BaseException:
             await conn.close()
             raise
-        self._owner_conn = conn
+        old, self._owner_conn = self._owner_conn, conn
+        if old is not None:
+            with contextlib.suppress(Exception):
+                await old.close()
         return owner
+
+    async def holds_reply_owner(self) -> bool:
+        """Whether the lock of :meth:`claim_reply_owner` is still held (its connection
+        answers): after a lost connection (the server restarted, the network) the other
+        workers take this process's replies, and it must claim a new number."""
+        conn = self._owner_conn
+        if conn is None or conn.closed:
+            return False
+        try:
+            await conn.execute("SELECT 1")
+        except Exception:
+            return False
+        return True
 
     async def answer_update(self, update_id: int, owner: int,
                             notices: Sequence[bytes]) -> list[int]:
@@ -1568,6 +1593,9 @@ class PostgresStore(Store):
                                (update_id,))
             with contextlib.suppress(DuplicateUpdate):  # ON CONFLICT: no error, no abort
                 await self._remember_update(conn, update_id, now)
+            await conn.execute(
+                "INSERT INTO update_answers (update_id, answered_at) VALUES (%s, %s) "
+                "ON CONFLICT (update_id) DO NOTHING", (update_id, now))
             if not notices:
                 return []
             cur = await conn.execute(
@@ -1577,6 +1605,13 @@ class PostgresStore(Store):
             return sorted(int(r["reply_id"]) for r in await cur.fetchall())
 
         return await self._write(work)
+
+    async def update_answered(self, update_id: int) -> bool:
+        """Whether the update was answered with its replies stored (:meth:`answer_update`),
+        rather than only remembered by the change it made."""
+        return bool(await self._select(
+            "SELECT 1 AS answered FROM update_answers WHERE update_id = %s", (update_id,),
+            lambda r: r))
 
     async def take_orphan_replies(self, owner: int) -> list[tuple[int, int, bytes]]:
         """The outbox rows of workers that died (their lock is free), now ``owner``'s:

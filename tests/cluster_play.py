@@ -29,6 +29,8 @@ from tests.fakebot import Chat, FakeTelegram, FakeUser, Message
 #: Seconds a player waits for the answer to an update before giving up on it (Telegram's
 #: redeliveries with back-off are included).
 ANSWER_TIMEOUT = 120.0
+#: The start of the bot's answer to ``/export`` while no tour is finished (in English).
+NO_RECORD_YET = "No tour is finished yet"
 POLL = 0.25
 CELL = re.compile(r"[A-Z]{1,2}[0-9]{1,2}")
 
@@ -246,11 +248,13 @@ def unanswered(fake: FakeTelegram, requests: list[Request],
                stored_updates: set[int]) -> list[Request]:
     """The requests that got no answer, as the person sees it:
 
-    - a tap: its button was answered, and either the answer says something (a refusal),
-      or the pressed panel was edited, or a new message reached the person, after it;
+    - a tap: its answer says something (a refusal), or the pressed panel was edited, or a
+      new message reached the person, after it (whether the button's spinner was stopped
+      is counted apart, :func:`spinning`: Telegram refuses that answer after ~15 s);
     - a typed move: stored (``stored_updates``: its board tells everyone, which the test
       checks apart), or a text said in the group or to the person after it;
-    - ``/export``: the record (a document) or a text in the group after it;
+    - ``/export``: the record (a document) in the group after it, or the text that no
+      tour is finished yet;
     - ``/go`` that started a match: every person of the table got a message after it (the
       deal, at least);
     - another command: the group (its lobby) or the person was written to after it.
@@ -279,16 +283,19 @@ def unanswered(fake: FakeTelegram, requests: list[Request],
         group = r.table.group.id if r.table is not None else None
         if r.kind == "tap":
             query = fake.callbacks.get(r.query_id or "")
-            ok = query is not None and query.answered and bool(
-                query.text or wrote(me, r.at, "send") or any(
-                    c.method.lower().startswith("edit")
-                    and str(c.params.get("message_id")) == str(r.message_id)
-                    for c in since(me, r.at)))
+            ok = bool(query is not None and query.text) or wrote(me, r.at, "send") or any(
+                c.method.lower().startswith("edit")
+                and str(c.params.get("message_id")) == str(r.message_id)
+                for c in since(me, r.at))
         elif r.kind == "typed":
             ok = r.update_id in stored_updates or any(
                 wrote(chat, r.at, "sendmessage") for chat in (me, group) if chat is not None)
         elif r.text == "/export":
-            ok = group is not None and wrote(group, r.at, "senddocument", "sendmessage")
+            ok = group is not None and any(
+                c.method.lower() == "senddocument" or (
+                    c.method.lower() == "sendmessage"
+                    and str(c.params.get("text", "")).startswith(NO_RECORD_YET))
+                for c in since(group, r.at))
         elif r.text == "/go" and r.table is not None and r.table.match_id is not None:
             ok = all(wrote(u.id, r.at, "send") for u in r.table.humans)
         else:
@@ -339,3 +346,9 @@ async def run_all(people: People, tables: list[Table], deadline: float,
     finally:
         for task in tasks:
             task.cancel()
+
+
+def spinning(fake: FakeTelegram, requests: list[Request]) -> list[Request]:
+    """The taps (answered 2xx) whose button was never answered (its spinner ran on)."""
+    return [r for r in requests if r.kind == "tap" and r.delivered and not (
+        (query := fake.callbacks.get(r.query_id or "")) is not None and query.answered)]

@@ -53,7 +53,7 @@ from krendzu.export import export_record
 from storage.postgres import PostgresStore
 from tests.bot_harness import BOT
 from tests.cluster import ROOT, Cluster, Kill
-from tests.cluster_play import People, Table, run_all, unanswered
+from tests.cluster_play import People, Table, run_all, spinning, unanswered
 from tests.fakebot import FakeTelegram
 from tests.pg import PgServer
 
@@ -320,6 +320,7 @@ async def measure(cluster: Cluster, url: str, figures: Figures, tmp: Path) -> di
     out["requests"] = dict(Counter(r.text if r.kind == "command" else r.kind
                                    for r in journal.requests))
     out["unanswered_requests"] = len(missing)
+    out["taps_not_answered_by_the_button"] = len(spinning(fake, journal.requests))
     out["unanswered_details"] = [
         {"update_id": r.update_id, "kind": r.kind, "text": r.text[:40],
          "table": r.table.kind if r.table else None, "delivered": r.delivered,

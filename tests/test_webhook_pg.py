@@ -13,8 +13,9 @@ import psycopg
 import pytest
 
 import chat.app as app_module
+import chat.handlers.buttons as buttons_module
 from chat.web import MAX_ATTEMPTS
-from tests.bot_harness import BOT, FastClock, panel, start_group_duel
+from tests.bot_harness import BOT, FastClock, buttons_with, panel, start_group_duel
 from tests.fakebot import FakeTelegram
 from tests.test_webhook import SORRY, typed_move
 from tests.webhook_harness import running_webhook_bot
@@ -208,3 +209,41 @@ async def test_the_replies_of_a_worker_killed_after_its_200_come_after_the_resta
         assert len(pg(pg_url, "SELECT 1 FROM matches WHERE chat_id = %s",
                       (group.id,))) == 1
         assert pg(pg_url, "SELECT count(*) FROM reply_outbox") == [(0,)]
+
+
+async def test_a_press_applied_by_a_worker_that_died_before_its_replies_is_answered(
+        tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tap's move is stored (with its update id), then the worker dies before it answered
+    the button or stored its replies, and Telegram delivers the tap again: the copy is not
+    applied twice (the ledger), but the button is answered, so the person's press does not
+    end in a spinner."""
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock())
+    ann, bob = fake.user(391, "Ann"), fake.user(392, "Bob")
+    group = fake.group(-1003910, "Pressed")
+    async with running_webhook_bot(tmp_path, fake, database=pg_url) as h:
+        ann.start_bot()
+        bob.start_bot()
+        await h.settle()
+        row = await start_group_duel(h, group, ann, bob, "duel timer=off")
+        mover = next(u for u in (ann, bob) if panel(fake, u) is not None)
+        message = panel(fake, mover)
+        assert message is not None
+        places = buttons_with(message, "p")
+        assert places, message.buttons()
+        died: list[int] = []
+        real_toast = buttons_module.toast
+
+        async def dies_before_answering(query: Any, text: str | None, **options: Any) -> None:
+            if not died:  # the process is gone here: no answer, no replies stored
+                died.append(1)
+                raise RuntimeError("the worker was killed (simulated)")
+            await real_toast(query, text, **options)
+
+        monkeypatch.setattr(buttons_module, "toast", dies_before_answering)
+        query = mover.press(message, data=places[0]["callback_data"])
+        update_id = fake.update_log[-1]["update_id"]
+        await h.settle()
+        assert died
+        assert [a.status for a in fake.webhook_attempts(update_id)] == [500, 200]
+        assert fake.callbacks[query.id].answered, fake.describe()
+        assert [m[2] for m in stored_moves(pg_url, row.match_id)].count(update_id) == 1
