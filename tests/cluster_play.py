@@ -78,6 +78,7 @@ class Request:
     text: str  # the command word, or the button's data
     table: Table | None
     user: FakeUser
+    chat_id: int  # where it was sent: a group, or the person's private chat
     at: float  # time.time() when it was sent (the fake's clock in the cluster)
     query_id: str | None = None  # a tap's callback query
     message_id: int | None = None  # the panel a tap pressed
@@ -133,7 +134,7 @@ class People:
         at = time.time()
         user.send(chat, text)
         request = Request(self.last_update(), "command", text.split()[0].split("@")[0],
-                          table, user, at)
+                          table, user, chat.id if chat is not None else user.id, at)
         self.journal.requests.append(request)
         request.delivered = await self.delivered(request.update_id)
         return request.delivered
@@ -218,7 +219,8 @@ class People:
                     self.journal.typed += 1
                     record = Sent(update_id, table, user, choice[1], True)
                     self.journal.sent.append(record)
-                    request = Request(update_id, "typed", "/play", table, user, at)
+                    request = Request(update_id, "typed", "/play", table, user,
+                                      table.group.id, at)
                     self.journal.requests.append(request)
                     record.delivered = request.delivered = await self.delivered(update_id)
                     return
@@ -238,8 +240,8 @@ class People:
         record = Sent(update_id, table, user, choice[1], False, query_id=query.id)
         if moves:
             self.journal.sent.append(record)
-        request = Request(update_id, "tap", choice[0], table, user, at, query_id=query.id,
-                          message_id=message.message_id)
+        request = Request(update_id, "tap", choice[0], table, user, user.id, at,
+                          query_id=query.id, message_id=message.message_id)
         self.journal.requests.append(request)
         record.delivered = request.delivered = await self.delivered(update_id)
 
@@ -280,7 +282,7 @@ def unanswered(fake: FakeTelegram, requests: list[Request],
             missing.append(r)
             continue
         me = r.user.id
-        group = r.table.group.id if r.table is not None else None
+        group = r.chat_id if r.chat_id != me else None
         if r.kind == "tap":
             query = fake.callbacks.get(r.query_id or "")
             ok = bool(query is not None and query.text) or wrote(me, r.at, "send") or any(
