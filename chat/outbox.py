@@ -142,8 +142,8 @@ class ReplyOutbox:
                             reply_id, update_id, exc_info=True)
                 self._delivered.append(reply_id)
                 self._wake.set()
-        log.info("reply outbox: %d replies of %d updates taken over from stopped workers",
-                 len(rows), len({u for _, u, _ in rows}))
+        log.warning("reply outbox: %d replies of %d updates taken over from stopped "
+                    "workers", len(rows), len({u for _, u, _ in rows}))
         self.send(kept)
         return len(rows)
 
