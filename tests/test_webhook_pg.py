@@ -5,7 +5,10 @@ Bot API posts every update to uvicorn on 127.0.0.1 and retries what was not answ
 from __future__ import annotations
 
 import asyncio
+import os
 import random
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +18,9 @@ import pytest
 import chat.app as app_module
 import chat.handlers.buttons as buttons_module
 from chat.web import MAX_ATTEMPTS
+from storage.postgres import PostgresStore
 from tests.bot_harness import BOT, FastClock, buttons_with, panel, start_group_duel
+from tests.cluster import ROOT
 from tests.fakebot import FakeTelegram
 from tests.test_webhook import SORRY, typed_move
 from tests.webhook_harness import running_webhook_bot
@@ -247,3 +252,59 @@ async def test_a_press_applied_by_a_worker_that_died_before_its_replies_is_answe
         assert [a.status for a in fake.webhook_attempts(update_id)] == [500, 200]
         assert fake.callbacks[query.id].answered, fake.describe()
         assert [m[2] for m in stored_moves(pg_url, row.match_id)].count(update_id) == 1
+
+
+#: A webhook worker in a process of its own: stores two replies under its owner number,
+#: says so, and waits to be killed.
+OWNER_CHILD = """
+import asyncio, sys
+from storage.postgres import PostgresStore
+
+async def main() -> None:
+    store = await PostgresStore.open(sys.argv[1])
+    owner = await store.claim_reply_owner()
+    await store.answer_update(9001, owner, [b"first", b"second"])
+    print(owner, flush=True)
+    await asyncio.sleep(600)
+
+asyncio.run(main())
+"""
+
+
+async def test_a_killed_workers_replies_are_taken_over_and_a_live_ones_are_not(
+        pg_url: str) -> None:
+    """The outbox's owners: a worker's rows stay its own while its process lives (another
+    worker looking takes nothing), and once it is SIGKILLed (its connection closed by the
+    kernel, its lock freed by the server) exactly one other worker takes them over, in the
+    order they were stored."""
+    child = subprocess.Popen([sys.executable, "-c", OWNER_CHILD, pg_url], cwd=ROOT,
+                             stdout=subprocess.PIPE, text=True,
+                             env={**os.environ, "PYTHONPATH": str(ROOT)})
+    first = await PostgresStore.open(pg_url)
+    second = await PostgresStore.open(pg_url)
+    try:
+        assert child.stdout is not None
+        line = await asyncio.wait_for(asyncio.to_thread(child.stdout.readline), 30)
+        dead_owner = int(line)
+        me, sibling = await first.claim_reply_owner(), await second.claim_reply_owner()
+        assert len({dead_owner, me, sibling}) == 3
+        await second.answer_update(9002, sibling, [b"sibling's"])
+        assert await first.take_orphan_replies(me) == []  # both alive: nothing taken
+        child.kill()
+        child.wait(10)
+        taken: list[tuple[int, int, bytes]] = []
+        for _ in range(50):  # the server notices the closed connection at once, or nearly
+            taken = await first.take_orphan_replies(me)
+            if taken:
+                break
+            await asyncio.sleep(0.1)
+        assert [(u, n) for _, u, n in taken] == [(9001, b"first"), (9001, b"second")]
+        assert await second.take_orphan_replies(sibling) == []  # taken once, and alive
+        assert await first.update_answered(9001) and await second.seen_update(9001)
+        assert await first.drop_replies([r for r, _, _ in taken]) == 2
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait(10)
+        await first.close()
+        await second.close()
