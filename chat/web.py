@@ -21,9 +21,11 @@ in the store's ledger (``processed_updates``, ``Store.mark_update``) before the 
 arriving later (the answer was lost on the way) is answered 200 without being processed; a
 copy arriving while the first is still at work waits for its answer. Between a handler's
 writes and the ledger a kill can still come: then the update runs again, so whatever changes
-state applies once. A move and a set-up change (``/add``, ``/join``, a lobby button) store the
-update id in the ledger in their own transaction (``append_move(update_id=)``,
-``update_lobby(update_id=)``), so the copy is answered as processed; the rest are repeats by
+state applies once. A move, a set-up change (``/add``, ``/join``, a lobby button) and a seat
+handed to the computer (``/leave``, ``/kick``) store the update id in the ledger in their own
+transaction (``append_move(update_id=)``, ``update_lobby(update_id=)``,
+``set_stand_in(update_id=)``), so the copy is answered as processed (and its line is not
+posted again); the rest are repeats by
 nature (``/new``: a set-up is under way already, ``/go``: the match runs). A move typed in
 two steps (a card and "end") is stored in one transaction (``Store.append_moves``).
 

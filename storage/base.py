@@ -638,9 +638,13 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     async def set_stand_in(self, match_id: int, seat: int, *, timeouts: int,
-                           computer: bool, resigned: bool = False) -> None:
+                           computer: bool, resigned: bool = False,
+                           update_id: int | None = None) -> None:
         """Record a seat's consecutive timeouts, whether the computer keeps it, and whether
-        its player resigned (a trio plays on; the resigner ranks last)."""
+        its player resigned (a trio plays on; the resigner ranks last). With ``update_id``
+        (``/leave``, ``/kick``) the update is recorded in the ledger in the same transaction
+        (:class:`DuplicateUpdate` if it was already, and nothing changes), so a seat handed
+        over by a redelivered update is handed over, and told, once."""
 
     @abc.abstractmethod
     async def concede_match(self, match_id: int, seat: int) -> bool:

@@ -1156,10 +1156,14 @@ class PostgresStore(Store):
         return {r.seat: r for r in rows}
 
     async def set_stand_in(self, match_id: int, seat: int, *, timeouts: int,
-                           computer: bool, resigned: bool = False) -> None:
+                           computer: bool, resigned: bool = False,
+                           update_id: int | None = None) -> None:
         hook = self.after_computer if computer else None
+        now = self._clock()
 
         async def work(conn: Conn) -> None:
+            if update_id is not None:
+                await self._remember_update(conn, update_id, now)
             await conn.execute(
                 "INSERT INTO stand_ins (match_id, seat, timeouts, computer, resigned) "
                 "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (match_id, seat) DO UPDATE SET "

@@ -1273,14 +1273,22 @@ class SqliteStore(Store):
         return {r.seat: r for r in rows}
 
     async def set_stand_in(self, match_id: int, seat: int, *, timeouts: int,
-                           computer: bool, resigned: bool = False) -> None:
-        await self._change(
-            "INSERT INTO stand_ins (match_id, seat, timeouts, computer, resigned) "
-            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (match_id, seat) DO UPDATE SET "
-            "timeouts = excluded.timeouts, computer = excluded.computer, "
-            "resigned = MAX(stand_ins.resigned, excluded.resigned)",
-            (match_id, seat, max(0, timeouts), int(computer), int(resigned)),
-        )
+                           computer: bool, resigned: bool = False,
+                           update_id: int | None = None) -> None:
+        now = self._clock()
+
+        async def work(conn: aiosqlite.Connection) -> None:
+            if update_id is not None:
+                await self._remember_update(conn, update_id, now)
+            await conn.execute(
+                "INSERT INTO stand_ins (match_id, seat, timeouts, computer, resigned) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (match_id, seat) DO UPDATE SET "
+                "timeouts = excluded.timeouts, computer = excluded.computer, "
+                "resigned = MAX(stand_ins.resigned, excluded.resigned)",
+                (match_id, seat, max(0, timeouts), int(computer), int(resigned)),
+            )
+
+        await self._write(work)
 
     async def migrate_chat(self, old_chat_id: int, new_chat_id: int) -> None:
         now = self._clock()

@@ -30,6 +30,7 @@ from storage import (
     SeatKind,
     SeatSpec,
     SequenceConflict,
+    StandIn,
     StorageError,
     Store,
     open_store,
@@ -377,6 +378,29 @@ async def test_same_update_raced_by_concurrent_tasks(store: Store) -> None:
         isinstance(r, DuplicateUpdate) for r in results if isinstance(r, BaseException)
     )
     assert (await store.get_match(stored.match_id)).move_count == 1
+
+
+async def test_a_seat_handed_over_by_an_update_is_handed_over_once(store: Store) -> None:
+    """``/leave`` and ``/kick`` store the seat's stand-in with their update id in one
+    transaction: the same update run again (redelivered after a crash before the ledger's
+    own write) changes nothing, even after the player came back in between."""
+    await add_users(store, 1, 2)
+    stored = await store.create_match(1, Settings(), seats_for(Table.DUEL, [1, 2]))
+    mid = stored.match_id
+    await store.set_stand_in(mid, 1, timeouts=2, computer=True, update_id=910)
+    assert await store.seen_update(910)
+    assert (await store.stand_ins(mid))[1] == StandIn(1, 2, True)
+    await store.set_stand_in(mid, 1, timeouts=0, computer=False)  # /back
+    with pytest.raises(DuplicateUpdate) as info:
+        await store.set_stand_in(mid, 1, timeouts=2, computer=True, update_id=910)
+    assert info.value.update_id == 910
+    assert (await store.stand_ins(mid))[1] == StandIn(1, 0, False)
+    results = await asyncio.gather(
+        *(store.set_stand_in(mid, 0, timeouts=2, computer=True, update_id=911)
+          for _ in range(4)), return_exceptions=True)
+    assert sum(r is None for r in results) == 1
+    assert all(isinstance(r, DuplicateUpdate) for r in results if r is not None)
+    assert not await store.mark_update(911)
 
 
 async def test_update_ids_are_pruned_by_age(store_target: str) -> None:

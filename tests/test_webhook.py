@@ -452,3 +452,51 @@ def test_a_web_process_started_while_the_bot_api_is_away_waits_for_it(tmp_path: 
     finally:
         if waiting.poll() is None:
             waiting.kill()
+
+
+async def leave_and_kick_redelivered(h: Harness, monkeypatch: pytest.MonkeyPatch,
+                                     base: int) -> None:
+    """Bob's ``/leave`` and then Ann's ``/kick Bob`` are each processed, and the worker
+    "dies" before the ledger's own write (their answers never reach Telegram): Telegram
+    sends each again. The group reads each line once, because the seat's hand-over stores
+    the update id in its own transaction, as a move does."""
+    fake = h.fake
+    ann, bob = fake.user(base + 1, "Ann"), fake.user(base + 2, "Bob")
+    group = fake.group(-1000000 - base * 10, "Echo")
+    ann.start_bot()
+    bob.start_bot()
+    await h.settle()  # private chats are delivered in parallel with the group's
+    await start_group_duel(h, group, ann, bob, "duel deal=short timer=off")
+    store = h.services.store
+    real_mark = store.mark_update
+    skipped: list[int] = []
+
+    async def killed_before_marking(update_id: int) -> bool:
+        if update_id not in skipped:  # the process "dies" here: no ledger write, no answer
+            skipped.append(update_id)
+            return False
+        return await real_mark(update_id)
+
+    monkeypatch.setattr(store, "mark_update", killed_before_marking)
+    for user, command, line in ((bob, f"/leave@{BOT}", "Bob left the table"),
+                                (ann, f"/kick@{BOT} Bob", "Bob was taken off the table")):
+        if command.startswith("/kick"):
+            bob.send(group, f"/back@{BOT}")
+            await h.settle()
+            assert "Bob is back" in (fake.last(group).text or ""), fake.describe()
+        fake.drop_webhook(answered=True)  # processed, its answer lost: Telegram sends again
+        user.send(group, command)
+        update_id = fake.update_log[-1]["update_id"]
+        await h.settle()
+        assert update_id in skipped
+        assert [a.status for a in fake.webhook_attempts(update_id)] == [None, 200]
+        said = [m.text for m in fake.sent(group) if line in (m.text or "")]
+        assert len(said) == 1, said
+        assert await store.seen_update(update_id)
+
+
+async def test_a_redelivered_leave_or_kick_is_told_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock())
+    async with running_webhook_bot(tmp_path, fake) as h:
+        await leave_and_kick_redelivered(h, monkeypatch, 380)

@@ -22,7 +22,7 @@ from storage.postgres import PostgresStore
 from tests.bot_harness import BOT, FastClock, buttons_with, panel, start_group_duel
 from tests.cluster import ROOT
 from tests.fakebot import FakeTelegram
-from tests.test_webhook import SORRY, typed_move
+from tests.test_webhook import SORRY, leave_and_kick_redelivered, typed_move
 from tests.webhook_harness import running_webhook_bot
 
 
@@ -308,3 +308,10 @@ async def test_a_killed_workers_replies_are_taken_over_and_a_live_ones_are_not(
             child.wait(10)
         await first.close()
         await second.close()
+
+
+async def test_a_redelivered_leave_or_kick_is_told_once_on_postgres(
+        tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock())
+    async with running_webhook_bot(tmp_path, fake, database=pg_url) as h:
+        await leave_and_kick_redelivered(h, monkeypatch, 390)

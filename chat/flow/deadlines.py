@@ -74,11 +74,14 @@ class Deadlines:
         return True
 
     async def set_stand_in(self, match_id: int, seat: int, timeouts: int,
-                           computer: bool, *, resigned: bool = False) -> None:
+                           computer: bool, *, resigned: bool = False,
+                           update_id: int | None = None) -> None:
+        """Store the seat's stand-in (with ``update_id``: once per update, else
+        :class:`storage.DuplicateUpdate` and nothing changes)."""
         known = (await self.stand_ins(match_id)).get(seat)
         resigned = resigned or bool(known and known.resigned)
         await self.store.set_stand_in(match_id, seat, timeouts=timeouts, computer=computer,
-                                      resigned=resigned)
+                                      resigned=resigned, update_id=update_id)
         (await self.stand_ins(match_id))[seat] = StandIn(seat, timeouts, computer, resigned)
 
     async def _arm(self, match_id: int, seq: int | None, deadline: float | None) -> None:

@@ -15,7 +15,7 @@ from chat.flow.people import People
 from chat.flow.views.messages import Reader, closing, resigned
 from chat.notices import ComputerTurn, DropPanel, Notice, Outcome, Send
 from krendzu import match_outcome
-from storage import LobbyStatus, MatchStatus, NotFound, Store, StoredMatch
+from storage import DuplicateUpdate, LobbyStatus, MatchStatus, NotFound, Store, StoredMatch
 
 log = logging.getLogger(__name__)
 
@@ -88,16 +88,26 @@ class Endings:
             "match is cancelled. /new sets up a new one."))
 
     async def hand_over(self, stored: StoredMatch, seat: int, line: str, *,
-                        resigned: bool = False) -> list[Notice]:
+                        resigned: bool = False,
+                        update_id: int | None = None) -> list[Notice]:
         """The computer plays the seat from now on (the player left, resigned in a trio or
-        was kicked); ``line`` tells the chat. The player may still come back with /back."""
+        was kicked); ``line`` tells the chat. The player may still come back with /back.
+
+        ``update_id`` (``/leave``, ``/kick``) is stored with the stand-in, as a move stores
+        its own: the same update run again (redelivered after a crash before it was marked
+        handled) changes nothing and tells nothing, even if the player came back since."""
         row = stored.row
         async with self.locks.hold(row.chat_id, row.thread_id):
             fresh = await self.games.load(stored.match_id)
             if fresh.row.status is not MatchStatus.ACTIVE:
                 return []
-            await self.deadlines.set_stand_in(stored.match_id, seat, HANDOVER_AFTER, True,
-                                              resigned=resigned)
+            try:
+                await self.deadlines.set_stand_in(stored.match_id, seat, HANDOVER_AFTER, True,
+                                                  resigned=resigned, update_id=update_id)
+            except DuplicateUpdate:
+                log.info("update %s handed seat %d of match %d over already", update_id,
+                         seat, stored.match_id)
+                return []
             if not resigned:
                 # Left or kicked, and nobody else plays: no match for computers alone. (The
                 # last player's resignation in a trio is a result: the computers finish.)

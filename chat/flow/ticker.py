@@ -176,10 +176,14 @@ class Ticker(Room):
         return notices
 
     async def hand_over(self, stored: StoredMatch, seat: int, line: str, *,
-                        resigned: bool = False) -> list[Notice]:
+                        resigned: bool = False,
+                        update_id: int | None = None) -> list[Notice]:
         """The computer plays the seat from now on (the player left, resigned in a trio or
-        was kicked); ``line`` tells the chat. The player may still come back with /back."""
-        return await self.endings.hand_over(stored, seat, line, resigned=resigned)
+        was kicked); ``line`` tells the chat. The player may still come back with /back.
+        An ``update_id`` hands the seat over (and tells it) once however often the update
+        is delivered."""
+        return await self.endings.hand_over(stored, seat, line, resigned=resigned,
+                                            update_id=update_id)
 
     async def back(self, actor: Actor, matches: list[StoredMatch]) -> Outcome:
         """The player returns: their seats are theirs again, and their turn is timed anew."""

@@ -99,7 +99,7 @@ async def leave_match(call: Call) -> None:
     group_tr = await call.flow.chat_tr(stored.row.chat_id)
     call.deliver(await call.flow.timers.hand_over(stored, seat, group_tr._(
         "{name} left the table: the computer plays for them from now on (/back returns).",
-        name=actor.name)))
+        name=actor.name), update_id=call.update.update_id))
 
 
 @handler
@@ -136,7 +136,7 @@ async def kick(call: Call) -> None:
         return
     call.deliver(await call.flow.timers.hand_over(stored, target, tr._(
         "{name} was taken off the table: the computer plays for them from now on (/back "
-        "returns).", name=names[target])))
+        "returns).", name=names[target]), update_id=call.update.update_id))
 
 
 @handler
