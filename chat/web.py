@@ -22,12 +22,10 @@ arriving later (the answer was lost on the way) is answered 200 without being pr
 copy arriving while the first is still at work waits for its answer. Between a handler's
 writes and the ledger a kill can still come: then the update runs again, so whatever changes
 state applies once. A move, a set-up change (``/add``, ``/join``, a lobby button) and a seat
-handed to the computer (``/leave``, ``/kick``) store the update id in the ledger in their own
-transaction (``append_move(update_id=)``, ``update_lobby(update_id=)``,
-``set_stand_in(update_id=)``), so the copy is answered as processed (and its line is not
-posted again); the rest are repeats by
-nature (``/new``: a set-up is under way already, ``/go``: the match runs). A move typed in
-two steps (a card and "end") is stored in one transaction (``Store.append_moves``).
+handed over (``/leave``, ``/kick``) put the update id in the ledger in their own transaction
+(``update_id=`` of ``append_move``, ``update_lobby``, ``set_stand_in``): the copy is answered
+as processed; the rest are repeats by nature (``/new``, ``/go``). A move typed in two steps
+(a card and "end") is stored in one transaction (``Store.append_moves``).
 
 What the update tells (its replies) is stored before the 200 on PostgreSQL: the notices are
 held while it is processed (:class:`chat.delivery.Held`), written to the reply outbox with the
