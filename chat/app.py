@@ -151,7 +151,7 @@ def build_application(
                             info_per_chat=config.info_per_chat)
         app.bot_data["services"] = h.Services(store, flow, delivery, thinker, pacer,
                                               lobby_seconds=config.lobby_minutes * 60,
-                                              throttle=throttle)
+                                              throttle=throttle, clock=clock)
         try:
             await set_commands(app, catalogs)
         except Exception:

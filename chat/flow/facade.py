@@ -156,6 +156,10 @@ class Flow:
     async def seat_invited(self, actor: Actor) -> list[Outcome]:
         return await self.invites.seat_invited(actor)
 
+    async def private_chat_closed(self, chat_id: int, thread_id: int | None, actor: Actor,
+                                  command: str, tr: Tr) -> Send | None:
+        return await self.invites.private_chat_closed(chat_id, thread_id, actor, command, tr)
+
     # Outside engines: chat.flow.engines ---------------------------------------------------
 
     async def engine_command(self, actor: Actor, args: list[str], *,

@@ -1,6 +1,7 @@
 """Seats taken from the private chat: a person who pressed Join before the bot could write
 to them opens the invitation link (``/start j<lobby>_<key>``) or just presses Start, and is
-seated where they were invited."""
+seated where they were invited. Also the line that sends someone there from a group: a
+command answered privately, typed by a person the bot cannot write to yet."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from chat.flow.lobby_state import state_of
 from chat.flow.people import People
 from chat.flow.views import codec
 from chat.i18n import Tr
-from chat.notices import Outcome
+from chat.model import Button
+from chat.notices import Outcome, Send
 from storage import LobbyRow, LobbyStatus, NotFound, Store
 
 
@@ -51,6 +53,21 @@ class Invites:
             if actor.user_id in state_of(lobby).invited:
                 outcomes.append(await self._seat_from_private(actor, lobby, tr))
         return outcomes
+
+    async def private_chat_closed(self, chat_id: int, thread_id: int | None, actor: Actor,
+                                  command: str, tr: Tr) -> Send | None:
+        """``command`` typed in a group is answered in the private chat: ``None`` if the
+        bot may write there, else the group's one line (in ``tr``, the group's language)
+        with a button that opens the private chat with Start. Without it the answer would
+        meet Telegram's 403 and the person would hear nothing. The line names no card."""
+        if chat_id > 0 or not await self.people.was_unreachable(actor.user_id):
+            return None
+        link = codec.hello_link(self.lobbies.bot_username)
+        return Send(chat_id, tr._(
+            "{name}, I answer {command} in our private chat, and I cannot write to you there "
+            "yet: tap the button below, then Start.", name=actor.name, command=command),
+            thread_id=thread_id, group=True,
+            keyboard=[[Button(tr._("Open the private chat"), url=link)]])
 
     async def _seat_from_private(self, actor: Actor, lobby: LobbyRow, tr: Tr) -> Outcome:
         if lobby.status is not LobbyStatus.OPEN:

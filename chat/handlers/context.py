@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
@@ -39,6 +40,9 @@ CallHandler = Callable[["Call"], Awaitable[None]]
 ADMIN_SECONDS = 60.0
 #: Exported records kept (a long match's record is some 100 KiB).
 EXPORT_BYTES = 4 * 1024 * 1024
+#: A person the bot cannot write to privately, told so in a group (with the Start button),
+#: is not told again in that group for this long, however many private commands they type.
+PRIVATE_NUDGE_SECONDS = 300.0
 
 
 @dataclass
@@ -63,11 +67,18 @@ class Services:
         default_factory=lambda: ByteLru(EXPORT_BYTES, 32))
     #: Per-user and per-chat limits (:mod:`chat.throttle`), checked by :func:`admission`.
     throttle: Throttle = field(default_factory=Throttle)
+    #: The application's clock (tests run a faster one).
+    clock: Callable[[], float] = time.time
+    #: (group, person) told lately that the private chat is closed to the bot
+    #: (:meth:`Call.private_chat_closed`). This process's courtesy, as the throttle's
+    #: buckets are: lost on a restart, the group may be told once more.
+    nudged: TtlCache[tuple[int, int], bool] = field(init=False)
     #: /history, /stats, /top (leaderboard pages kept a minute per scope).
     standings: Standings = field(init=False)
 
     def __post_init__(self) -> None:
         self.standings = Standings(self.store, self.flow)
+        self.nudged = TtlCache(PRIVATE_NUDGE_SECONDS, 4096, clock=self.clock)
 
 
 class BotContext(CallbackContext[ExtBot[None], dict[Any, Any], dict[Any, Any], dict[Any, Any]]):
@@ -201,7 +212,32 @@ class Call:
         await say(self.svc, self.update, text)
 
     async def answer(self, outcome: Outcome) -> None:
+        if outcome.private_reply and outcome.reply and await self.private_chat_closed():
+            # A refusal that names a held card goes to the private chat only; closed, the
+            # group's line says where the answer would be, and the card stays unnamed.
+            outcome = replace(outcome, reply=None)
         await answer(self.svc, self.update, outcome)
+
+    async def private_chat_closed(self) -> bool:
+        """For a command answered in the private chat (``/hand``, ``/hint``, ``/exchange``,
+        ``/discard``, a refusal naming a card): whether it was typed in a group by someone
+        the bot cannot write to privately (never pressed Start, or blocked the bot). Then
+        the command goes no further, and the group gets one line with a button that opens
+        the private chat, at most once per person and group every
+        :data:`PRIVATE_NUDGE_SECONDS`: the answer would meet Telegram's 403 and end in
+        silence, and a repeated command must not repeat the line."""
+        if self.private:
+            return False
+        command = command_of(self.update, self.flow.bot_username) or "text"
+        line = await self.flow.private_chat_closed(self.chat.id, self.thread, self.actor,
+                                                   f"/{command}", self.tr)
+        if line is None:
+            return False
+        key = (self.chat.id, self.actor.user_id)
+        if self.svc.nudged.get(key) is None:
+            self.svc.nudged.put(key, True)
+            self.deliver([replace(line, info=self.reply_kind("/private"))])
+        return True
 
     def deliver(self, notices: Sequence[Notice]) -> None:
         self.svc.delivery.run(list(notices))

@@ -20,6 +20,8 @@ async def match_op(call: Call, kind: str) -> None:
     """``/hand``, ``/board``, ``/score``, ``/hint``, ``/moves``, ``/export``, ``/resign``,
     ``/cancel`` on the match they mean."""
     tr, flow, actor = call.tr, call.flow, call.actor
+    if kind in ("hand", "hint") and await call.private_chat_closed():
+        return  # answered privately: the group was told to open the private chat
     stored = None
     if kind == "export" and call.args:
         # /export N: a match from /history (of this chat, or one the user played).

@@ -76,6 +76,8 @@ async def pass_command(call: Call) -> None:
 
 @handler
 async def exchange(call: Call) -> None:
+    if await call.private_chat_closed():
+        return  # the cards given away are chosen in the private chat: it must be open
     args = call.args
     if len(args) != 1 or not ascii_number(args[0]) or len(args[0]) > 2:
         await call.say(call.tr._("Write how many cards you exchange, e.g. /exchange 2."))
@@ -90,7 +92,9 @@ async def discard(call: Call) -> None:
     if not call.private:
         # Typed in a group, the command shows everyone the card given away: the exchange is
         # made in the private chat only. The answer goes there too; the group hears nothing
-        # (and no card is named).
+        # (and no card is named), unless that chat is closed to the bot: then one line.
+        if await call.private_chat_closed():
+            return
         utr = await call.flow.user_tr(call.actor.user_id)
         call.deliver([Send(call.actor.user_id, utr._(
             "Cards to exchange are named here, in our private chat, not in the group (everyone "

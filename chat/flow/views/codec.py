@@ -297,6 +297,17 @@ def join_link(bot_username: str, lobby_id: int, invite_key: str) -> str:
 
 TURN_PAYLOAD = re.compile(r"t([0-9]{1,15})")
 
+#: The ``start`` payload of the link a group line gives someone the bot cannot write to
+#: privately: ``/start`` takes it as a plain Start (the welcome; a player's hands and panels
+#: come by themselves), and it names no group, match or person.
+HELLO_PAYLOAD = "hello"
+
+
+def hello_link(bot_username: str) -> str:
+    """The bot's private chat, opened with Start, from a group line (as the invitation link
+    is for a lobby's Join)."""
+    return f"https://t.me/{bot_username}?start={HELLO_PAYLOAD}"
+
 
 def turn_link(bot_username: str, match_id: int) -> str:
     """The board post's "your move" link: ``/start t<match>`` brings the player's panel to
