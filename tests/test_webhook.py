@@ -500,3 +500,44 @@ async def test_a_redelivered_leave_or_kick_is_told_once(
     fake = FakeTelegram(bot_username=BOT, clock=FastClock())
     async with running_webhook_bot(tmp_path, fake) as h:
         await leave_and_kick_redelivered(h, monkeypatch, 380)
+
+
+async def test_a_redelivered_resignation_in_a_trio_is_told_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a trio a resignation hands the seat to the computer, as /leave does: redelivered
+    after a crash before the ledger's write, it is told once."""
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock())
+    ann, bob = fake.user(386, "Ann"), fake.user(387, "Bob")
+    group = fake.group(-1003860, "Trio")
+    async with running_webhook_bot(tmp_path, fake) as h:
+        ann.start_bot()
+        bob.start_bot()
+        await h.settle()
+        ann.send(group, f"/new@{BOT} trio-lone-defender timer=off")
+        await h.settle()
+        bob.send(group, f"/join@{BOT}")
+        await h.settle()
+        ann.send(group, f"/add@{BOT} easy")
+        await h.settle()
+        ann.send(group, f"/go@{BOT}")
+        await h.settle()
+        assert await h.services.store.active_match(group.id) is not None, fake.describe()
+        store = h.services.store
+        real_mark = store.mark_update
+        skipped: list[int] = []
+
+        async def killed_before_marking(update_id: int) -> bool:
+            if not skipped:  # the process "dies" here: no ledger write, no answer
+                skipped.append(update_id)
+                return False
+            return await real_mark(update_id)
+
+        monkeypatch.setattr(store, "mark_update", killed_before_marking)
+        fake.drop_webhook(answered=True)
+        bob.send(group, f"/resign@{BOT}")
+        update_id = fake.update_log[-1]["update_id"]
+        await h.settle()
+        assert skipped == [update_id]
+        assert [a.status for a in fake.webhook_attempts(update_id)] == [None, 200]
+        said = [m.text for m in fake.sent(group) if "Bob resigned" in (m.text or "")]
+        assert len(said) == 1, said

@@ -29,7 +29,10 @@ class Endings:
         self.games = games
         self.deadlines = deadlines
 
-    async def resign(self, stored: StoredMatch, actor: Actor) -> Outcome:
+    async def resign(self, stored: StoredMatch, actor: Actor, *,
+                     update_id: int | None = None) -> Outcome:
+        """The player gives up: a trio in a group plays on with the computer in the seat
+        (once per ``update_id``, as ``/leave``), any other match ends."""
         tr = await self.people.chat_tr(stored.row.chat_id)
         seat = stored.row.seat_of(actor.user_id)
         if seat is None:
@@ -39,7 +42,7 @@ class Endings:
             # A trio plays on: the computer takes the seat (the player ranks last).
             return Outcome(None, await self.hand_over(stored, seat, tr._(
                 "{name} resigned: the computer plays their seat to the end, and they rank "
-                "last.", name=names[seat]), resigned=True))
+                "last.", name=names[seat]), resigned=True, update_id=update_id))
         async with self.locks.hold(stored.row.chat_id, stored.row.thread_id):
             stored = await self.games.load(stored.match_id)  # the final board: as it is now
             if not await self.store.concede_match(stored.match_id, seat):

@@ -252,8 +252,9 @@ class Flow:
 
     # Endings: chat.flow.endings -------------------------------------------------------------
 
-    async def resign(self, stored: StoredMatch, actor: Actor) -> Outcome:
-        return await self.endings.resign(stored, actor)
+    async def resign(self, stored: StoredMatch, actor: Actor, *,
+                     update_id: int | None = None) -> Outcome:
+        return await self.endings.resign(stored, actor, update_id=update_id)
 
     async def cancel(self, stored: StoredMatch, actor: Actor, is_admin: bool) -> Outcome:
         return await self.endings.cancel(stored, actor, is_admin)

@@ -57,7 +57,7 @@ async def match_op(call: Call, kind: str) -> None:
     elif kind == "export":
         await export(call, stored)
     elif kind == "resign":
-        await call.answer(await flow.resign(stored, actor))
+        await call.answer(await flow.resign(stored, actor, update_id=call.update.update_id))
     elif kind == "cancel":
         await call.answer(await flow.cancel(stored, actor, await call.is_admin()))
 
