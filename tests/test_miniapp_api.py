@@ -661,7 +661,7 @@ def test_labels_are_the_ones_play_reads_also_at_the_edge() -> None:
     and every legal cell has one, and the margin never reaches left of A."""
     from chat.describe import tour_frame
     from chat.i18n import Catalogs
-    from chat.miniapp.api import state_json
+    from chat.miniapp.state import state_json
     from krendzu import Match, Place
     from krendzu.tables import Settings, Table
 
@@ -694,7 +694,7 @@ def test_a_scored_line_is_said_in_words() -> None:
     board alone showed only a stroke over the cards."""
     from chat.describe import tour_frame
     from chat.i18n import Catalogs
-    from chat.miniapp.api import state_json
+    from chat.miniapp.state import state_json
     from krendzu import Match, Place
     from krendzu.tables import Settings, Table
 
