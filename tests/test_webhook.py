@@ -186,7 +186,7 @@ async def test_a_failed_update_is_answered_500_and_applied_once_on_redelivery(
 async def test_an_update_that_always_fails_is_given_up_with_an_apology(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """One broken update must not hold back its chat for the day Telegram keeps it."""
-    from chat.web import MAX_ATTEMPTS
+    from chat.webhook import MAX_ATTEMPTS
 
     fake = FakeTelegram(bot_username=BOT, clock=FastClock())
     fake.webhook_retry_cap = 2.0

@@ -17,7 +17,7 @@ import pytest
 
 import chat.app as app_module
 import chat.handlers.buttons as buttons_module
-from chat.web import MAX_ATTEMPTS
+from chat.webhook import MAX_ATTEMPTS
 from storage.postgres import PostgresStore
 from tests.bot_harness import BOT, FastClock, buttons_with, panel, start_group_duel
 from tests.cluster import ROOT
