@@ -370,3 +370,52 @@ def test_each_exchange_discard_is_told_without_its_card() -> None:
     assert lines == ["The exchange is done: new cards were dealt."]
     told = " ".join(describe_moves(en, game, [Discard(first), Discard(second)], names)[0])
     assert first.pretty() not in told and second.pretty() not in told
+
+
+async def test_a_defenders_point_is_told_once_in_their_own_record(flow: Flow) -> None:
+    """A defender's first card completes a line ("+1 …") and they place a second from
+    the panel: the panel, turned into the record of the whole turn, tells that point once.
+    Before, the first card's "+1" line stayed in the record above the turn's lines, which
+    carry it again (they tell the group the whole turn: the test above)."""
+    from krendzu import Match, Settings
+    from storage import SeatSpec
+
+    rng = random.Random(7)
+    for seed in range(3000):
+        game = Match(["p1", "p2"], Settings(), seed=seed)
+        steps = []
+        while not game.is_over:
+            tour = game.tour
+            combos = len(tour.combos)
+            step = rng.choice(game.legal_actions())
+            game.apply(step)
+            steps.append(step)
+            if (isinstance(step, Place) and game.tour is tour and tour.pending
+                    and len(tour.combos) > combos):
+                break
+        else:
+            continue
+        second = next((a for a in game.legal_actions() if isinstance(a, Place)), None)
+        if second is not None:
+            break
+    else:
+        raise AssertionError("no defender's first card scored in 3,000 random matches")
+    for actor in (ANN, BOB):
+        await flow.see_user(actor, private=True)
+    row = await flow.store.create_match(-5151, Settings(), [
+        SeatSpec.human(ANN.user_id), SeatSpec.human(BOB.user_id)], seed=seed)
+    actors = {ANN.user_id: ANN, BOB.user_id: BOB}
+    outcome = None
+    for step in [*steps, second]:
+        stored = await flow.load(row.match_id)
+        user_id = stored.row.seats[stored.game.current_player].user_id
+        assert user_id is not None
+        outcome = await flow.play(row.match_id, actors[user_id], [step], from_panel=True)
+        assert outcome.reply and outcome.reply.startswith("✓"), outcome.reply
+    assert outcome is not None
+    from chat.notices import EditPanel
+
+    [record] = [n for n in outcome.notices if isinstance(n, EditPanel)
+                and n.user_id == user_id and n.keyboard is None]
+    points = [line for line in record.text.split("\n") if line.startswith("+1 ")]
+    assert len(points) == len(set(points)) >= 1, record.text

@@ -178,6 +178,10 @@ def announce(change: Change, audience: Audience) -> Announcement:
             shown = list(audience.mover_shown)
             if shown and before is not None and before.tour.pending:
                 shown = shown[:-1]  # "first card (may place a second)": now a whole turn
+                # The first card's points come again with the turn's lines (describe_moves
+                # tells the group them there): once in the record.
+                while shown and shown[-1].startswith("+1 ") and shown[-1] in own_lines:
+                    shown = shown[:-1]
             if shift is not None:
                 shown = []  # in the old labels, above a board in the new ones
             record = [*shown, *own_lines][-panels.PANEL_LINES:]
