@@ -292,6 +292,12 @@ class Delivery:
         while (left := end - self.clock()) > 0:
             await asyncio.sleep(min(left, 0.2))
 
+    async def group_wait(self, chat: int) -> float:
+        """Seconds until the group's window lets one more write out (0: now), taking no
+        slot: the scaled mode's board job waits that long as a job scheduled later rather
+        than holding a worker's slot (:mod:`chat.jobs`)."""
+        return await self._gate(chat).wait()
+
     async def knows_panel(self, match_id: int, user_id: int) -> bool:
         return await self.sender.knows_panel(match_id, user_id)
 

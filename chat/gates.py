@@ -24,6 +24,9 @@ class Gate(Protocol):
 
     async def claim(self, reserve: int = 0) -> float:
         """Take a slot and return 0, or return the seconds until one may be free."""
+
+    async def wait(self) -> float:
+        """The seconds until a slot may be free (0: now), taking none."""
         ...
 
     async def done(self) -> None:
@@ -54,6 +57,9 @@ class GroupGate:
 
     def take(self) -> None:
         self.sent.append(self.clock())
+
+    async def wait(self) -> float:
+        return self.wait_time()
 
     async def claim(self, reserve: int = 0) -> float:
         wait = self.wait_time(reserve)
@@ -105,6 +111,10 @@ class SharedGate:
         #: The group's writes as last read: while they say the window is full, it is (a
         #: write leaves the window only by time), and the database is not asked again.
         self.known: list[float] = []
+
+    async def wait(self) -> float:
+        self.known = sorted(await self.windows.group_sent(self.chat_id))
+        return window_wait(self.known, self.limit, 0, self.window, self.clock())
 
     async def claim(self, reserve: int = 0) -> float:
         wait = window_wait(self.known, self.limit, reserve, self.window, self.clock())

@@ -47,6 +47,34 @@ class Drawing:
     key: Hashable | None = None
 
 
+#: A notice's place in a match's announcements: (match id, key), e.g. ``(7, "deal:2:1001")``
+#: for the hand of tour 3 sent to user 1001. The store keeps the keys of what was delivered
+#: (:meth:`storage.Store.note_told`); the scaled mode's announcement jobs skip a notice
+#: whose key is there, so a job run again after its worker was killed resumes after the
+#: last notice Telegram took instead of telling it twice.
+Told = tuple[int, str]
+#: The told key of a group's board posts: its number is the last move the newest one shows.
+BOARD_KEY = "board"
+
+
+def then_key(seq: int, card: Card) -> str:
+    """The key, among the told ones, of a move ``seq`` that was a defender's first card
+    placed from a key naming ``card`` as the second (:attr:`Mover.then`): noted with the
+    move (the scaled mode), so whichever job tells the move draws the panel asking for that
+    card's cell, also one that tells it with the move before (no mover named then)."""
+    return f"then:{seq}:{card.code()}"
+
+
+def thens(told: Mapping[str, int]) -> dict[int, Card]:
+    """The second cards named by moves, by move number (:func:`then_key`)."""
+    found: dict[int, Card] = {}
+    for key in told:
+        if key.startswith("then:"):
+            _, seq, code = key.split(":", 2)
+            found[int(seq)] = Card.parse(code)
+    return found
+
+
 @dataclass(frozen=True, slots=True)
 class Send:
     """A new message: text, or a picture with ``text`` as its caption."""
@@ -75,6 +103,9 @@ class Send:
     #: An information reply (``rules``, ``help``, ``stats``, ``top``, ...): it waits behind
     #: board posts and panels, and a newer one of the same kind replaces one still queued.
     info: str | None = None
+    #: What of a match's announcement this tells, (match id, key): noted in the store once
+    #: Telegram took it, so that an announcement run again skips it (:data:`Told`).
+    told: Told | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +121,7 @@ class EditPanel:
     keyboard: Keyboard | None
     fallback: Send | None = None
     picture: BoardPicture | None = None
+    told: Told | None = None  # as :attr:`Send.told`
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +151,9 @@ class BoardPost:
     keyboard: Keyboard | None = None
     #: The labelling of the cells ``lines`` name: the frame of the picture's tour.
     frame: LabelFrame = field(default_factory=LabelFrame)
+    #: The last move the post shows (a group's: noted as the match's ``board`` key once
+    #: posted, so that an announcement run again tells the group only the moves after it).
+    seq: int = 0
 
     def merged(self, newer: BoardPost) -> BoardPost | None:
         """``newer`` with this queued post's lines first (coalescing), or ``None`` when they
@@ -202,6 +237,9 @@ class Mover:
 
     user_id: int
     from_panel: bool = False
+    #: A defender's first card placed from a key that named their second card: the panel
+    #: the move redraws asks for that card's cell at once (a two-card turn is four taps).
+    then: Card | None = None
 
 
 #: The move being stored in this task (set by the flow around its append). The scaled

@@ -30,6 +30,7 @@ from telegram.error import BadRequest, ChatMigrated, Forbidden, TelegramError
 
 from chat.model import Button, Keyboard
 from chat.notices import (
+    BOARD_KEY,
     BoardClock,
     BoardPost,
     Drawing,
@@ -38,6 +39,7 @@ from chat.notices import (
     Notice,
     Send,
     ShowLobby,
+    Told,
 )
 from chat.painter import Painter
 from storage import NotFound, Store
@@ -100,6 +102,7 @@ class Sender:
     async def deliver(self, notice: Notice) -> None:
         if isinstance(notice, Send):
             await self.send(notice)
+            await self._note(notice.told)
         elif isinstance(notice, BoardPost):
             await self._board(notice)
         elif isinstance(notice, ShowLobby):
@@ -108,10 +111,23 @@ class Sender:
             await self._board_clock(notice)
         elif isinstance(notice, EditPanel):
             await self._edit_panel(notice)
+            await self._note(notice.told)
         elif isinstance(notice, DropPanel):
             known = await self.store.set_panel(notice.match_id, notice.user_id, None)
             if known:
                 await self._retire_panel(notice.user_id, known, notice.note)
+
+    async def _note(self, told: Told | None, seq: int = 0) -> None:
+        """Telegram took the notice: note it (:data:`chat.notices.Told`) at once, so that
+        an announcement run again (its worker killed) does not tell it twice. A note that
+        cannot be written costs a repeat after a kill, never the delivery."""
+        if told is None:
+            return
+        try:
+            await self.store.note_told(*told, seq=seq)
+        except Exception:
+            log.warning("match %s: could not note %s as delivered", told[0], told[1],
+                        exc_info=True)
 
     # Private panels ---------------------------------------------------------------------
 
@@ -175,6 +191,8 @@ class Sender:
                                        keyboard=notice.keyboard))
         if message is None:
             return
+        # First of all: an announcement run again tells the group only the moves after it.
+        await self._note((notice.match_id, BOARD_KEY), notice.seq)
         try:
             old = await self.store.set_board_message(notice.match_id, message.message_id,
                                                      text)

@@ -329,9 +329,24 @@ _V5 = (
     "CREATE INDEX update_answers_by_time ON update_answers (answered_at)",
 )
 
+_V6 = (
+    # What of each match's announcements Telegram took (chat.notices.Told): a key per
+    # delivered notice, noted right after Telegram answered, and ``board`` with the last
+    # move the group's newest board post shows. The scaled mode's announcement jobs skip
+    # what is here, so a job run again after its worker was killed tells nothing twice.
+    """
+    CREATE TABLE told (
+        match_id BIGINT NOT NULL,
+        key      TEXT NOT NULL,
+        seq      INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (match_id, key)
+    )
+    """,
+)
+
 #: Tables only the PostgreSQL backend has (the scaled mode's, never in SQLite's schema).
 POSTGRES_ONLY = frozenset({"flood_chats", "flood_groups", "update_failures", "reply_outbox",
-                           "update_answers"})
+                           "update_answers", "told"})
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "the schema of SQLite's version 7: chats, users, matches, seats, move log, "
@@ -342,6 +357,7 @@ MIGRATIONS: tuple[Migration, ...] = (
               _V4),
     Migration(5, "the webhook workers' reply outbox and answered updates (PostgreSQL only)",
               _V5),
+    Migration(6, "what of each match's announcements was delivered (PostgreSQL only)", _V6),
 )
 
 LATEST = MIGRATIONS[-1].version

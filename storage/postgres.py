@@ -228,6 +228,9 @@ def _secret_free(url: str) -> tuple[str, dict[str, str]]:
 
 # Rows ------------------------------------------------------------------------------------
 
+_NOTE_TOLD = ("INSERT INTO told (match_id, key, seq) VALUES (%s, %s, %s) ON CONFLICT "
+              "(match_id, key) DO UPDATE SET seq = GREATEST(told.seq, excluded.seq)")
+
 #: A match row of ``matches m`` with its move count and its seats (a JSON array of objects,
 #: named by column, that psycopg decodes), in one query.
 _MATCH_COLUMNS = """
@@ -1014,6 +1017,20 @@ class PostgresStore(Store):
         await self._change(
             "UPDATE matches SET announced_seq = GREATEST(announced_seq, %s) "
             "WHERE match_id = %s", (seq, match_id))
+
+    async def told(self, match_id: int) -> dict[str, int]:
+        rows = await self._select("SELECT key, seq FROM told WHERE match_id = %s",
+                                  (match_id,), lambda r: (str(r["key"]), int(r["seq"])))
+        return dict(rows)
+
+    async def note_told(self, match_id: int, key: str, seq: int = 0) -> None:
+        await self._change(_NOTE_TOLD, (match_id, key, seq))
+
+    @staticmethod
+    async def note_told_on(conn: Conn, match_id: int, key: str, seq: int = 0) -> None:
+        """:meth:`note_told` inside ``conn``'s transaction (a move's, for what it says
+        about its announcement: :func:`chat.notices.then_key`)."""
+        await conn.execute(_NOTE_TOLD, (match_id, key, seq))
 
     # Ratings and history ----------------------------------------------------------------
 

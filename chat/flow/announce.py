@@ -10,7 +10,7 @@ its input and records its output.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from chat.describe import (
     describe_moves,
@@ -39,7 +39,7 @@ from chat.notices import (
     Notice,
     Send,
 )
-from krendzu import Action, Match
+from krendzu import Action, Card, Match
 from krendzu import Outcome as MatchOutcome
 from storage import SeatKind, StoredMatch
 
@@ -55,6 +55,13 @@ class Change:
     actions: Sequence[Action]
     mover: int | None = None
     from_panel: bool = False
+    #: The mover's first card of a two-card defence was placed from a key that named this
+    #: second card: their panel asks for its cell at once (four taps, in both modes).
+    then: Card | None = None
+    #: The group was told more than ``before`` already (its board post shows the moves up
+    #: to a later one: an announcement run again after its worker was killed): the match
+    #: as that post shows it and the actions since, which are all the group is told.
+    group_since: tuple[Match, Sequence[Action]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,49 +126,68 @@ def announce(change: Change, audience: Audience) -> Announcement:
     lines: list[str] = []
     if before is not None:
         lines, _ = describe_moves(group_tr, before, actions, names)
+    mid, end = row.match_id, len(game.history)
+    # What the group is told: the change, or only what its last board post does not show.
+    group_lines, group_before = lines, before
+    if change.group_since is not None:
+        group_before, since = change.group_since
+        group_lines = describe_moves(group_tr, group_before, since, names)[0] if since else []
     # The labels moved (the board grew left or up): the lines say so first, and every
     # caption's lines are labelled as its picture (BoardPost.frame).
     shift = label_shift(before, game)
     frame = tour_frame(game)
     new_tour = before is None or before.tour_index != game.tour_index
     view = game.observation(None)
-    if not private_match:
+    group_told = change.group_since is not None and not change.group_since[1]
+    if not private_match and not group_told:
         footer = "\n".join(x for x in (
             score_text(group_tr, view, names),
             tour_text(group_tr, view) + " · " + next_text(group_tr, view, names)
             if not view.match_over else next_text(group_tr, view, names),
         ) if x)
-        head = lines + ([roles_line(group_tr, view, names)]
-                        if new_tour and not view.match_over else [])
+        head = group_lines + ([roles_line(group_tr, view, names)]
+                        if (group_before is None or group_before.tour_index != game.tour_index)
+                        and not view.match_over else [])
         if audience.seconds_left and not audience.computer_next:
             footer += "\n" + clock_text(group_tr, audience.seconds_left)
-        if not (lines and game.tour.pending):
+        if not (group_lines and game.tour.pending):
             # A defender's first card of a turn that may take a second is not posted: the
             # group sees the whole turn in one post when it ends (its lines name both cards).
             notices.append(BoardPost(row.match_id, row.chat_id, row.thread_id, tuple(head),
                                      footer, BoardPicture(view, names, group_tr.language,
                                                           outcome=result),
-                                     keyboard=turn_keyboard(change, audience), frame=frame))
+                                     keyboard=turn_keyboard(change, audience), frame=frame,
+                                     seq=end))
         if before is not None:
             # Each tour this change ended: its moves, in a summary that stays.
             for index in range(before.tour_index, len(game.tours)):
                 if game.tours[index].is_over and not (
                         index < len(before.tours) and before.tours[index].is_over):
-                    notices.append(tour_summary(stored, index, audience.group))
+                    notices.append(replace(tour_summary(stored, index, audience.group),
+                                           told=(mid, f"tour:{index}")))
 
     def panel(seat: int, user_id: int, reader: Reader, shown: Sequence[str], *,
-              edit: bool = False) -> None:
+              edit: bool = False, card: Card | None = None) -> None:
         left = audience.seconds_left
         # An edited panel gets the new board too: its caption describes the position after
         # the change (:class:`EditPanel`'s ``picture``).
-        notices.append(panels.panel(stored, seat, user_id, reader.tr, reader.names, shown,
-                                    audience.title, edit=edit, redraw=True,
-                                    clock=clock_text(reader.tr, left, panel=True) if left
-                                    else "", app=audience.app))
+        notices.append(told(panels.panel(
+            stored, seat, user_id, reader.tr, reader.names, shown, audience.title, edit=edit,
+            redraw=True, card=card, clock=clock_text(reader.tr, left, panel=True) if left
+            else "", app=audience.app), f"panel:{stored.next_seq}:{user_id}"))
         out.panels.append((user_id, panels.shown(shown)))
+
+    def told(notice: Notice, key: str) -> Notice:
+        """The notice with its place in the match's announcements (:data:`Told`)."""
+        return replace(notice, told=(mid, key)) if isinstance(notice, Send | EditPanel) \
+            else notice
 
     humans = [s for s in row.seats if s.kind is SeatKind.HUMAN and s.user_id is not None]
     current = game.current_player
+    # Mid-turn, the second card named by the first one's key: its cells at once.
+    then = change.then if (change.then is not None and not game.is_over
+                           and game.tour.pending
+                           and change.then in game.observation(current).tour.hand) else None
     for seat in humans:
         user_id = seat.user_id
         assert user_id is not None
@@ -188,25 +214,29 @@ def announce(change: Change, audience: Audience) -> Announcement:
             text = "\n".join([*record,
                               hand_text(tr, seat_view.tour.hand) if seat_view else ""])
             if to_move and not new_tour:
-                panel(seat.seat, user_id, reader, record, edit=change.from_panel)
+                panel(seat.seat, user_id, reader, record, edit=change.from_panel, card=then)
                 continue
             if change.from_panel:
                 notices.append(EditPanel(row.match_id, user_id, text.strip(), None,
                                          picture=BoardPicture(
                                              seat_view or view, own_names, tr.language,
                                              private=seat_view is not None,
-                                             outcome=result)))
+                                             outcome=result),
+                                         told=(mid, f"record:{end}:{user_id}")))
             else:
                 # Typed: the answer belongs below what was typed, not in an old panel.
                 notices.append(DropPanel(row.match_id, user_id, panels.closed_note(tr)))
-                notices.append(Send(user_id, text.strip(), match_id=row.match_id))
+                notices.append(Send(user_id, text.strip(), match_id=row.match_id,
+                                    told=(mid, f"record:{end}:{user_id}")))
         elif not to_move:
             notices.append(DropPanel(row.match_id, user_id, panels.closed_note(tr)))
         if new_tour and seat_view is not None:
-            notices.append(deal_message(stored, seat.seat, user_id, reader, audience.title))
+            notices.append(told(deal_message(stored, seat.seat, user_id, reader,
+                                             audience.title),
+                                f"deal:{game.tour_index}:{user_id}"))
         if to_move:
             panel(seat.seat, user_id, reader,
-                  own_lines if private_match or user_id != mover else [])
+                  own_lines if private_match or user_id != mover else [], card=then)
         elif private_match and mover is None and own_lines:
             # Alone with computers and not to move: follow their moves like a group.
             footer = score_text(tr, view, own_names) + "\n" + (
@@ -219,11 +249,13 @@ def announce(change: Change, audience: Audience) -> Announcement:
             # Neither moving nor next (a third or fourth player): told apart, as the group
             # is, once the turn that grew the board is whole.
             notices.append(Send(user_id, where(tr, row.chat_id, audience.title) + "\n"
-                                + shift_text(tr, *shift), match_id=row.match_id))
+                                + shift_text(tr, *shift), match_id=row.match_id,
+                                told=(mid, f"shift:{end}:{user_id}")))
     if game.is_over:
         assert result is not None, "a summary comes after the last move"
-        notices.extend(summary(stored, result, audience.group, audience.players,
-                               audience.title))
+        notices.extend(told(n, f"end:{n.chat_id}") if isinstance(n, Send) else n
+                       for n in summary(stored, result, audience.group, audience.players,
+                                        audience.title))
     elif audience.computer_next:
         notices.append(ComputerTurn(row.match_id, stored.next_seq))
     notices.append(Announced(row.match_id, len(game.history)))

@@ -46,8 +46,13 @@ class Broadcast:
 
     async def change(self, stored: StoredMatch, before: Match | None,
                      actions: Sequence[Action], *, mover: int | None = None,
-                     from_panel: bool = False, drain: bool = False) -> list[Notice]:
-        """Notices telling everyone about ``actions`` (applied to ``before``) and what next."""
+                     from_panel: bool = False, drain: bool = False, then: Card | None = None,
+                     group_since: tuple[Match, Sequence[Action]] | None = None,
+                     record: bool = True) -> list[Notice]:
+        """Notices telling everyone about ``actions`` (applied to ``before``) and what next
+        (:class:`~chat.flow.announce.Change` for ``then`` and ``group_since``). Without
+        ``record`` the panels' lines are not remembered: the scaled mode's board job,
+        which tells the group alone, leaves them to the announcement's."""
         row, game = stored.row, stored.game
         if self.by_jobs and actions and not drain:
             await self.deadlines.after_moves(stored)
@@ -71,7 +76,7 @@ class Broadcast:
             mover_shown = await self.games.shown(row.match_id, mover)
         # The next deadline first: the post and the panel show its clock.
         await self.deadlines.after_moves(stored)
-        out = announce(Change(stored, before, actions, mover, from_panel),
+        out = announce(Change(stored, before, actions, mover, from_panel, then, group_since),
                        Audience(group, players, await self.people.title_of(row.chat_id),
                                 result, mover_shown, computer_next, self.bot_username,
                                 await self.deadlines.seconds_left(stored), self.app))
@@ -79,7 +84,8 @@ class Broadcast:
         if mover is not None and mover_shown:
             shown[mover] = None
         shown.update(out.panels)
-        await self.games.show(row.match_id, shown)
+        if record:
+            await self.games.show(row.match_id, shown)
         self.signals.changed(row.match_id)
         return out.notices
 

@@ -25,6 +25,9 @@ log = logging.getLogger(__name__)
 HANDOVER_AFTER = 2
 #: The level that plays for an absent player.
 STAND_IN_LEVEL = "normal"
+#: Seconds between a turn's deadline being armed and its panel being composed from which
+#: the deadline moves by the delay (:meth:`Deadlines.start_late`): less is delivery's usual.
+LATE_START = 1.0
 
 
 class Deadlines:
@@ -128,6 +131,23 @@ class Deadlines:
         same_turn = bool(game.tour.pending) and timer.deadline is not None
         deadline = timer.deadline if same_turn else self.clock() + timer.seconds
         await self._arm(stored.match_id, seq, deadline)
+
+    async def start_late(self, stored: StoredMatch) -> None:
+        """The next person's panel is composed only now (the scaled mode's announcement
+        job, :data:`LATE_START` or more after the move armed the turn's deadline): the
+        deadline moves by the delay, so the turn's clock starts no earlier than the panel
+        goes out and the panel shows the whole turn. A defender's second card keeps the
+        turn's deadline."""
+        timer = await self.timer(stored.match_id)
+        game = stored.game
+        if (timer is None or timer.deadline is None or timer.seq != stored.next_seq
+                or game.is_over or game.tour.pending):
+            return
+        late = self.clock() - (timer.deadline - timer.seconds)
+        if late >= LATE_START:
+            log.info("match %s: the panel of move %s comes %.1f s after its deadline was "
+                     "armed: the deadline moves by as much", stored.match_id, timer.seq, late)
+            await self._arm(stored.match_id, timer.seq, timer.deadline + late)
 
     async def seconds_left(self, stored: StoredMatch) -> int | None:
         """Seconds left for the current move if a turn timer runs for it (else ``None``)."""

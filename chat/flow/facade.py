@@ -28,7 +28,7 @@ from chat.flow.ticker import Ticker
 from chat.flow.views.webapp import AppLinks
 from chat.i18n import Catalogs, Tr
 from chat.model import LobbyState
-from chat.notices import Mover, Notice, Outcome, Send
+from chat.notices import Mover, Notice, Outcome, Send, thens
 from krendzu import Action
 from storage import MatchRow, Store, StoredMatch
 
@@ -269,12 +269,26 @@ class Flow:
                             self.endings)
 
     async def announce_pending(self, match_id: int, mover: Mover | None = None,
-                               since: int | None = None) -> list[Notice]:
+                               since: int | None = None, *, board: int | None = None,
+                               record: bool = True) -> list[Notice]:
         """The scaled mode's announcement job: every stored move after the match's
         ``announced`` marker (or after move ``since``, which the job told already), told
         (chat.flow.restart.pending), the ``mover`` as the process that stored the move would
         have; its last notice (:class:`~chat.notices.Announced`) says where the marker goes
-        once delivered."""
+        once delivered. ``board`` and ``record``: as :func:`~chat.flow.restart.pending`'s
+        (the board job's).
+
+        The next turn's clock starts when its panel is composed here, not when the move was
+        stored: a panel that waited (its announcement behind a killed worker's) gets the
+        whole turn (:meth:`~chat.flow.deadlines.Deadlines.start_late`)."""
         begin_work()
         self.games.forget(match_id)  # another process stored the moves
-        return await pending(await self.games.load(match_id), self.broadcast, mover, since)
+        stored = await self.games.load(match_id)
+        start = stored.row.announced_seq if since is None else since
+        then = None
+        if record and start < len(stored.game.history):
+            await self.deadlines.start_late(stored)
+            # A defender's first card, last: the second card its key named, if one did.
+            then = thens(await self.store.told(match_id)).get(len(stored.game.history))
+        return await pending(stored, self.broadcast, mover, since, board=board,
+                             record=record, then=then)

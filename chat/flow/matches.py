@@ -20,7 +20,7 @@ from chat.flow.views.texts import echo, illegal
 from chat.i18n import Tr
 from chat.model import LEVEL_NAMES
 from chat.notices import MOVING, Mover, Outcome, Send
-from krendzu import Action, EndTurn, IllegalMove, Match, PlayerAction, Redeal
+from krendzu import Action, Card, EndTurn, IllegalMove, Match, PlayerAction, Redeal
 from krendzu.coords import frame_for
 from storage import (
     DuplicateUpdate,
@@ -42,8 +42,10 @@ class Matches(Room):
 
     async def play(self, match_id: int, actor: Actor, steps: Sequence[Action], *,
                    update_id: int | None = None, expected_seq: int | None = None,
-                   from_panel: bool = False) -> Outcome:
-        """Apply a player's steps (validated on a clone first), store them, announce them."""
+                   from_panel: bool = False, then: Card | None = None) -> Outcome:
+        """Apply a player's steps (validated on a clone first), store them, announce them.
+        ``then``: a defender's first card was placed from a key that named the second
+        card, whose cells the redrawn panel then asks for at once."""
         tr = await self.people.see_user(actor)
         try:
             row = await self.store.get_match(match_id)
@@ -68,24 +70,25 @@ class Matches(Room):
                 return Outcome(error, private_reply=True)
             await self.deadlines.moved_by(match_id, seat)
             return await self.commit(stored, list(steps), tr, update_id=update_id,
-                                     mover=actor.user_id, from_panel=from_panel)
+                                     mover=actor.user_id, from_panel=from_panel, then=then)
 
     async def commit(self, stored: StoredMatch, steps: list[Action], tr: Tr, *,
                      update_id: int | None, mover: int | None,
-                     from_panel: bool = False) -> Outcome:
+                     from_panel: bool = False, then: Card | None = None) -> Outcome:
         """Store checked steps (in one transaction where the store can, else one by one, a
         refused one stopping there), rate a finished match, and announce what was stored.
         Hold the chat's lock. The mover is known to the append as :data:`MOVING` (for the
         scaled mode's announcement job)."""
-        token = MOVING.set(Mover(mover, from_panel) if mover is not None else None)
+        token = MOVING.set(Mover(mover, from_panel, then) if mover is not None else None)
         try:
             return await self._commit(stored, steps, tr, update_id=update_id, mover=mover,
-                                      from_panel=from_panel)
+                                      from_panel=from_panel, then=then)
         finally:
             MOVING.reset(token)
 
     async def _commit(self, stored: StoredMatch, steps: list[Action], tr: Tr, *,
-                      update_id: int | None, mover: int | None, from_panel: bool) -> Outcome:
+                      update_id: int | None, mover: int | None, from_panel: bool,
+                      then: Card | None = None) -> Outcome:
         before = stored.game.clone()
         game = stored.game
         done: list[Action] = []
@@ -139,7 +142,7 @@ class Matches(Room):
             stored.row = await self.store.get_match(stored.match_id)
             await self.games.rate(stored.row, game)
         notices = await self.broadcast.change(stored, before, done, mover=mover,
-                                              from_panel=from_panel)
+                                              from_panel=from_panel, then=then)
         frame = frame_for(game.tours[before.tour_index].observation(None).placements)
         return Outcome(echo(tr, done, frame), notices,
                        announced_later=self.broadcast.by_jobs and bool(done))

@@ -4,16 +4,13 @@ redraws the panel, a hint is thought out, a rematch is set up."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from chat.flow.base import Actor, HintRequest
 from chat.flow.lobbies import Lobbies
 from chat.flow.matches import Matches
 from chat.flow.parts import Parts, Room
 from chat.flow.views import codec
 from chat.flow.views import panel as panels
-from chat.notices import EditPanel, Outcome
-from krendzu import Card
+from chat.notices import Outcome
 from storage import MatchStatus, NotFound
 
 
@@ -44,13 +41,12 @@ class Presses(Room):
         if isinstance(press, codec.Step):
             # The hint's Play it is pressed under the hint, not on the panel: its move is
             # told like a typed one (a new message below, the hint's button gone).
-            outcome = await self.matches.play(match_id, actor, press.actions,
-                                              update_id=update_id, expected_seq=seq,
-                                              from_panel=not press.suggested)
-            if press.then is not None:
-                outcome = await self.second_cells(match_id, seq + 1, actor, press.then,
-                                                  outcome)
-            return outcome
+            # A first card whose key named the second one (``then``): the panel the move
+            # redraws asks for that card's cell at once, so a two-card turn is four taps
+            # (the announcement draws it, in the scaled mode the job's too).
+            return await self.matches.play(match_id, actor, press.actions,
+                                           update_id=update_id, expected_seq=seq,
+                                           from_panel=not press.suggested, then=press.then)
         async with self.locks.hold(row.chat_id, row.thread_id):
             stored = await self.games.load(match_id)
             seat = stored.row.seat_of(actor.user_id)
@@ -82,35 +78,3 @@ class Presses(Room):
         # chat need not wait for it.
         return Outcome(None, [await self.matches.hint_notice(stored, seat, actor.user_id,
                                                              request=hint, seq=seq)])
-
-    async def second_cells(self, match_id: int, seq: int, actor: Actor, second: Card,
-                           outcome: Outcome) -> Outcome:
-        """A defender's first card was placed from a key that named the second card: the
-        panel the move redrew asks for the second card's cell at once (not for a card
-        again), so a two-card turn stays four taps. Only if the match is still at move
-        ``seq``, the presser's, mid-turn, with ``second`` in hand; else ``outcome`` as it
-        is."""
-        row = await self.store.get_match(match_id)
-        async with self.locks.hold(row.chat_id, row.thread_id):
-            stored = await self.games.load(match_id)
-            seat = stored.row.seat_of(actor.user_id)
-            if (stored.row.status is not MatchStatus.ACTIVE or seat is None
-                    or stored.next_seq != seq or stored.game.current_player != seat
-                    or stored.game.tour.step_in_turn != 1
-                    or second not in stored.game.observation(seat).tour.hand):
-                return outcome
-            tr = await self.people.user_tr(actor.user_id)
-            names = await self.people.seat_names(stored.row, tr)
-            shown = await self.games.shown(match_id, actor.user_id)
-            redrawn = await self.broadcast.panel(stored, seat, actor.user_id, tr, names,
-                                                 shown, edit=True, card=second)
-        notices = list(outcome.notices)
-        for i, notice in enumerate(notices):
-            if isinstance(notice, EditPanel) and notice.user_id == actor.user_id:
-                # The move's new photo stays: the first card is on the board now.
-                notices[i] = (replace(redrawn, picture=notice.picture)
-                              if isinstance(redrawn, EditPanel) else redrawn)
-                break
-        else:
-            return outcome
-        return replace(outcome, notices=notices)

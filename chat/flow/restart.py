@@ -11,7 +11,7 @@ from chat.flow.deadlines import Deadlines
 from chat.flow.endings import Endings
 from chat.flow.games import Games
 from chat.notices import ComputerTurn, Mover, Notice
-from krendzu import Match
+from krendzu import Card, Match
 from storage import MatchStatus, SeatKind, Store, StoredMatch
 
 log = logging.getLogger(__name__)
@@ -54,19 +54,22 @@ async def resume(store: Store, games: Games, deadlines: Deadlines, broadcast: Br
 
 
 async def pending(stored: StoredMatch, broadcast: Broadcast,
-                  mover: Mover | None = None, since: int | None = None) -> list[Notice]:
+                  mover: Mover | None = None, since: int | None = None, *,
+                  board: int | None = None, record: bool = True,
+                  then: Card | None = None) -> list[Notice]:
     """The announcement of every stored move after the match's ``announced`` marker (or
     after move ``since``; none when that is the end): what a restart owes, and what the
     scaled mode's announcement job sends (its last notice moves the marker). ``mover`` (the
     job's) is told as the mover only if every move told is theirs (a job that waited may
-    tell the next player's move too: then no one is)."""
+    tell the next player's move too: then no one is). ``board``: the last move the group's
+    board post shows, when later than the start (the group is told only what follows it);
+    ``record``: as :meth:`Broadcast.change`'s; ``then``: the second card the last move (a
+    defender's first card) named, whose cell the defender's panel asks for."""
     row, game = stored.row, stored.game
     start = row.announced_seq if since is None else since
     if start >= len(game.history):
         return []
-    before = Match(row.labels, row.settings, seed=row.seed)
-    for text in (m.action for m in stored.moves[:start]):
-        before.apply(text)
+    before = replay(stored, start)
     actions = list(game.history[start:])
     if mover is not None:
         seat, probe = row.seat_of(mover.user_id), before.clone()
@@ -75,6 +78,20 @@ async def pending(stored: StoredMatch, broadcast: Broadcast,
                 mover = None
                 break
             probe.apply(action)
+    group_since = None
+    if board is not None and board > start:
+        group_since = (replay(stored, board), list(game.history[board:]))
     return await broadcast.change(stored, before, actions, drain=True,
                                   mover=mover.user_id if mover else None,
-                                  from_panel=mover.from_panel if mover else False)
+                                  from_panel=mover.from_panel if mover else False,
+                                  then=then or (mover.then if mover else None),
+                                  group_since=group_since, record=record)
+
+
+def replay(stored: StoredMatch, upto: int) -> Match:
+    """The match as it was after its move ``upto``."""
+    row = stored.row
+    match = Match(row.labels, row.settings, seed=row.seed)
+    for text in (m.action for m in stored.moves[:upto]):
+        match.apply(text)
+    return match

@@ -4,9 +4,12 @@ In the scaled mode (``KRENDZU_DATABASE_URL``, any number of processes) nothing t
 happen later lives in one process's memory: it is a procrastinate job in the same database
 as the matches, so a killed process loses nothing. The jobs:
 
-- ``announce(match_id)`` (queue ``announce``): tells everyone about every stored move after
-  the match's ``announced`` marker (:meth:`chat.flow.Flow.announce_pending`, the restart's
-  logic), delivers it, then moves the marker. It is deferred **inside the transaction that
+- ``announce(match_id)`` (queue ``announce``): tells the players about every stored move
+  after the match's ``announced`` marker (:meth:`chat.flow.Flow.announce_pending`, the
+  restart's logic), delivers it, then moves the marker; the group's notices are the board
+  job's, so a private panel never waits behind a group's post for its window, and the next
+  turn's deadline moves by the time its panel waited
+  (:meth:`chat.flow.deadlines.Deadlines.start_late`). It is deferred **inside the transaction that
   stored the move** (:attr:`storage.postgres.PostgresStore.after_append`): a move that
   commits has its announcement queued, a move rolled back has none. ``lock=match:<id>`` runs
   one match's announcements one at a time, in order; ``queueing_lock=announce:<id>`` keeps
@@ -14,6 +17,15 @@ as the matches, so a killed process loses nothing. The jobs:
   runs, so a second one would be pointless). The job first waits for the match's writers
   (:meth:`~storage.postgres.PostgresStore.wait_for_writers`): a move whose own job was
   refused because this one was still queued is then seen by it.
+- ``board(match_id)`` (queue ``announce``, deferred by the announcement job): tells the
+  group what its newest board post does not show yet, in one post, when the group's window
+  lets one out; while the window is shut it is a job scheduled for when it opens, holding
+  no worker's slot. ``lock=`` and ``queueing_lock=board:<id>``.
+- Every notice an announcement delivers is noted in the store right after Telegram took it
+  (:data:`chat.notices.Told`: a key per notice; a group's board post notes the last move it
+  shows), and both jobs skip what is noted: a job run again after its worker was killed
+  resumes after the last notice delivered instead of telling the moves again. What stays is
+  the request a kill cut in flight (Telegram has no idempotency key).
 - ``turn_timer(match_id, seq)`` and ``reminder(match_id, seq)`` (queue ``timers``):
   scheduled at the turn's deadline and a third of the time before it, when the deadline is
   armed (:attr:`~storage.postgres.PostgresStore.after_arm`, same transaction). They carry the
@@ -31,7 +43,8 @@ as the matches, so a killed process loses nothing. The jobs:
   covers ``todo`` jobs only) the stalled one is closed instead, the newer one doing its work.
 
 procrastinate runs a job at least once, never exactly once, so every job is idempotent: the
-announcement marker, the move number of timers and computers, the conditional append.
+announcement marker and the notes of what was delivered, the move number of timers and
+computers, the conditional append.
 
 Processes (each its own command; any number, on any machine)::
 
@@ -51,6 +64,7 @@ from chat.jobs.core import (
     TIMERS_QUEUE,
     Jobs,
     defer_announce,
+    defer_board,
     defer_computer,
     defer_timers,
     migrate,
@@ -70,6 +84,7 @@ __all__ = [
     "attach",
     "build_jobs",
     "defer_announce",
+    "defer_board",
     "defer_computer",
     "defer_timers",
     "main",

@@ -16,7 +16,7 @@ from procrastinate.tasks import Task
 from psycopg import AsyncConnection
 
 from chat.flow import Flow
-from chat.notices import MOVING, Mover
+from chat.notices import MOVING, Mover, then_key
 from storage.postgres import PostgresStore
 
 log = logging.getLogger(__name__)
@@ -61,6 +61,7 @@ class Jobs:
     reminder: Task[Any, Any, Any]
     computer_move: Task[Any, Any, Any]
     sweep: Task[Any, Any, Any]
+    board: Task[Any, Any, Any]
 
 
 #: procrastinate's insert trigger, narrowed to jobs due within a second: a worker woken for a
@@ -120,7 +121,7 @@ async def defer_announce(jobs: Jobs, conn: AsyncConnection[Any], match_id: int,
     """Queue the match's announcement inside ``conn``'s transaction (a SAVEPOINT, so that a
     job already waiting, which will announce this move too, does not abort the move), with
     the ``mover`` if known (the announcement tells them as the storing process would)."""
-    told = {"mover": mover.user_id, "from_panel": mover.from_panel} if mover else {}
+    told = mover_args(mover)
     try:
         async with conn.transaction():
             await jobs.announce.configure(
@@ -128,6 +129,20 @@ async def defer_announce(jobs: Jobs, conn: AsyncConnection[Any], match_id: int,
                 queueing_lock=announce_lock(match_id)).defer_async(match_id=match_id, **told)
     except AlreadyEnqueued:
         log.debug("match %s: an announcement is queued already (move %s)", match_id, seq)
+
+
+def mover_args(mover: Mover | None) -> dict[str, Any]:
+    """The announcement job's arguments that carry the mover (plain JSON)."""
+    if mover is None:
+        return {}
+    return {"mover": mover.user_id, "from_panel": mover.from_panel}
+
+
+def mover_of(args: dict[str, Any]) -> Mover | None:
+    """The mover an announcement job's arguments carry (:func:`mover_args`)."""
+    if not isinstance(args.get("mover"), int):
+        return None
+    return Mover(args["mover"], bool(args.get("from_panel")))
 
 
 async def queued_mover(jobs: Jobs, match_id: int) -> Mover | None:
@@ -138,9 +153,26 @@ async def queued_mover(jobs: Jobs, match_id: int) -> Mover | None:
         "AND status = 'todo' AND task_name = 'announce'", lock=announce_lock(match_id))
     for row in rows:
         args = row["args"]
-        if isinstance(args, dict) and isinstance(args.get("mover"), int):
-            return Mover(args["mover"], bool(args.get("from_panel")))
+        if isinstance(args, dict) and (mover := mover_of(args)) is not None:
+            return mover
     return None
+
+
+async def defer_board(jobs: Jobs, match_id: int, when: float | None = None) -> None:
+    """Queue the match's board job (the group's notices, :func:`chat.jobs.tasks._board`),
+    at once or at ``when`` (the group's window opens); one waiting is enough, and one
+    match's run one at a time."""
+    try:
+        await jobs.board.configure(
+            lock=board_lock(match_id), queueing_lock=board_lock(match_id),
+            schedule_at=at(when) if when is not None else None).defer_async(match_id=match_id)
+    except AlreadyEnqueued:
+        log.debug("match %s: a board job waits already", match_id)
+
+
+def board_lock(match_id: int) -> str:
+    """The lock and queueing lock of a match's board job (one waiting, one running)."""
+    return f"board:{match_id}"
 
 
 def announce_lock(match_id: int) -> str:
@@ -203,7 +235,12 @@ def wire(store: PostgresStore, flow: Flow, jobs: Jobs, ai_delay: float = 0.0) ->
     does nothing if the computer is not to move after all)."""
 
     async def after_append(conn: AsyncConnection[Any], match_id: int, seq: int) -> None:
-        await defer_announce(jobs, conn, match_id, seq, MOVING.get())
+        mover = MOVING.get()
+        await defer_announce(jobs, conn, match_id, seq, mover)
+        if mover is not None and mover.then is not None:
+            # With the move, not in the job's arguments: a job already waiting (which
+            # keeps its own mover) tells this move too.
+            await PostgresStore.note_told_on(conn, match_id, then_key(seq, mover.then))
 
     async def after_arm(conn: AsyncConnection[Any], match_id: int, seq: int, deadline: float,
                         seconds: int) -> None:

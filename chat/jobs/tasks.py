@@ -27,11 +27,13 @@ from chat.jobs.core import (
     TIMERS_QUEUE,
     Jobs,
     at,
+    defer_board,
     defer_computer,
+    mover_of,
     queued_mover,
     timer_lock,
 )
-from chat.notices import Announced, ComputerTurn, Mover, Notice
+from chat.notices import BOARD_KEY, Announced, BoardPost, ComputerTurn, Notice, Send
 from storage.postgres import PREPARE_AFTER, PostgresStore
 
 log = logging.getLogger(__name__)
@@ -41,6 +43,12 @@ TIMER_PRIORITY = 10
 #: While an announcement's delivery waits longer than this (a group's window), the job
 #: looks for moves stored since and tells them alongside (:meth:`JobServices.deliver`).
 EXTEND_AFTER = 0.25
+#: A board job waits this long for its group's window within the job; a longer wait is a
+#: job scheduled for when the window opens (a worker's slot is not held meanwhile).
+BOARD_WAIT = 1.0
+#: The told key (:data:`chat.notices.Told`) whose number is the last move whose group
+#: notices were all delivered (the board job's start).
+GROUP_KEY = "group"
 
 
 def build_jobs(url: str, *, prepare: bool = True) -> Jobs:
@@ -62,7 +70,9 @@ def build_jobs(url: str, *, prepare: bool = True) -> Jobs:
                              retry=RetryStrategy(max_attempts=3, wait=1))(_computer_move)
     sweep = app.periodic(cron=SWEEP_CRON)(
         app.task(name="sweep", queue=TIMERS_QUEUE, pass_context=True)(_sweep))
-    return Jobs(app, announce, turn_timer, reminder, computer_move, sweep)
+    board = app.task(name="board", queue=ANNOUNCE_QUEUE, pass_context=True,
+                     retry=RetryStrategy(max_attempts=20, exponential_wait=2))(_board)
+    return Jobs(app, announce, turn_timer, reminder, computer_move, sweep, board)
 
 
 # What a job needs ---------------------------------------------------------------------------
@@ -84,7 +94,8 @@ class JobServices:
     application: Application | None = None
 
     async def deliver(self, notices: Sequence[Notice],
-                      more: Callable[[int], Awaitable[list[Notice]]] | None = None) -> bool:
+                      more: Callable[[int], Awaitable[list[Notice]]] | None = None, *,
+                      match_id: int | None = None) -> bool:
         """Send ``notices``; computers' turns become jobs; the announcement marker moves
         only once everything before it went out. False if something could not be
         delivered (the marker stays, so the job's retry announces it again).
@@ -94,12 +105,21 @@ class JobServices:
         (``more(seq)``, the moves after ``seq``) and delivered alongside, as the embedded
         mode does: the next player's panel goes out at once and the waiting board post
         takes the newer position with every line, instead of the match waiting for its
-        group's window move by move (one match's announcements run one at a time)."""
+        group's window move by move (one match's announcements run one at a time).
+
+        With ``match_id`` (an announcement of that match): what the store says was
+        delivered already is skipped (:data:`chat.notices.Told`), and the group's notices
+        are the match's board job's (:func:`defer_board`), so that no private panel ever
+        waits behind a group's post for its window."""
         marks: list[Announced] = []
         tasks: list[asyncio.Task[list[object]]] = []
 
         async def hand_over(batch: Sequence[Notice]) -> None:
             rest: list[Notice] = []
+            if match_id is not None:
+                batch, group = await self.untold(match_id, batch)
+                if group:
+                    await defer_board(self.jobs, match_id)
             for notice in batch:
                 if isinstance(notice, ComputerTurn):
                     await defer_computer(self.jobs, notice.match_id, notice.seq,
@@ -129,6 +149,24 @@ class JobServices:
             await self.store.set_announced(mark.match_id, mark.seq)
         return True
 
+    async def untold(self, match_id: int, notices: Sequence[Notice]
+                     ) -> tuple[list[Notice], list[Notice]]:
+        """``notices`` without those delivered already (their told keys are in the
+        store), split into the private ones and the group's (a group's board post,
+        tour summaries and the summary, whose key is the post's last move)."""
+        told = await self.store.told(match_id)
+        private: list[Notice] = []
+        group: list[Notice] = []
+        for notice in notices:
+            key = getattr(notice, "told", None)
+            if key is not None and key[1] in told:
+                continue
+            if isinstance(notice, Send | BoardPost) and notice.chat_id < 0:
+                group.append(notice)
+            else:
+                private.append(notice)
+        return private, group
+
     async def close(self) -> None:
         await self.delivery.close()
         await self.store.close()
@@ -154,8 +192,14 @@ async def _announce(context: JobContext, match_id: int, mover: int | None = None
                     from_panel: bool = False) -> None:
     svc = services_of(context)
     await svc.store.wait_for_writers(match_id)
+    told = await svc.store.told(match_id)
+    if GROUP_KEY not in told and BOARD_KEY not in told:
+        # The group's first board job starts where this announcement does (its start's
+        # board went out with the match's start, or a match from before the board jobs).
+        row = await svc.store.get_match(match_id)
+        await svc.store.note_told(match_id, GROUP_KEY, row.announced_seq)
     notices = await svc.flow.announce_pending(
-        match_id, Mover(mover, from_panel) if mover is not None else None)
+        match_id, mover_of({"mover": mover, "from_panel": from_panel}))
 
     async def more(told: int) -> list[Notice]:
         """The moves after ``told`` (stored while this job's posts wait), with the mover
@@ -166,8 +210,34 @@ async def _announce(context: JobContext, match_id: int, mover: int | None = None
         return await svc.flow.announce_pending(
             match_id, await queued_mover(svc.jobs, match_id), since=told)
 
-    if not await svc.deliver(notices, more):
+    if not await svc.deliver(notices, more, match_id=match_id):
         raise NotDelivered(f"match {match_id}: announcement not delivered")
+
+
+async def _board(context: JobContext, match_id: int) -> None:
+    """Tell the group what its board post does not show yet (the match's moves after the
+    store's ``group`` key: everything told to the group up to it; the board's lines after
+    the ``board`` key, the last move its newest post shows), when its window lets a post
+    out. While the window is shut for longer than :data:`BOARD_WAIT`, the job is deferred
+    again for when it opens rather than holding a worker's slot; moves stored meanwhile
+    join that post (their own board job finds this one waiting)."""
+    svc = services_of(context)
+    row = await svc.store.get_match(match_id)
+    told = await svc.store.told(match_id)
+    start = told.get(GROUP_KEY, told.get(BOARD_KEY, 0))
+    notices = await svc.flow.announce_pending(match_id, since=start,
+                                              board=told.get(BOARD_KEY), record=False)
+    end = max((n.seq for n in notices if isinstance(n, Announced)), default=None)
+    _private, group = await svc.untold(match_id, notices)
+    if group:
+        wait = await svc.delivery.group_wait(row.chat_id)
+        if wait > BOARD_WAIT:
+            await defer_board(svc.jobs, match_id, svc.clock() + wait)
+            return
+        if not await svc.deliver(group):
+            raise NotDelivered(f"match {match_id}: the group's board not delivered")
+    if end is not None:
+        await svc.store.note_told(match_id, GROUP_KEY, end)
 
 
 async def _turn_timer(context: JobContext, match_id: int, seq: int) -> None:
