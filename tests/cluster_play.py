@@ -103,6 +103,10 @@ class Journal:
     taps: int = 0
     typed: int = 0
     undelivered: list[int] = field(default_factory=list)
+    #: Taps each two-card defence took (card, the second card under "+", the first one's
+    #: cell, the second one's cell: four; a panel that asks for the second card again
+    #: after the first one's cell makes it five). Defences with a column step not counted.
+    two_card_taps: list[int] = field(default_factory=list)
 
 
 class People:
@@ -116,6 +120,9 @@ class People:
         #: How often a person asks for the record (``/export@bot``) before a step of theirs.
         self.export_share = export_share
         self.journal = Journal()
+        #: A two-card defence under way, by user: (taps so far, whether the first card's
+        #: cell was tapped).
+        self.two_cards: dict[int, tuple[int, bool]] = {}
 
     async def delivered(self, update_id: int, timeout: float = ANSWER_TIMEOUT) -> bool:
         end = time.monotonic() + timeout
@@ -233,6 +240,7 @@ class People:
                 choice = rng.choice(cards)
         if choice is None:
             return
+        self.count_two_cards(user, choice[2], by_kind)
         at = time.time()
         query = user.press(message, data=choice[0])
         update_id = self.last_update()
@@ -306,6 +314,31 @@ def unanswered(fake: FakeTelegram, requests: list[Request],
         if not ok:
             missing.append(r)
     return missing
+
+
+    def count_two_cards(self, user: FakeUser, op: str,
+                        by_kind: dict[str, list[tuple[str, int, str]]]) -> None:
+        """Follow a two-card defence through its taps (:attr:`Journal.two_card_taps`)."""
+        state = self.two_cards.pop(user.id, None)
+        if op.startswith("c") and ":" in op:  # the second card, under "+": card and "+"
+            self.two_cards[user.id] = (2, False)
+            return
+        if state is None:
+            return
+        taps, first_placed = state
+        if op.startswith("k"):  # a column first: not counted
+            return
+        tail = op.split("@", 1)[1].split(":")[1:] if op.startswith("p") and "@" in op else []
+        if not first_placed and op.startswith("p") and tail and tail != ["end"]:
+            self.two_cards[user.id] = (taps + 1, True)
+            return
+        cells = [o for o in by_kind.get("p", []) if o[2] != "pass"]
+        if not first_placed:
+            return
+        if op.startswith("p") and op != "pass" and not tail:
+            self.journal.two_card_taps.append(taps + 1)  # the second card's cell at once
+        elif by_kind.get("c") and not cells:
+            self.journal.two_card_taps.append(taps + 2)  # asked for a card again
 
 
 def live_panel(fake: FakeTelegram, user: FakeUser) -> Message | None:

@@ -11,13 +11,17 @@ while a random process is SIGKILLed every few seconds and started again, until a
 
 Pass criteria (all asserted): 0 lost moves, 0 duplicate (match, move number), every stored
 move announced (the outbox marker reaches the last move), duplicate announcements ≤ 0.1 %,
-no group above 20 messages (sends and edits, as the fake counts them) in any 60 s, every
-turn timer fired, ≤ 2 s late at p99 outside the kill windows, every match's finished tours
-(its ``/export`` record) replay through the referee (``python -m krendzu replay``), and no
-request left without an answer: every tap, typed move and command a person sent (``/export``
-now and then among them) was answered (``tests/cluster_play.py`` ``unanswered``: a webhook
-worker killed right after its 200 must not take the replies with it, chat/outbox.py). It
-prints one JSON line (``CHAOS {...}``) with what it measured.
+moves a group read in two board posts ≤ 0.5 % of the moves (issue 43: a post whose first
+turn lines repeat the last ones of the post before), no group above 20 messages (sends and
+edits, as the fake counts them) in any 60 s, every turn timer fired, ≤ 2 s late at p99
+outside the kill windows, no new panel that lost more than 2 s of its turn's clock outside
+the kill windows (the clock it shows: it is composed as it goes out, a picture's drawing
+later), every two-card defence four taps, every match's finished tours (its ``/export``
+record) replay through the referee (``python -m krendzu replay``), and no request left
+without an answer: every tap, typed move and command a person sent (``/export`` now and
+then among them) was answered (``tests/cluster_play.py`` ``unanswered``: a webhook worker
+killed right after its 200 must not take the replies with it, chat/outbox.py). It prints
+one JSON line (``CHAOS {...}``) with what it measured.
 
 Honest shortcuts, each stated: the fake lifts Telegram's 30-calls-a-second limit per bot and
 the bot's processes are told so (``KRENDZU_OVERALL_RATE``): at 30 calls/s the moves this test
@@ -34,6 +38,7 @@ import contextlib
 import json
 import os
 import random
+import re
 import statistics
 import subprocess
 import sys
@@ -76,6 +81,16 @@ MIN_MATCHES, MIN_MOVES = 100, 5000
 MOVES_MARGIN = 150  # play on a little past the target: cancelled matches' moves count too
 GROUP_LIMIT, GROUP_WINDOW = 20, 60.0
 MAX_DUPLICATE_SHARE = 0.001
+#: Moves a group read in two board posts (a retried announcement telling them again), of
+#: all moves, at one SIGKILL every ~5 s (issue 43: 3–6 % before).
+MAX_TOLD_TWICE_SHARE = 0.005
+#: Seconds of a turn's clock a new panel may have lost to delivery (it shows the turn's
+#: time left when it was composed), outside the kill windows.
+MAX_CLOCK_LOST = 2.0
+#: A kill this long before a panel puts it in a kill window (a stalled job is retried
+#: after STALLED_AFTER + the sweep's 5 s).
+PANEL_KILL_WINDOW = STALLED_AFTER + 5.0 + 5.0
+DEFAULT_TIMER = 90  # a group's turn timer (chat/model.py DEFAULT_GROUP_TIMER)
 TIMER_P99_LATE = 2.0
 BOARD_METHODS = {"sendphoto", "editmessagemedia", "editmessagecaption"}
 #: How often a person asks for the match's record (``/export@bot``) before a step: a reply
@@ -231,7 +246,7 @@ async def chaos(cluster: Cluster, url: str, *, seed: int = 28,
         owed = await rows(url, "SELECT count(*) AS n FROM matches m WHERE announced_seq < "
                           "(SELECT count(*) FROM moves WHERE moves.match_id = m.match_id)")
         running = await rows(url, "SELECT count(*) AS n FROM procrastinate_jobs WHERE status "
-                             "IN ('todo', 'doing') AND task_name = 'announce'")
+                             "IN ('todo', 'doing') AND task_name IN ('announce', 'board')")
         if owed[0]["n"] == 0 and running[0]["n"] == 0:
             break
         await asyncio.sleep(1.0)
@@ -378,6 +393,18 @@ async def measure(cluster: Cluster, url: str, figures: Figures, tmp: Path) -> di
         if count > worst_group:
             worst_group, worst = count, group.id
     out["board_posts"] = posts
+    twice, twice_details = told_twice(fake, tables)
+    out["moves_told_twice"] = twice
+    out["moves_told_twice_share"] = round(twice / max(1, len(moves)), 5)
+    out["moves_told_twice_details"] = twice_details[:8]
+    lost, lost_calm = clock_lost(fake, tables, cluster.kills)
+    out["panels_with_clock"] = len(lost)
+    out["clock_lost_p50_s"] = rnd(pct(lost_calm, 0.5))
+    out["clock_lost_max_s"] = rnd(max(lost_calm) if lost_calm else None)
+    out["clock_lost_max_all_s"] = rnd(max(lost) if lost else None)
+    out["panels_clock_lost_over_2s"] = sum(1 for x in lost_calm if x > MAX_CLOCK_LOST)
+    out["two_card_defences"] = len(journal.two_card_taps)
+    out["two_card_taps"] = dict(Counter(journal.two_card_taps))
     out["clock_refreshes"] = clock_refreshes
     out["repeated_clock_edits"] = repeated_clocks
     out["duplicate_announcements"] = duplicates
@@ -473,6 +500,73 @@ async def measure(cluster: Cluster, url: str, figures: Figures, tmp: Path) -> di
     out["tracebacks"] = {name: text.count("Traceback") for name, text in cluster.logs().items()
                          if "Traceback" in text}
     return out
+
+
+#: A turn's line in a board post's caption: ``Name: 9♦ L12``, ``Name: 9♦ L12 + Q♠ M14``,
+#: ``Name: pass`` (chat.describe.describe_moves).
+_CELL = r"\S+ [A-Z]{1,2}[0-9]{1,2}"
+TURN_LINE = re.compile(rf"^[^:+⏱📋🏁]+: (pass|{_CELL}( \+ {_CELL})?)$")
+
+
+def told_twice(fake: FakeTelegram, tables: list[Table]) -> tuple[int, list[str]]:
+    """Moves a group read in two board posts, as issue 43 counts them: a post whose first
+    turn lines are the last ones of the post before it tells those moves again (a retried
+    announcement starts where the marker was, not after the post). A two-card turn's line
+    is two moves."""
+    twice, details = 0, []
+    for table in tables:
+        previous: list[str] = []
+        for call in fake.calls_to("sendPhoto", chat=table.group, ok=True):
+            caption = str(call.params.get("caption", ""))
+            if caption.startswith("🏁"):
+                continue
+            turns = [line for line in caption.split("\n") if TURN_LINE.match(line)]
+            overlap = next((k for k in range(min(len(turns), len(previous)), 0, -1)
+                            if previous[-k:] == turns[:k]), 0)
+            if overlap:
+                again = turns[:overlap]
+                twice += sum(2 if " + " in line else 1 for line in again)
+                details.append(f"{table.group.id} at {call.time:.1f}: {again}")
+            if turns:
+                previous = turns
+    return twice, details
+
+
+CLOCK = re.compile(r"^⏱ ([0-9]+):([0-9]{2}) ")
+
+
+def clock_lost(fake: FakeTelegram, tables: list[Table], kills: list[Kill]
+               ) -> tuple[list[float], list[float]]:
+    """Seconds of its turn each new private panel had lost when it was sent (the turn's
+    time less the clock it shows, "⏱ 1:28 for your move"), the first panel of each turn
+    only (not a defender's mid-turn one, with End turn); all of them, and those with no
+    kill in the :data:`PANEL_KILL_WINDOW` before."""
+    lost: list[float] = []
+    calm: list[float] = []
+    for table in tables:
+        full = table.timer or DEFAULT_TIMER
+        for user in table.humans:
+            seen: set[int] = set()
+            for call in fake.calls_to("sendPhoto", chat=user, ok=True):
+                markup = call.params.get("reply_markup") or {}
+                if isinstance(markup, str):
+                    markup = json.loads(markup)
+                data = [b.get("callback_data", "") for row in markup.get("inline_keyboard", [])
+                        for b in row]
+                seqs = {int(d.split(":")[3]) for d in data if d.startswith("v1:m:")
+                        and len(d.split(":")) > 4}
+                if any(d.split(":", 4)[-1] == "end" for d in data if d.startswith("v1:m:")):
+                    continue  # a defender mid-turn: the turn's clock has run since its start
+                clock = next((m for line in str(call.params.get("caption", "")).split("\n")
+                              if (m := CLOCK.match(line))), None)
+                if not seqs or clock is None or seqs & seen:
+                    continue
+                seen |= seqs
+                shown = int(clock.group(1)) * 60 + int(clock.group(2))
+                lost.append(full - shown)
+                if not any(call.time - PANEL_KILL_WINDOW <= k.at <= call.time for k in kills):
+                    calm.append(full - shown)
+    return lost, calm
 
 
 def after_update(fake: FakeTelegram, sent: Any) -> list[str]:
@@ -576,6 +670,13 @@ def test_the_cluster_survives_random_kills(tmp_path: Path, pg_server: PgServer) 
     assert result["unanswered_requests"] == 0, result["unanswered_details"]
     assert result["unannounced_matches"] == [], result
     assert result["duplicate_share"] <= MAX_DUPLICATE_SHARE, result["duplicate_details"]
+    assert result["moves_told_twice_share"] <= MAX_TOLD_TWICE_SHARE, (
+        result["moves_told_twice"], result["moves_told_twice_details"])
+    assert result["panels_with_clock"] > 0
+    assert result["panels_clock_lost_over_2s"] == 0, (result["clock_lost_max_s"],
+                                                      result["clock_lost_p50_s"])
+    assert result["two_card_defences"] > 0 and set(result["two_card_taps"]) == {4}, \
+        result["two_card_taps"]
     assert result["max_group_messages_60s"] <= GROUP_LIMIT, result
     assert result["timers_due"] > 0 and result["timers_not_fired"] == 0, (
         result["timers_due"], result["timers_not_fired_details"])
