@@ -1039,3 +1039,56 @@ async def test_a_second_card_named_is_asked_for_when_told_with_the_move_before(
     assert panels, [(c.method, c.chat_id) for c in s.fake.calls[mark:]]
     text = panels[-1].params.get("caption") or panels[-1].params.get("text") or ""
     assert f"{second.pretty()}: choose a cell" in text, text
+
+
+async def test_a_turn_is_reminded_once_and_keeps_the_second_card_named(
+        scaled: Scaled) -> None:
+    """The turn's reminder comes once, also when the defender's first card comes after it
+    (the same turn and deadline: before, the first card armed the reminder again, and its
+    fresh panel asked for a card anew in the middle of the turn); one that comes after the
+    first card asks for the cell of the second card its key named."""
+    from chat.flow.views import codec
+    from krendzu import Place
+
+    s = scaled
+    match_id = await group_duel(s)
+    flow, store = s.svc.flow, s.svc.store
+    actors = {ANN.user_id: ANN, BOB.user_id: BOB}
+
+    async def to_defence() -> tuple[Any, int]:
+        for _ in range(8):
+            stored = await flow.load(match_id)
+            tour = stored.game.tour
+            if stored.game.current_player not in tour.roles.attackers and tour.placed \
+                    and not tour.pending:
+                return stored, stored.row.seats[stored.game.current_player].user_id or 0
+            await move(s, match_id)
+        raise AssertionError("no defence")
+
+    async def first_card(stored: Any, defender: int) -> Any:
+        first = next(a for a in stored.game.legal_actions() if isinstance(a, Place))
+        hand = stored.game.observation(stored.game.current_player).tour.hand
+        second = next(c for c in hand if c != first.card)
+        await flow.panel_press(match_id, stored.next_seq, codec.place_op(
+            first.card, first.x, first.y, then=second), actors[defender])
+        return second
+
+    # 1. Reminded, then the first card: no second reminder in the same turn.
+    stored, defender = await to_defence()
+    seq = stored.next_seq
+    assert await flow.timers.remind(match_id, seq), "the turn's reminder"
+    await first_card(stored, defender)
+    timer = await store.timer_of(match_id)
+    assert timer is not None and timer.seq == seq + 1
+    assert timer.reminded, "the first card armed the turn's reminder again"
+    assert await flow.timers.remind(match_id, timer.seq) == []
+    # 2. The first card, then the reminder: its panel asks for the second card's cell.
+    from krendzu import EndTurn
+
+    await flow.play(match_id, actors[defender], [EndTurn()])
+    stored, defender = await to_defence()
+    seq = stored.next_seq
+    second = await first_card(stored, defender)
+    told = await flow.timers.remind(match_id, seq + 1)
+    [panel] = [n for n in told if isinstance(n, Send) and n.chat_id == defender]
+    assert f"{second.pretty()}: choose a cell" in panel.text, panel.text

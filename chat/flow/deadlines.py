@@ -127,10 +127,14 @@ class Deadlines:
         seq = stored.next_seq
         if timer.seq == seq:
             return
-        # A defender's second card belongs to the same turn: the same deadline.
+        # A defender's second card belongs to the same turn: the same deadline, and the
+        # turn's reminder, if it was sent, is not sent again (its fresh panel would ask for
+        # a card anew in the middle of the turn).
         same_turn = bool(game.tour.pending) and timer.deadline is not None
         deadline = timer.deadline if same_turn else self.clock() + timer.seconds
         await self._arm(stored.match_id, seq, deadline)
+        if same_turn and timer.reminded:
+            await self.reminded(stored.match_id, seq, await self.timer(stored.match_id))
 
     async def start_late(self, stored: StoredMatch) -> None:
         """The next person's panel is composed only now (the scaled mode's announcement
