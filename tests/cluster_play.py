@@ -120,9 +120,9 @@ class People:
         #: How often a person asks for the record (``/export@bot``) before a step of theirs.
         self.export_share = export_share
         self.journal = Journal()
-        #: A two-card defence under way, by user: (taps so far, whether the first card's
-        #: cell was tapped).
-        self.two_cards: dict[int, tuple[int, bool]] = {}
+        #: A two-card defence under way, by user: (taps so far, the move number the next
+        #: tap is for once the first card's cell was tapped, else 0).
+        self.two_cards: dict[int, tuple[int, int]] = {}
 
     async def delivered(self, update_id: int, timeout: float = ANSWER_TIMEOUT) -> bool:
         end = time.monotonic() + timeout
@@ -240,7 +240,7 @@ class People:
                 choice = rng.choice(cards)
         if choice is None:
             return
-        self.count_two_cards(user, choice[2], by_kind)
+        self.count_two_cards(user, choice, by_kind)
         at = time.time()
         query = user.press(message, data=choice[0])
         update_id = self.last_update()
@@ -316,21 +316,27 @@ def unanswered(fake: FakeTelegram, requests: list[Request],
     return missing
 
 
-    def count_two_cards(self, user: FakeUser, op: str,
+    def count_two_cards(self, user: FakeUser, choice: tuple[str, int, str],
                         by_kind: dict[str, list[tuple[str, int, str]]]) -> None:
-        """Follow a two-card defence through its taps (:attr:`Journal.two_card_taps`)."""
+        """Follow a two-card defence through its taps (:attr:`Journal.two_card_taps`). One
+        the turn's timer or a kill cut short (the next panel is for another move than the
+        second card's) is not counted."""
+        _data, seq, op = choice
         state = self.two_cards.pop(user.id, None)
         if op.startswith("c") and ":" in op:  # the second card, under "+": card and "+"
-            self.two_cards[user.id] = (2, False)
+            self.two_cards[user.id] = (2, 0)
             return
         if state is None:
             return
-        taps, first_placed = state
+        taps, next_seq = state
+        first_placed = next_seq > 0
+        if first_placed and seq != next_seq:
+            return  # not the same turn any more
         if op.startswith("k"):  # a column first: not counted
             return
         tail = op.split("@", 1)[1].split(":")[1:] if op.startswith("p") and "@" in op else []
         if not first_placed and op.startswith("p") and tail and tail != ["end"]:
-            self.two_cards[user.id] = (taps + 1, True)
+            self.two_cards[user.id] = (taps + 1, seq + 1)
             return
         cells = [o for o in by_kind.get("p", []) if o[2] != "pass"]
         if not first_placed:

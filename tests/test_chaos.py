@@ -555,7 +555,9 @@ def clock_lost(fake: FakeTelegram, tables: list[Table], kills: list[Kill]
                         for b in row]
                 seqs = {int(d.split(":")[3]) for d in data if d.startswith("v1:m:")
                         and len(d.split(":")) > 4}
-                if any(d.split(":", 4)[-1] == "end" for d in data if d.startswith("v1:m:")):
+                caption = str(call.params.get("caption", ""))
+                if any(d.split(":", 4)[-1] == "end" for d in data if d.startswith("v1:m:")) \
+                        or "may place a second card" in caption:
                     continue  # a defender mid-turn: the turn's clock has run since its start
                 clock = next((m for line in str(call.params.get("caption", "")).split("\n")
                               if (m := CLOCK.match(line))), None)
