@@ -253,6 +253,36 @@ class People:
         self.journal.requests.append(request)
         record.delivered = request.delivered = await self.delivered(update_id)
 
+    def count_two_cards(self, user: FakeUser, choice: tuple[str, int, str],
+                        by_kind: dict[str, list[tuple[str, int, str]]]) -> None:
+        """Follow a two-card defence through its taps (:attr:`Journal.two_card_taps`). One
+        the turn's timer or a kill cut short (the next panel is for another move than the
+        second card's) is not counted."""
+        _data, seq, op = choice
+        state = self.two_cards.pop(user.id, None)
+        if op.startswith("c") and ":" in op:  # the second card, under "+": card and "+"
+            self.two_cards[user.id] = (2, 0)
+            return
+        if state is None:
+            return
+        taps, next_seq = state
+        first_placed = next_seq > 0
+        if first_placed and seq != next_seq:
+            return  # not the same turn any more
+        if op.startswith("k"):  # a column first: not counted
+            return
+        tail = op.split("@", 1)[1].split(":")[1:] if op.startswith("p") and "@" in op else []
+        if not first_placed and op.startswith("p") and tail and tail != ["end"]:
+            self.two_cards[user.id] = (taps + 1, seq + 1)
+            return
+        cells = [o for o in by_kind.get("p", []) if o[2] != "pass"]
+        if not first_placed:
+            return
+        if op.startswith("p") and op != "pass" and not tail:
+            self.journal.two_card_taps.append(taps + 1)  # the second card's cell at once
+        elif by_kind.get("c") and not cells:
+            self.journal.two_card_taps.append(taps + 2)  # asked for a card again
+
 
 def unanswered(fake: FakeTelegram, requests: list[Request],
                stored_updates: set[int]) -> list[Request]:
@@ -316,35 +346,6 @@ def unanswered(fake: FakeTelegram, requests: list[Request],
     return missing
 
 
-    def count_two_cards(self, user: FakeUser, choice: tuple[str, int, str],
-                        by_kind: dict[str, list[tuple[str, int, str]]]) -> None:
-        """Follow a two-card defence through its taps (:attr:`Journal.two_card_taps`). One
-        the turn's timer or a kill cut short (the next panel is for another move than the
-        second card's) is not counted."""
-        _data, seq, op = choice
-        state = self.two_cards.pop(user.id, None)
-        if op.startswith("c") and ":" in op:  # the second card, under "+": card and "+"
-            self.two_cards[user.id] = (2, 0)
-            return
-        if state is None:
-            return
-        taps, next_seq = state
-        first_placed = next_seq > 0
-        if first_placed and seq != next_seq:
-            return  # not the same turn any more
-        if op.startswith("k"):  # a column first: not counted
-            return
-        tail = op.split("@", 1)[1].split(":")[1:] if op.startswith("p") and "@" in op else []
-        if not first_placed and op.startswith("p") and tail and tail != ["end"]:
-            self.two_cards[user.id] = (taps + 1, seq + 1)
-            return
-        cells = [o for o in by_kind.get("p", []) if o[2] != "pass"]
-        if not first_placed:
-            return
-        if op.startswith("p") and op != "pass" and not tail:
-            self.journal.two_card_taps.append(taps + 1)  # the second card's cell at once
-        elif by_kind.get("c") and not cells:
-            self.journal.two_card_taps.append(taps + 2)  # asked for a card again
 
 
 def live_panel(fake: FakeTelegram, user: FakeUser) -> Message | None:
