@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import Callable
@@ -149,9 +150,15 @@ def build_application(
         throttle = Throttle(user_per_minute=config.user_per_minute,
                             info_per_user=config.info_per_user,
                             info_per_chat=config.info_per_chat)
-        app.bot_data["services"] = h.Services(store, flow, delivery, thinker, pacer,
-                                              lobby_seconds=config.lobby_minutes * 60,
-                                              throttle=throttle, clock=clock)
+        services = app.bot_data["services"] = h.Services(
+            store, flow, delivery, thinker, pacer, lobby_seconds=config.lobby_minutes * 60,
+            throttle=throttle, clock=clock)
+        processor = app.update_processor
+        if isinstance(processor, ChatOrderedProcessor):
+            # Waiting updates of the match in progress go first; a flooder whose updates are
+            # dropped is told to slow down (chat/updates.py, chat/handlers/admission.py).
+            processor.urgent = functools.partial(h.urgent, services)
+            processor.on_drop = functools.partial(h.dropped, services)
         try:
             await set_commands(app, catalogs)
         except Exception:

@@ -76,10 +76,15 @@ class Throttle:
                 await b.take(k)
             return True, False
         self.refused += 1
+        return False, self.warn_once(user_id)
+
+    def warn_once(self, user_id: int) -> bool:
+        """Whether to tell ``user_id`` to slow down now: the first time in a minute, however
+        their updates were refused (here, or dropped while waiting: chat/updates.py)."""
         now = time.monotonic()
         if now - self.warned.get(user_id, -WARN_EVERY) < WARN_EVERY:
-            return False, False
+            return False
         if len(self.warned) > MAX_BUCKETS:
             self.warned = {u: t for u, t in self.warned.items() if now - t < WARN_EVERY}
         self.warned[user_id] = now
-        return False, True
+        return True

@@ -201,8 +201,11 @@ class WebhookReceiver:
         if held is not None and held.notices and not kept:
             # Another try comes (a 500), or the outbox failed: told as before, in memory.
             self.services.delivery.run(held.notices)
-        if not started:  # the chat's queue was full: dropped unprocessed
-            return 503
+        if not started:
+            # Dropped unprocessed: its sender had too many updates waiting (chat/updates.py)
+            # and is told to slow down. Answered 200 on purpose: Telegram would deliver a
+            # flood again and again, holding the chat's other updates behind it.
+            return 200
         if attempt.failures and retried:
             try:
                 counted = await store.count_update_failure(update_id)

@@ -5,8 +5,10 @@ outage of the network while moves are made."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 import sqlite3
+import time
 from pathlib import Path
 
 from chat.describe import tour_frame
@@ -234,12 +236,23 @@ async def test_the_throttle_tells_once_and_forgets_idle_buckets() -> None:
     assert len(buckets) <= 11  # untouched (full) buckets are dropped past the bound
 
 
-async def test_one_chat_cannot_hold_every_update_slot() -> None:
-    from telegram import Chat, Message, Update
+async def test_one_person_cannot_hold_a_chats_updates() -> None:
+    """Unit level (chat/updates.py): a person's excess is dropped, never another's; others'
+    updates go before the flooder's queue, in the order they came; a seated player's go
+    first; past the chat's bound the longest queue loses its newest update."""
+    from telegram import Chat, Message, Update, User
 
     from chat.updates import ChatOrderedProcessor
 
-    processor = ChatOrderedProcessor(8, max_waiting=3)
+    processor = ChatOrderedProcessor(64, max_per_person=3, max_per_chat=7)
+    seated = {7}
+
+    async def urgent(update: Update) -> bool:
+        return update.effective_user is not None and update.effective_user.id in seated
+
+    processor.urgent = urgent
+    told: list[int] = []
+    processor.on_drop = lambda update: told.append(update.update_id)
     order: list[int] = []
     release = asyncio.Event()
 
@@ -247,16 +260,121 @@ async def test_one_chat_cannot_hold_every_update_slot() -> None:
         await release.wait()
         order.append(n)
 
-    def update(n: int, chat: int) -> Update:
-        message = Message(n, None, Chat(chat, "group"), text="x")  # type: ignore[arg-type]
+    def update(n: int, user: int, chat: int = -5) -> Update:
+        message = Message(n, None, Chat(chat, "group"), from_user=User(user, "U", False),  # type: ignore[arg-type]
+                          text="x")
         return Update(n, message=message)
 
-    tasks = [asyncio.create_task(processor.process_update(update(n, -5), handle(n)))
-             for n in range(10)]
-    other = asyncio.create_task(processor.process_update(update(99, -6), handle(99)))
-    await asyncio.sleep(0.05)
-    assert processor.dropped == 6  # one in progress, three waiting, the rest dropped
+    async def arrive(n: int, user: int, chat: int = -5) -> asyncio.Task[None]:
+        task = asyncio.create_task(processor.process_update(update(n, user, chat),
+                                                            handle(n)))
+        await asyncio.sleep(0.01)
+        return task
+
+    tasks = [await arrive(n, 1) for n in range(10)]  # one in progress, three waiting
+    assert processor.dropped == 6 and told == [4, 5, 6, 7, 8, 9]
+    tasks += [await arrive(20, 2), await arrive(21, 3), await arrive(22, 7),
+              await arrive(24, 7)]
+    tasks.append(await arrive(23, 4))  # the chat's bound (7 waiting): person 1's newest goes
+    assert processor.dropped == 7 and told[-1] == 3
+    tasks.append(await arrive(99, 1, chat=-6))  # another chat: at once
+    assert order == [] and processor.busy_chats == 2
     release.set()
-    await asyncio.gather(*tasks, other)
-    assert [n for n in order if n != 99] == [0, 1, 2, 3]  # in the order they came
-    assert processor.busy_chats == 0
+    await asyncio.gather(*tasks)
+    # Person 1's first was in progress; then everyone else's first, in the order they came,
+    # before person 1's next ones; the seated player's second one is as early as a first
+    # (else it would follow 23).
+    assert [n for n in order if n != 99] == [0, 20, 21, 22, 24, 23, 1, 2], order
+    assert processor.busy_chats == 0 and processor.waiting(1) == 0
+
+#: The per-user and per-chat limits of production (chat/config.py's defaults); the harness
+#: lifts them for tests that play faster than people.
+PRODUCTION_LIMITS = {"user_per_minute": 120.0, "info_per_user": 6.0, "info_per_chat": 12.0}
+#: What a flooding stranger sends, in turn: information, moves that are not his, nonsense.
+FLOOD = ("/rules@{bot}", "/score@{bot}", "/play@{bot} QC M12", "/board@{bot}", "/help@{bot}",
+         "/pass@{bot}", "/moves@{bot}", "/top@{bot}")
+
+
+def record_calls(h: Harness, names: tuple[str, ...], people: set[int],
+                 done: list[tuple[str, int, float]]) -> None:
+    """Note (method, user, time.monotonic()) when each of the flow's ``names`` returns for one
+    of ``people``: the moment an update of theirs was processed."""
+    flow = h.services.flow
+    for name in names:
+        real = getattr(flow, name)
+
+        async def noted(*args: object, real: object = real, name: str = name,
+                        **kwargs: object) -> object:
+            result = await real(*args, **kwargs)  # type: ignore[operator]
+            actor = next((a for a in args if hasattr(a, "user_id")), None)
+            if actor is not None and actor.user_id in people:  # type: ignore[attr-defined]
+                done.append((name, actor.user_id, time.monotonic()))  # type: ignore[attr-defined]
+            return result
+
+        setattr(flow, name, noted)
+
+
+async def test_a_flood_from_one_person_never_drops_or_holds_back_anothers_update(
+        tmp_path: Path) -> None:
+    """Issue 43, 1: 200 commands from Eve in a forum group, sent faster than the bot can
+    handle them, interleaved with Cid's ``/join`` in one topic's set-up, a seated player's
+    ``/play`` in another topic's match and Dan's ▶ Start on his set-up: each of the three is
+    processed within 2 s of its arrival, in the order they came (the Start finds Cid seated),
+    and Eve alone loses updates, told once to slow down. (One chat's queue of 32 once held
+    Eve's alone, and the rest, Cid's join first, were dropped.)"""
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock(speed=30))
+    ann, bob, cid, dan, eve = (fake.user(451 + i, name)
+                               for i, name in enumerate(("Ann", "Bob", "Cid", "Dan", "Eve")))
+    forum = fake.group(-1_000_004_510_000, "Busy forum", forum=True)
+    async with running_bot(tmp_path, fake, **PRODUCTION_LIMITS) as h:
+        for user in (ann, bob, cid, dan, eve):
+            user.start_bot()
+        await h.settle()
+        # Topic 5: Ann and Bob's duel is being played. Topic 7: Dan's set-up for two.
+        for user, text in ((ann, "/new@{bot} duel timer=off"), (bob, "/join@{bot}"),
+                           (ann, "/go@{bot}"), (dan, "/new@{bot} duel")):
+            user.send(forum, text.format(bot=BOT), thread_id=5 if user is not dan else 7)
+            await h.settle()
+        store = h.services.store
+        playing = await store.active_match(forum.id, 5)
+        assert playing is not None and await store.open_lobby(forum.id, 7) is not None
+        lobby = next(m for m in reversed(fake.sent(forum)) if m.message_thread_id == 7
+                     and any(b.get("text") == "▶ Start" for b in m.buttons()))
+        mover_id, move = await move_of(h, playing.match_id, random.Random(3))
+        mover = ann if mover_id == ann.id else bob
+        done: list[tuple[str, int, float]] = []
+        record_calls(h, ("lobby_action", "play"), {cid.id, mover.id, dan.id}, done)
+        spam = itertools.cycle(FLOOD)
+
+        def flood(n: int) -> None:
+            for i in range(n):
+                eve.send(forum, next(spam).format(bot=BOT), thread_id=(5, 7, None)[i % 3])
+
+        arrived: dict[str, float] = {}
+        flood(50)
+        arrived["join"] = time.monotonic()
+        cid.send(forum, f"/join@{BOT}", thread_id=7)
+        flood(50)
+        arrived["play"] = time.monotonic()
+        mover.send(forum, f"/play@{BOT} {move}", thread_id=5)
+        flood(50)
+        arrived["start"] = time.monotonic()
+        dan.press(lobby, data=lobby.button(text="▶ Start")["callback_data"])
+        flood(50)
+        await fake.wait_for(lambda: len(done) >= 3, timeout=15)
+        await h.settle(timeout=60)
+        order = [(name, user) for name, user, _ in done]
+        assert order == [("lobby_action", cid.id), ("play", mover.id),
+                         ("lobby_action", dan.id)], order
+        waits = {what: round(at - arrived[what], 2)
+                 for what, (_, _, at) in zip(("join", "play", "start"), done, strict=True)}
+        assert max(waits.values()) < 2.0, waits
+        # Each did what it meant: the move is stored, and the Start found Cid seated.
+        assert (await store.get_match(playing.match_id)).move_count == playing.move_count + 1
+        started = await store.active_match(forum.id, 7)
+        assert started is not None, fake.describe()
+        assert {s.user_id for s in started.seats} == {dan.id, cid.id}
+        dropped = h.app.update_processor.dropped  # type: ignore[attr-defined]
+        assert dropped > 0, "the flood was not faster than the bot: nothing was tested"
+        slow = [m for m in fake.sent(forum) if "a lot of requests" in (m.text or "")]
+        assert len(slow) == 1 and "Eve" in (slow[0].text or ""), [m.text for m in slow]

@@ -185,6 +185,11 @@ class Flow:
     async def my_matches(self, user_id: int) -> list[StoredMatch]:
         return await self.games.my_matches(user_id)
 
+    async def match_here(self, chat_id: int, thread_id: int | None) -> MatchRow | None:
+        """The row of the match being played in this chat (topic), without loading its
+        moves: who is seated, for the order of waiting updates (chat/updates.py)."""
+        return await self.store.active_match(chat_id, thread_id)
+
     async def plays_in(self, match_id: int, user_id: int) -> bool:
         return await self.games.plays_in(match_id, user_id)
 

@@ -48,9 +48,11 @@ from chat.handlers import (
     standings,
     welcome,
 )
+from chat.handlers.admission import dropped, urgent
 from chat.handlers.context import CONTEXT_TYPES, BotContext, Services, services
 
-__all__ = ["CONTEXT_TYPES", "BotContext", "Services", "register", "services"]
+__all__ = ["CONTEXT_TYPES", "BotContext", "Services", "dropped", "register", "services",
+           "urgent"]
 
 
 def register(app: Application) -> None:

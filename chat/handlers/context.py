@@ -28,7 +28,7 @@ from chat.standings import Standings
 from chat.throttle import Throttle
 
 if TYPE_CHECKING:  # handlers reach the store only through the flow
-    from storage import Store
+    from storage import MatchRow, Store
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +43,8 @@ EXPORT_BYTES = 4 * 1024 * 1024
 #: A person the bot cannot write to privately, told so in a group (with the Start button),
 #: is not told again in that group for this long, however many private commands they type.
 PRIVATE_NUDGE_SECONDS = 300.0
+#: How long the match being played in a topic is trusted when ordering waiting updates.
+PLAYING_SECONDS = 1.0
 
 
 @dataclass
@@ -73,6 +75,12 @@ class Services:
     #: (:meth:`Call.private_chat_closed`). This process's courtesy, as the throttle's
     #: buckets are: lost on a restart, the group may be told once more.
     nudged: TtlCache[tuple[int, int], bool] = field(init=False)
+    #: The match being played in a (chat, topic), as ``(row or None,)``, kept a second:
+    #: which waiting updates go first (chat/handlers/admission.py ``urgent``).
+    playing: TtlCache[tuple[int, int | None], tuple[MatchRow | None]] = field(
+        default_factory=lambda: TtlCache(PLAYING_SECONDS, 4096))
+    #: Background tasks of the handlers (a flooding user told to slow down).
+    tasks: set[asyncio.Task[None]] = field(default_factory=set)
     #: /history, /stats, /top (leaderboard pages kept a minute per scope).
     standings: Standings = field(init=False)
 
