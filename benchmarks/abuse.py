@@ -84,7 +84,8 @@ ATTACKER_ID = 666_000_001
 KEY_CHARS = string.ascii_letters + string.digits + "_-"
 #: The per-user and per-chat limits (chat/throttle.py) at their defaults.
 PRODUCTION_LIMITS = {f.name: f.default for f in dataclasses.fields(Config)
-                     if f.name in ("user_per_minute", "info_per_user", "info_per_chat")}
+                     if f.name in ("user_per_minute", "info_per_user", "info_per_chat",
+                                   "info_repeat_minutes")}
 
 
 class HonestBench(Bench):

@@ -22,6 +22,7 @@ from telegram.ext import (
 from telegram.request import BaseRequest
 
 from chat import handlers as h
+from chat.answers import RecentAnswers
 from chat.computer import Pacer, Thinker
 from chat.config import Config
 from chat.delivery import Delivery
@@ -152,7 +153,9 @@ def build_application(
                             info_per_chat=config.info_per_chat)
         services = app.bot_data["services"] = h.Services(
             store, flow, delivery, thinker, pacer, lobby_seconds=config.lobby_minutes * 60,
-            throttle=throttle, clock=clock)
+            throttle=throttle, clock=clock,
+            answers=RecentAnswers(config.info_repeat_minutes * 60))
+        delivery.on_answer = services.answers.sent  # which message a repeat points to
         processor = app.update_processor
         if isinstance(processor, ChatOrderedProcessor):
             # Waiting updates of the match in progress go first; a flooder whose updates are

@@ -55,6 +55,9 @@ class Config:
     #: Information replies (/rules, /help, /stats, /top, ...) per person and per chat a minute.
     info_per_user: float = 6.0
     info_per_chat: float = 12.0
+    #: An information answer given in a group is recent this long: asked again meanwhile,
+    #: it is pointed to, not sent again (chat/answers.py; 0: every request answered anew).
+    info_repeat_minutes: float = 5.0
     #: Webhook mode (chat/web.py) when set: the public HTTPS URL Telegram posts updates to.
     webhook_url: str | None = None
     #: What Telegram sends in ``X-Telegram-Bot-Api-Secret-Token`` (required with the URL).
@@ -148,6 +151,7 @@ def load_config(env_file: Path | None = Path(".env")) -> Config:
         user_per_minute=number("KRENDZU_USER_PER_MINUTE", 120.0, 1.0, 10000.0),
         info_per_user=number("KRENDZU_INFO_PER_USER", 6.0, 1.0, 10000.0),
         info_per_chat=number("KRENDZU_INFO_PER_CHAT", 12.0, 1.0, 10000.0),
+        info_repeat_minutes=number("KRENDZU_INFO_REPEAT_MINUTES", 5.0, 0.0, 1440.0),
         webhook_url=webhook_url,
         webhook_secret=webhook_secret,
         web_listen=listen,

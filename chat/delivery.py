@@ -32,7 +32,7 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -106,6 +106,9 @@ class Delivery:
         self.info_reserve = max(1, group_limit // 3)
         #: Set by the application: schedule a computer's move.
         self.on_computer: Callable[[int, int], None] = lambda match_id, seq: None
+        #: Set by the application: told the message id of an information answer's first
+        #: message (``Send.answer``), or ``None`` when it was not sent (chat/answers.py).
+        self.on_answer: Callable[[Hashable, int | None], None] = lambda key, message_id: None
         self._queues: dict[int, deque[_Item]] = {}
         self._workers: dict[int, asyncio.Task[None]] = {}
         self._gates: dict[int, Gate] = {}
@@ -176,6 +179,7 @@ class Delivery:
                 # A newer reply of the same kind makes a queued one pointless.
                 for old in [i for i in queue if i.info == item.info]:
                     queue.remove(old)
+                    self._answered(old, None)
                     old.finish(True)
             last = queue[-1] if queue else None
             if (isinstance(notice, BoardPost) and last is not None
@@ -253,9 +257,10 @@ class Delivery:
                     await asyncio.sleep(min(wait, 0.2))
                     continue
             queue.remove(item)
+            message = None
             try:
                 try:
-                    await self.sender.deliver(item.notice)
+                    message = await self.sender.deliver(item.notice)
                 finally:
                     if chat < 0:
                         await self._gate(chat).done()
@@ -275,16 +280,29 @@ class Delivery:
                     continue
                 log.error("gave up delivering %s to chat %s after %d tries (%s)",
                           type(item.notice).__name__, chat, item.attempts, type(exc).__name__)
+                self._answered(item, None)
                 item.finish(False)
             except TelegramError as exc:  # refused for good (bad request, ...)
                 log.warning("Telegram refused %s for chat %s: %s", type(item.notice).__name__,
                             chat, type(exc).__name__)
+                self._answered(item, None)
                 item.finish(True)
             except Exception:
                 log.exception("could not deliver %s", type(item.notice).__name__)
+                self._answered(item, None)
                 item.finish(False)
             else:
+                self._answered(item, message.message_id if message is not None else None)
                 item.finish(True)
+
+    def _answered(self, item: _Item, message_id: int | None) -> None:
+        """Report an information answer's first message (chat/answers.py)."""
+        notice = item.notice
+        if isinstance(notice, Send) and notice.answer is not None:
+            try:
+                self.on_answer(notice.answer, message_id)
+            except Exception:
+                log.exception("an answer's message could not be noted")
 
     async def _nap(self, seconds: float) -> None:
         """Sleep ``seconds`` of the delivery clock (a test's may run faster than real time)."""

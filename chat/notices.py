@@ -106,6 +106,11 @@ class Send:
     #: What of a match's announcement this tells, (match id, key): noted in the store once
     #: Telegram took it, so that an announcement run again skips it (:data:`Told`).
     told: Told | None = None
+    #: Sent as a reply to this message of the chat (a pointer to an earlier answer).
+    reply_to: int | None = None
+    #: The first message of a group's information answer (:mod:`chat.answers`): delivery
+    #: reports its message id once sent, or that it was not sent.
+    answer: Hashable | None = None
 
 
 @dataclass(frozen=True, slots=True)

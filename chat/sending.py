@@ -24,6 +24,7 @@ from telegram import (
     InlineKeyboardMarkup,
     InputMediaPhoto,
     Message,
+    ReplyParameters,
     WebAppInfo,
 )
 from telegram.error import BadRequest, ChatMigrated, Forbidden, TelegramError
@@ -99,11 +100,14 @@ class Sender:
         #: chat → (message id, the post as it shows). The next such board edits it in place.
         self._follow: dict[int, tuple[int, BoardPost]] = {}
 
-    async def deliver(self, notice: Notice) -> None:
+    async def deliver(self, notice: Notice) -> Message | None:
+        """Make the calls of one notice; the message a :class:`Send` made (``None`` for the
+        other notices, and for a send that could not be made)."""
         if isinstance(notice, Send):
-            await self.send(notice)
+            message = await self.send(notice)
             await self._note(notice.told)
-        elif isinstance(notice, BoardPost):
+            return message
+        if isinstance(notice, BoardPost):
             await self._board(notice)
         elif isinstance(notice, ShowLobby):
             await self._lobby(notice)
@@ -116,6 +120,7 @@ class Sender:
             known = await self.store.set_panel(notice.match_id, notice.user_id, None)
             if known:
                 await self._retire_panel(notice.user_id, known, notice.note)
+        return None
 
     async def _note(self, told: Told | None, seq: int = 0) -> None:
         """Telegram took the notice: note it (:data:`chat.notices.Told`) at once, so that
@@ -280,6 +285,9 @@ class Sender:
         }
         if send.thread_id:
             kwargs["message_thread_id"] = send.thread_id
+        if send.reply_to is not None:  # gone meanwhile: sent all the same, as a message
+            kwargs["reply_parameters"] = ReplyParameters(send.reply_to,
+                                                         allow_sending_without_reply=True)
         try:
             message = await self._call_send(send, kwargs)
         except ChatMigrated as exc:

@@ -4,8 +4,16 @@ Without them one person could delay every board post in a group (40 x ``/rules@b
 group's whole message allowance for minutes) or keep the bot busy for everyone. Each user and
 each chat has a leaky bucket (``aiolimiter.AsyncLimiter``, the library PTB's own rate limiter
 uses), and information replies (/rules, /help, /stats, /top, /history, /export, /board,
-/score) have tighter ones. Over a limit, the sender is told politely once, then ignored until
-the bucket has room again. Moves and buttons of honest players never come near the limits.
+/score, /moves) have tighter ones. Over a limit, the sender is told politely once, then
+ignored until the bucket has room again. Moves and buttons of honest players never come near
+the limits.
+
+A group's information budget counts distinct answers, not requests (issue 43): an
+information command is counted against its sender's buckets when it arrives
+(:meth:`Throttle.admit`), but against the group's only when it makes a new answer
+(:meth:`Throttle.new_answer`, asked by ``chat/handlers/context.py``); a repeat of a recent
+answer gets a pointer to it or nothing (:mod:`chat.answers`). So one person repeating a
+command uses up their own budget, never the group's.
 """
 
 from __future__ import annotations
@@ -67,16 +75,27 @@ class Throttle:
     async def admit(self, user_id: int, chat_id: int, *, info: bool) -> tuple[bool, bool]:
         """(serve it, tell the sender to slow down): an update within the limits is counted
         and served; one over them is dropped, and the sender told the first time in a
-        minute."""
+        minute. A group's information budget is not counted here (:meth:`new_answer`)."""
         buckets = [(self.updates, user_id)]
         if info:
-            buckets += [(self.info_users, user_id), (self.info_chats, chat_id)]
+            buckets.append((self.info_users, user_id))
+            if chat_id > 0:  # a private chat's budget is its one person's
+                buckets.append((self.info_chats, chat_id))
         if all(b.has_room(k) for b, k in buckets):
             for b, k in buckets:
                 await b.take(k)
             return True, False
         self.refused += 1
         return False, self.warn_once(user_id)
+
+    async def new_answer(self, chat_id: int) -> bool:
+        """Whether a group may get one more distinct information answer this minute (and
+        count it). Repeats of a recent answer are never counted (:mod:`chat.answers`)."""
+        if not self.info_chats.has_room(chat_id):
+            self.refused += 1
+            return False
+        await self.info_chats.take(chat_id)
+        return True
 
     def warn_once(self, user_id: int) -> bool:
         """Whether to tell ``user_id`` to slow down now: the first time in a minute, however

@@ -76,7 +76,10 @@ def test_config(tmp_path: Path, fake: FakeTelegram, **changes: object) -> Config
                   timer_tick=3600.0,  # turn timers fire only where a test asks (timer_tick=…)
                   # Simulated people tap far faster than real ones: the per-user limits
                   # apply only where a test asks for them (tests/test_abuse.py).
-                  user_per_minute=1e6, info_per_user=1e6, info_per_chat=1e6)
+                  user_per_minute=1e6, info_per_user=1e6, info_per_chat=1e6,
+                  # and each asks again and again: every request is answered anew
+                  # unless a test asks for production's 5 minutes.
+                  info_repeat_minutes=0.0)
     return replace(base, **changes)  # type: ignore[arg-type]
 
 

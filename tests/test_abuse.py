@@ -169,8 +169,13 @@ async def test_moves_made_during_an_outage_are_announced_when_it_ends(tmp_path: 
         mover = ann if user_id == ann.id else bob
         h.services.delivery.max_attempts = 2
         fake.outage = True
+        moves = row.move_count
         mover.send(None, text)
         await fake.wait_for(lambda: fake.pending_updates() == [], timeout=5)
+        for _ in range(100):  # fetched is not yet handled: wait for the move to be stored
+            if (await store.get_match(match_id)).move_count > moves:
+                break
+            await asyncio.sleep(0.05)
         await h.services.delivery.idle()
         row = await store.get_match(match_id)
         assert row.announced_seq < row.move_count
@@ -217,8 +222,12 @@ def test_the_limits_are_configured_from_the_environment(monkeypatch, tmp_path: P
     monkeypatch.setenv("KRENDZU_USER_PER_MINUTE", "25")
     monkeypatch.setenv("KRENDZU_INFO_PER_USER", "3")
     monkeypatch.setenv("KRENDZU_INFO_PER_CHAT", "²")  # not a number: the default
+    monkeypatch.setenv("KRENDZU_INFO_REPEAT_MINUTES", "0")
     config = load_config(tmp_path / "none.env")
-    assert (config.user_per_minute, config.info_per_user, config.info_per_chat) == (25, 3, 12)
+    assert (config.user_per_minute, config.info_per_user, config.info_per_chat,
+            config.info_repeat_minutes) == (25, 3, 12, 0)
+    monkeypatch.delenv("KRENDZU_INFO_REPEAT_MINUTES")
+    assert load_config(tmp_path / "none.env").info_repeat_minutes == 5
 
 
 async def test_the_throttle_tells_once_and_forgets_idle_buckets() -> None:
@@ -378,3 +387,73 @@ async def test_a_flood_from_one_person_never_drops_or_holds_back_anothers_update
         assert dropped > 0, "the flood was not faster than the bot: nothing was tested"
         slow = [m for m in fake.sent(forum) if "a lot of requests" in (m.text or "")]
         assert len(slow) == 1 and "Eve" in (slow[0].text or ""), [m.text for m in slow]
+
+
+async def test_a_spammer_gets_one_answer_and_others_are_still_answered(tmp_path: Path) -> None:
+    """Issue 43, 2: 40 x /rules@bot from Eve make at most 5 group messages (one answer, one
+    "slow down", at most one pointer), and Bob's /score right after is answered within 2 s:
+    Eve's repeats take nothing of the chat's information budget. A repeat from someone
+    else while the answer is recent gets a short reply pointing to it, once; then nothing.
+    (Before: 11-13 messages, the rules and both pictures up to four times.)"""
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock(speed=1))
+    ann, bob, cid, dan, eve = (fake.user(461 + i, name)
+                               for i, name in enumerate(("Ann", "Bob", "Cid", "Dan", "Eve")))
+    group = fake.group(-1004610, "Readers")
+    async with running_bot(tmp_path, fake, **PRODUCTION_LIMITS,
+                           info_repeat_minutes=5.0) as h:  # production's
+        for user in (ann, bob, cid, dan, eve):
+            user.start_bot()
+        match_id = (await start_group_duel(h, group, ann, bob, "duel timer=off")).match_id
+        flow = h.services.flow
+        score = await flow.score(await flow.load(match_id), await flow.chat_tr(group.id))
+        before = len(fake.sent(group))
+        for _ in range(40):
+            eve.send(group, f"/rules@{BOT}")
+        asked = time.monotonic()
+        bob.send(group, f"/score@{BOT}")
+        await fake.wait_for(lambda: any(m.text == score for m in fake.sent(group)[before:]),
+                            timeout=10)
+        assert time.monotonic() - asked < 2.0, "Bob's /score waited behind Eve's flood"
+        await h.settle(timeout=60)
+        flood = [m for m in fake.sent(group)[before:] if m.text != score]
+        assert len(flood) <= 5, [(m.kind, m.text or m.caption) for m in flood]
+        rules = [m for m in flood if "Krendzu in short" in (m.text or "")]
+        slow = [m for m in flood if "a lot of requests" in (m.text or "")]
+        assert len(rules) == 1 and len(slow) == 1, [(m.kind, m.text or m.caption) for m in flood]
+        # Someone else asks again: a pointer to the answer (a reply to it), once.
+        since = len(fake.sent(group))
+        cid.send(group, f"/rules@{BOT}")
+        await h.settle()
+        dan.send(group, f"/rules@{BOT}")
+        await h.settle()
+        told = fake.sent(group)[since:]
+        pointed = [m for m in flood if m.reply_to == rules[0].message_id]
+        assert len(told) + len(pointed) == 1, [(m.text, m.reply_to) for m in told + pointed]
+        assert [m.reply_to for m in told + pointed] == [rules[0].message_id]
+        assert "Cid" in (told[0].text or "") if told else True
+
+
+async def test_one_persons_repeats_do_not_use_up_the_groups_information_budget(
+        tmp_path: Path) -> None:
+    """The group's information budget counts distinct answers: with room for two a minute,
+    Eve's ten /rules take one (the rest are repeats of it), and Bob's /score the other.
+    (Counted per request, Eve's first two took both and Bob was told to wait a minute.)"""
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock(speed=1))
+    ann, bob, eve = (fake.user(471 + i, name) for i, name in enumerate(("Ann", "Bob", "Eve")))
+    group = fake.group(-1004710, "Small budget")
+    async with running_bot(tmp_path, fake, user_per_minute=120.0, info_per_user=20.0,
+                           info_per_chat=2.0, info_repeat_minutes=5.0) as h:
+        for user in (ann, bob, eve):
+            user.start_bot()
+        match_id = (await start_group_duel(h, group, ann, bob, "duel timer=off")).match_id
+        flow = h.services.flow
+        score = await flow.score(await flow.load(match_id), await flow.chat_tr(group.id))
+        for _ in range(10):
+            eve.send(group, f"/rules@{BOT}")
+            await asyncio.sleep(0.05)
+        await h.settle()
+        bob.send(group, f"/score@{BOT}")
+        await h.settle()
+        said = [m.text or m.caption or "" for m in fake.sent(group)]
+        assert score in said, said[-3:]
+        assert not [t for t in said if "a lot of requests" in t], said[-3:]

@@ -11,21 +11,19 @@ import logging
 
 from telegram import Update
 from telegram.constants import ChatType
-from telegram.error import TelegramError
 from telegram.ext import ApplicationHandlerStop
 
 from chat.flow import MatchPress, parse_press
 from chat.handlers.context import (
     BotContext,
     Services,
-    actor_of,
     command_of,
     resolve,
     services,
+    slow_down,
     thread_of,
 )
 from chat.model import InputError
-from chat.notices import Send
 from chat.throttle import INFO_COMMANDS
 
 log = logging.getLogger(__name__)
@@ -47,24 +45,6 @@ async def admission(update: Update, context: BotContext) -> None:
     if warn:
         await slow_down(svc, update)
     raise ApplicationHandlerStop
-
-
-async def slow_down(svc: Services, update: Update) -> None:
-    """Tell the sender of ``update`` that they send too much (a button's toast, or a line in
-    the chat); the callers make sure it is said once a minute at most."""
-    user, chat = update.effective_user, update.effective_chat
-    if user is None:
-        return
-    chat_id = chat.id if chat is not None else user.id
-    tr = await (svc.flow.user_tr(user.id) if chat_id > 0 else svc.flow.chat_tr(chat_id))
-    text = tr._("{name}, that is a lot of requests at once: please wait a minute.",
-                name=actor_of(update).name)
-    if update.callback_query is not None:
-        with contextlib.suppress(TelegramError):
-            await update.callback_query.answer(text[:190])
-    else:
-        svc.delivery.run([Send(chat_id, text, thread_id=thread_of(update),
-                               group=chat_id < 0, info="slow down")])
 
 
 def dropped(svc: Services, update: Update) -> None:

@@ -4,6 +4,7 @@ which language, and how to answer."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import time
@@ -17,6 +18,7 @@ from telegram.constants import ChatMemberStatus, ChatType
 from telegram.error import TelegramError
 from telegram.ext import CallbackContext, ContextTypes, ExtBot
 
+from chat.answers import RecentAnswers, answer_key
 from chat.caches import ByteLru, TtlCache
 from chat.computer import Pacer, Thinker
 from chat.delivery import Delivery
@@ -25,7 +27,7 @@ from chat.flow import Actor, Flow
 from chat.i18n import Tr
 from chat.notices import Notice, Outcome, Send
 from chat.standings import Standings
-from chat.throttle import Throttle
+from chat.throttle import INFO_COMMANDS, Throttle
 
 if TYPE_CHECKING:  # handlers reach the store only through the flow
     from storage import MatchRow, Store
@@ -45,6 +47,8 @@ EXPORT_BYTES = 4 * 1024 * 1024
 PRIVATE_NUDGE_SECONDS = 300.0
 #: How long the match being played in a topic is trusted when ordering waiting updates.
 PLAYING_SECONDS = 1.0
+#: How long a group's information answer is recent (``KRENDZU_INFO_REPEAT_MINUTES``).
+REPEAT_SECONDS = 300.0
 
 
 @dataclass
@@ -75,6 +79,9 @@ class Services:
     #: (:meth:`Call.private_chat_closed`). This process's courtesy, as the throttle's
     #: buckets are: lost on a restart, the group may be told once more.
     nudged: TtlCache[tuple[int, int], bool] = field(init=False)
+    #: Information answers given in groups lately: a repeat is pointed to the answer
+    #: (:mod:`chat.answers`, :func:`inform`).
+    answers: RecentAnswers = field(default_factory=lambda: RecentAnswers(REPEAT_SECONDS))
     #: The match being played in a (chat, topic), as ``(row or None,)``, kept a second:
     #: which waiting updates go first (chat/handlers/admission.py ``urgent``).
     playing: TtlCache[tuple[int, int | None], tuple[MatchRow | None]] = field(
@@ -219,6 +226,10 @@ class Call:
         """Answer in this chat (an information reply: it waits behind play)."""
         await say(self.svc, self.update, text)
 
+    async def inform(self, notices: Sequence[Notice]) -> None:
+        """Deliver an information command's answer (:func:`inform`)."""
+        await inform(self.svc, self.update, notices)
+
     async def answer(self, outcome: Outcome) -> None:
         if outcome.private_reply and outcome.reply and await self.private_chat_closed():
             # A refusal that names a held card goes to the private chat only; closed, the
@@ -299,9 +310,66 @@ async def answer(svc: Services, update: Update, outcome: Outcome, tr: Tr | None 
 async def say(svc: Services, update: Update, text: str) -> None:
     chat = update.effective_chat
     if chat is not None:
-        svc.delivery.run([Send(chat.id, text, thread_id=thread_of(update),
-                               group=chat.type != ChatType.PRIVATE,
-                               info=reply_kind(svc, update))])
+        await inform(svc, update, [Send(chat.id, text, thread_id=thread_of(update),
+                                        group=chat.type != ChatType.PRIVATE,
+                                        info=reply_kind(svc, update))])
+
+
+async def inform(svc: Services, update: Update, notices: Sequence[Notice]) -> None:
+    """Deliver the answer to an update. In a group, an information command's answer that
+    was given there lately is not given again (issue 43: the bot must never amplify a
+    spammer): the first repeat after it went out gets a short reply to it, later ones
+    nothing; and only a new answer counts against the group's information budget
+    (:mod:`chat.answers`, :meth:`chat.throttle.Throttle.new_answer`)."""
+    notices = list(notices)
+    chat, user = update.effective_chat, update.effective_user
+    if (chat is None or user is None or chat.type == ChatType.PRIVATE
+            or command_of(update, svc.flow.bot_username) not in INFO_COMMANDS):
+        svc.delivery.run(notices)
+        return
+    replies = [n for n in notices if isinstance(n, Send) and n.info is not None
+               and n.chat_id == chat.id]
+    if not replies:
+        svc.delivery.run(notices)
+        return
+    thread = thread_of(update)
+    key = answer_key(chat.id, thread, replies)
+    given = svc.answers.get(key)
+    if given is not None:  # a repeat
+        if given.message_id is not None and not given.pointed:
+            given.pointed = True
+            request = await request_of(svc, update)
+            svc.delivery.run([Send(chat.id, request.tr._(
+                "{name}, the answer is just above ↑", name=request.actor.name),
+                thread_id=thread, group=True, info=reply_kind(svc, update, "/again"),
+                reply_to=given.message_id)])
+        return  # else it is on its way, or pointed to already: nothing more
+    if not await svc.throttle.new_answer(chat.id):
+        if svc.throttle.warn_once(user.id):
+            await slow_down(svc, update)
+        return
+    svc.answers.remember(key)
+    first = notices.index(replies[0])
+    notices[first] = replace(replies[0], answer=key)
+    svc.delivery.run(notices)
+
+
+async def slow_down(svc: Services, update: Update) -> None:
+    """Tell the sender of ``update`` that they send too much (a button's toast, or a line in
+    the chat); the callers make sure it is said once a minute at most."""
+    user, chat = update.effective_user, update.effective_chat
+    if user is None:
+        return
+    chat_id = chat.id if chat is not None else user.id
+    tr = await (svc.flow.user_tr(user.id) if chat_id > 0 else svc.flow.chat_tr(chat_id))
+    text = tr._("{name}, that is a lot of requests at once: please wait a minute.",
+                name=actor_of(update).name)
+    if update.callback_query is not None:
+        with contextlib.suppress(TelegramError):
+            await update.callback_query.answer(text[:190])
+    else:
+        svc.delivery.run([Send(chat_id, text, thread_id=thread_of(update),
+                               group=chat_id < 0, info="slow down")])
 
 
 def reply_kind(svc: Services, update: Update, part: str = "") -> str:

@@ -42,8 +42,9 @@ async def match_op(call: Call, kind: str) -> None:
         call.deliver([await flow.hand(stored, actor.user_id)])
     elif kind == "board":
         notices = await flow.board(stored, call.chat.id, call.thread, actor.user_id)
-        call.deliver([replace(n, info=call.reply_kind())
-                      if isinstance(n, Send) and n.panel_of is None else n for n in notices])
+        await call.inform([replace(n, info=call.reply_kind())
+                           if isinstance(n, Send) and n.panel_of is None else n
+                           for n in notices])
     elif kind == "score":
         await call.say(await flow.score(stored, tr))
     elif kind == "hint":
@@ -234,4 +235,4 @@ async def export(call: Call, stored: StoredMatch) -> None:
         notices.append(Send(call.chat.id, tr._("Replay of tour {t}.", t=tour + 1),
                             thread_id=call.thread, animation=("replay.gif", gif), group=group,
                             info=call.reply_kind(f"/replay{tour + 1}")))
-    call.deliver(notices)
+    await call.inform(notices)

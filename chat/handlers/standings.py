@@ -48,5 +48,6 @@ async def send_card(call: Call, card: Card | str) -> None:
     if isinstance(card, str):
         await call.say(card)
         return
-    call.deliver([Send(call.chat.id, card.caption, thread_id=call.thread, photo=card.picture,
-                       group=not call.private, info=call.reply_kind())])
+    await call.inform([Send(call.chat.id, card.caption, thread_id=call.thread,
+                            photo=card.picture, group=not call.private,
+                            info=call.reply_kind())])

@@ -100,7 +100,7 @@ async def rules(call: Call) -> None:
         picture = await rules_picture(kind, tr)
         notices.append(Send(call.chat.id, caption, thread_id=call.thread, photo=picture,
                             group=group, info=call.reply_kind(f"/{kind}")))
-    call.deliver(notices)
+    await call.inform(notices)
 
 
 def language_name(code: str) -> str:
