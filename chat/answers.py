@@ -14,6 +14,10 @@ same answer asked for again in that time is not sent again:
 A different answer (``/score`` after a move, ``/stats`` of someone else) is a new answer. Only
 new answers count against the chat's information budget (``KRENDZU_INFO_PER_CHAT``), so one
 person repeating a command cannot use it up for everyone else.
+
+Other replies to commands in a group (a move refused, "you are not playing in this match",
+a set-up's answers) are remembered the same way, but per person: forty ``/play@bot`` from a
+stranger get one reply and one pointer, while everyone else still gets their own reply.
 """
 
 from __future__ import annotations
@@ -29,8 +33,8 @@ from chat.notices import BoardPicture, Drawing, Send
 #: Answers remembered at once (the oldest forgotten first).
 MAX_ANSWERS = 4096
 
-#: (chat, topic, digest of what the answer shows).
-AnswerKey = tuple[int, int | None, bytes]
+#: (chat, topic, the person it was for or None for anyone, digest of what it shows).
+AnswerKey = tuple[int, int | None, int | None, bytes]
 
 
 @dataclass(slots=True)
@@ -42,9 +46,11 @@ class Answer:
     pointed: bool = False
 
 
-def answer_key(chat_id: int, thread_id: int | None, replies: Sequence[Send]) -> AnswerKey | None:
-    """What identifies an answer: its chat and topic and the digest of every text and picture
-    it shows; ``None`` if a picture cannot be named (an undescribed drawing: then it is never
+def answer_key(chat_id: int, thread_id: int | None, replies: Sequence[Send], *,
+               person: int | None = None) -> AnswerKey | None:
+    """What identifies an answer: its chat and topic, the person it is for (``None``: an
+    information answer, the same for anyone) and the digest of every text and picture it
+    shows; ``None`` if a picture cannot be named (an undescribed drawing: then it is never
     taken for a repeat)."""
     digest = hashlib.blake2b(digest_size=16)
     for send in replies:
@@ -55,7 +61,7 @@ def answer_key(chat_id: int, thread_id: int | None, replies: Sequence[Send]) -> 
                 return None
             parts.append(part)
         digest.update(repr(parts).encode())
-    return (chat_id, thread_id, digest.digest())
+    return (chat_id, thread_id, person, digest.digest())
 
 
 _UNNAMED = object()

@@ -457,3 +457,31 @@ async def test_one_persons_repeats_do_not_use_up_the_groups_information_budget(
         said = [m.text or m.caption or "" for m in fake.sent(group)]
         assert score in said, said[-3:]
         assert not [t for t in said if "a lot of requests" in t], said[-3:]
+
+
+async def test_a_refusal_repeated_to_one_person_is_not_posted_again(tmp_path: Path) -> None:
+    """Not only information: twenty /play@bot from Eve, who plays in no match here, get one
+    "You are not playing" and at most one pointer to it; Cid, asking the same, still gets
+    his own reply. (Each of the twenty was answered in the group before.)"""
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock(speed=1))
+    ann, bob, cid, eve = (fake.user(481 + i, name)
+                          for i, name in enumerate(("Ann", "Bob", "Cid", "Eve")))
+    group = fake.group(-1004810, "Kibitzers")
+    async with running_bot(tmp_path, fake, **PRODUCTION_LIMITS,
+                           info_repeat_minutes=5.0) as h:
+        for user in (ann, bob, cid, eve):
+            user.start_bot()
+        await start_group_duel(h, group, ann, bob, "duel timer=off")
+        before = len(fake.sent(group))
+        for _ in range(20):
+            eve.send(group, f"/play@{BOT} QC M12")
+            await asyncio.sleep(0.02)
+        await h.settle()
+        to_eve = fake.sent(group)[before:]
+        refusals = [m for m in to_eve if "not playing" in (m.text or "")]
+        assert len(refusals) == 1 and len(to_eve) <= 2, [(m.text, m.reply_to) for m in to_eve]
+        assert all(m.reply_to == refusals[0].message_id for m in to_eve if m not in refusals)
+        since = len(fake.sent(group))
+        cid.send(group, f"/play@{BOT} QC M12")
+        await h.settle()
+        assert ["not playing" in (m.text or "") for m in fake.sent(group)[since:]] == [True]

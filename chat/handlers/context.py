@@ -295,15 +295,18 @@ async def reply_tr(svc: Services, update: Update) -> Tr:
 
 
 async def answer(svc: Services, update: Update, outcome: Outcome, tr: Tr | None = None) -> None:
-    """Deliver the notices; say the reply (privately if it names a held card)."""
+    """Deliver the notices; say the reply (privately if it names a held card; in a group
+    not again while the same reply to the same person is recent: :func:`unrepeated`)."""
     notices = list(outcome.notices)
     if outcome.reply and update.effective_chat is not None:
         chat = update.effective_chat
         if outcome.private_reply and chat.type != ChatType.PRIVATE:
             notices.insert(0, Send(actor_of(update).user_id, outcome.reply))
         elif not outcome.told or outcome.alert:
-            notices.insert(0, Send(chat.id, outcome.reply, thread_id=thread_of(update),
-                                   group=chat.type != ChatType.PRIVATE))
+            reply = Send(chat.id, outcome.reply, thread_id=thread_of(update),
+                         group=chat.type != ChatType.PRIVATE)
+            notices[:0] = ([reply] if chat.type == ChatType.PRIVATE
+                           else await unrepeated(svc, update, [reply]))
     svc.delivery.run(notices)
 
 
@@ -316,42 +319,56 @@ async def say(svc: Services, update: Update, text: str) -> None:
 
 
 async def inform(svc: Services, update: Update, notices: Sequence[Notice]) -> None:
-    """Deliver the answer to an update. In a group, an information command's answer that
-    was given there lately is not given again (issue 43: the bot must never amplify a
-    spammer): the first repeat after it went out gets a short reply to it, later ones
-    nothing; and only a new answer counts against the group's information budget
-    (:mod:`chat.answers`, :meth:`chat.throttle.Throttle.new_answer`)."""
+    """Deliver the answer to an update: its replies in a group (``Send.info``) unless they
+    repeat a recent answer (:func:`unrepeated`)."""
     notices = list(notices)
-    chat, user = update.effective_chat, update.effective_user
-    if (chat is None or user is None or chat.type == ChatType.PRIVATE
-            or command_of(update, svc.flow.bot_username) not in INFO_COMMANDS):
-        svc.delivery.run(notices)
-        return
+    chat = update.effective_chat
     replies = [n for n in notices if isinstance(n, Send) and n.info is not None
-               and n.chat_id == chat.id]
-    if not replies:
+               and chat is not None and n.chat_id == chat.id]
+    if chat is None or chat.type == ChatType.PRIVATE or not replies:
         svc.delivery.run(notices)
         return
+    kept = await unrepeated(svc, update, replies)
+    out: list[Notice] = []
+    for notice in notices:
+        if notice is replies[0]:
+            out.extend(kept)
+        elif not any(notice is reply for reply in replies):
+            out.append(notice)
+    svc.delivery.run(out)
+
+
+async def unrepeated(svc: Services, update: Update, replies: list[Send]) -> list[Send]:
+    """What to post of the replies to a command in a group (issue 43: the bot must never
+    amplify a spammer). An answer given there lately (:mod:`chat.answers`) is not given
+    again: the first repeat after it went out gets a short reply pointing to it, later ones
+    nothing. An information command's answer is the group's, whoever asks again; any other
+    reply (a refused move, a set-up's "you are seated already") only its person's. Only a
+    new information answer counts against the group's information budget
+    (:meth:`chat.throttle.Throttle.new_answer`)."""
+    chat, user = update.effective_chat, update.effective_user
+    command = command_of(update, svc.flow.bot_username)
+    if chat is None or user is None or command is None:
+        return replies
+    info = command in INFO_COMMANDS
     thread = thread_of(update)
-    key = answer_key(chat.id, thread, replies)
+    key = answer_key(chat.id, thread, replies, person=None if info else user.id)
     given = svc.answers.get(key)
     if given is not None:  # a repeat
-        if given.message_id is not None and not given.pointed:
-            given.pointed = True
-            request = await request_of(svc, update)
-            svc.delivery.run([Send(chat.id, request.tr._(
-                "{name}, the answer is just above ↑", name=request.actor.name),
-                thread_id=thread, group=True, info=reply_kind(svc, update, "/again"),
-                reply_to=given.message_id)])
-        return  # else it is on its way, or pointed to already: nothing more
-    if not await svc.throttle.new_answer(chat.id):
+        if given.message_id is None or given.pointed:
+            return []  # on its way, or pointed to already: nothing more
+        given.pointed = True
+        request = await request_of(svc, update)
+        return [Send(chat.id, request.tr._("{name}, the answer is just above ↑",
+                                           name=request.actor.name),
+                     thread_id=thread, group=True, info=reply_kind(svc, update, "/again"),
+                     reply_to=given.message_id)]
+    if info and not await svc.throttle.new_answer(chat.id):
         if svc.throttle.warn_once(user.id):
             await slow_down(svc, update)
-        return
+        return []
     svc.answers.remember(key)
-    first = notices.index(replies[0])
-    notices[first] = replace(replies[0], answer=key)
-    svc.delivery.run(notices)
+    return [replace(replies[0], answer=key), *replies[1:]]
 
 
 async def slow_down(svc: Services, update: Update) -> None:
