@@ -485,3 +485,34 @@ async def test_a_refusal_repeated_to_one_person_is_not_posted_again(tmp_path: Pa
         cid.send(group, f"/play@{BOT} QC M12")
         await h.settle()
         assert ["not playing" in (m.text or "") for m in fake.sent(group)[since:]] == [True]
+
+
+def test_recent_answers_are_named_by_what_they_show_and_forgotten_when_not_sent() -> None:
+    from chat.answers import RecentAnswers, answer_key
+    from chat.notices import Drawing, Send
+
+    now = [0.0]
+    answers = RecentAnswers(300, clock=lambda: now[0])
+    key = answer_key(-1, None, [Send(-1, "rules"), Send(-1, "picture", photo=b"png")])
+    assert key == answer_key(-1, None, [Send(-1, "rules", info="rules:2"),
+                                        Send(-1, "picture", photo=b"png")])  # anyone's
+    for other in (answer_key(-1, None, [Send(-1, "rules"), Send(-1, "picture", photo=b"gif")]),
+                  answer_key(-1, 7, [Send(-1, "rules"), Send(-1, "picture", photo=b"png")]),
+                  answer_key(-1, None, [Send(-1, "rules"), Send(-1, "picture", photo=b"png")],
+                             person=5)):
+        assert other is not None and other != key
+    # A picture that cannot be named is never taken for a repeat.
+    assert answer_key(-1, None, [Send(-1, "x", photo=Drawing(str))]) is None
+    answers.remember(key)
+    given = answers.get(key)
+    assert given is not None and given.message_id is None  # on its way
+    answers.sent(key, None)  # replaced in the queue, refused: the next request is answered
+    assert answers.get(key) is None
+    answers.remember(key)
+    answers.sent(key, 42)
+    assert answers.get(key).message_id == 42  # type: ignore[union-attr]
+    now[0] = 300.0
+    assert answers.get(key) is None  # no longer recent
+    off = RecentAnswers(0)
+    off.remember(key)
+    assert off.get(key) is None
