@@ -12,13 +12,15 @@ A group's information budget counts distinct answers, not requests (issue 43): a
 information command is counted against its sender's buckets when it arrives
 (:meth:`Throttle.admit`), but against the group's only when it makes a new answer
 (:meth:`Throttle.new_answer`, asked by ``chat/handlers/context.py``); a repeat of a recent
-answer gets a pointer to it or nothing (:mod:`chat.answers`). So one person repeating a
-command uses up their own budget, never the group's.
+answer gets a pointer to it or nothing (:mod:`chat.answers`), and one person's new answers
+may take at most half of the group's budget. So one person repeating a command, or asking for
+everything in turn, uses up their own budget, never the group's.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Hashable
 
 from aiolimiter import AsyncLimiter
 
@@ -37,9 +39,9 @@ class Buckets:
     def __init__(self, per_minute: float, *, max_buckets: int = MAX_BUCKETS) -> None:
         self.per_minute = per_minute
         self.max_buckets = max_buckets
-        self._buckets: dict[int, AsyncLimiter] = {}
+        self._buckets: dict[Hashable, AsyncLimiter] = {}
 
-    def _bucket(self, key: int) -> AsyncLimiter:
+    def _bucket(self, key: Hashable) -> AsyncLimiter:
         bucket = self._buckets.get(key)
         if bucket is None:
             if len(self._buckets) >= self.max_buckets:
@@ -49,10 +51,10 @@ class Buckets:
             bucket = self._buckets[key] = AsyncLimiter(self.per_minute, 60.0)
         return bucket
 
-    def has_room(self, key: int) -> bool:
+    def has_room(self, key: Hashable) -> bool:
         return self.per_minute <= 0 or self._bucket(key).has_capacity()
 
-    async def take(self, key: int) -> None:
+    async def take(self, key: Hashable) -> None:
         if self.per_minute > 0:
             await self._bucket(key).acquire()  # has_room was checked: returns at once
 
@@ -68,6 +70,9 @@ class Throttle:
         self.updates = Buckets(user_per_minute)
         self.info_users = Buckets(info_per_user)
         self.info_chats = Buckets(info_per_chat)
+        #: One person's share of a group's distinct answers (by (chat, user)): at most half
+        #: of them, so the others always have the rest.
+        self.info_shares = Buckets(info_per_chat / 2)
         #: Users told to slow down, and when (told once a minute at most).
         self.warned: dict[int, float] = {}
         self.refused = 0
@@ -88,13 +93,17 @@ class Throttle:
         self.refused += 1
         return False, self.warn_once(user_id)
 
-    async def new_answer(self, chat_id: int) -> bool:
-        """Whether a group may get one more distinct information answer this minute (and
-        count it). Repeats of a recent answer are never counted (:mod:`chat.answers`)."""
-        if not self.info_chats.has_room(chat_id):
+    async def new_answer(self, chat_id: int, user_id: int) -> bool:
+        """Whether a group may get one more distinct information answer this minute, asked
+        by ``user_id`` (and count it): within the group's budget, and within half of it for
+        one person, so one person never uses it up for the others. Repeats of a recent
+        answer are never counted (:mod:`chat.answers`)."""
+        share = (chat_id, user_id)
+        if not (self.info_chats.has_room(chat_id) and self.info_shares.has_room(share)):
             self.refused += 1
             return False
         await self.info_chats.take(chat_id)
+        await self.info_shares.take(share)
         return True
 
     def warn_once(self, user_id: int) -> bool:

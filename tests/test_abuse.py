@@ -239,6 +239,12 @@ async def test_the_throttle_tells_once_and_forgets_idle_buckets() -> None:
                        (False, False)]
     assert await throttle.admit(7, -1, info=False) == (True, False)  # play is not info
     assert await throttle.admit(8, -1, info=True) == (True, False)  # another person
+    # A group's distinct answers: one person may take half of its budget, the rest is
+    # the others'.
+    throttle = Throttle(user_per_minute=100, info_per_user=100, info_per_chat=4)
+    assert [await throttle.new_answer(-1, 7) for _ in range(3)] == [True, True, False]
+    assert [await throttle.new_answer(-1, 8) for _ in range(3)] == [True, True, False]
+    assert await throttle.new_answer(-2, 7)  # another group
     buckets = Buckets(60, max_buckets=10)
     for key in range(100):
         assert buckets.has_room(key)

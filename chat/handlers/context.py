@@ -363,7 +363,7 @@ async def unrepeated(svc: Services, update: Update, replies: list[Send]) -> list
                                            name=request.actor.name),
                      thread_id=thread, group=True, info=reply_kind(svc, update, "/again"),
                      reply_to=given.message_id)]
-    if info and not await svc.throttle.new_answer(chat.id):
+    if info and not await svc.throttle.new_answer(chat.id, user.id):
         if svc.throttle.warn_once(user.id):
             await slow_down(svc, update)
         return []
