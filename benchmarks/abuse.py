@@ -1,8 +1,8 @@
 """Abuse benchmark: honest group matches while one hostile user floods the bot (issue 25).
 
     python benchmarks/abuse.py [--matches 20] [--seconds 60] [--pace 5] [--attack-rate 10]
-                               [--open-lobbies 3] [--seed 1] [--draw-workers 2]
-                               [--overall-rate 30] [--dir DIR]
+                               [--flood-rate 50] [--open-lobbies 3] [--seed 1]
+                               [--draw-workers 2] [--overall-rate 30] [--dir DIR]
 
 The real application runs against the in-process fake Telegram as in ``benchmarks/bot.py``
 (whose set-up, moves and checks this reuses), with the bot's production limits on: the
@@ -15,10 +15,10 @@ disagree with the bot's leaky bucket). The clock is the real one.
 (``/play@bot QC M12``, ``/pass@bot``, ``end`` privately) at a steady pace: one move every
 ``--pace`` seconds per match on average (open-loop, round-robin over the matches whose last
 move was answered), so the group limits are not the bottleneck. ``--open-lobbies`` more groups
-each have a set-up waiting for players. This runs twice with the same seed, each time with a
-fresh bot and database: ``without`` an attacker, then ``with`` one. The attacker, a stranger
-who started the bot, does one of these ``--attack-rate`` times a second for ``--seconds``,
-in turn:
+each have a set-up waiting for players. This runs three times with the same seed, each time
+with a fresh bot and database: ``without`` an attacker, ``with`` one, and with a ``flood``
+(issue 43). The attacker, a stranger who started the bot, does one of these
+``--attack-rate`` times a second for ``--seconds``, in turn:
 
 - an information command (``/rules /help /stats /top /top global /history /export /board
   /score``, each with ``@bot``) in one of the match groups or in his private chat;
@@ -27,6 +27,11 @@ in turn:
   for a real match or a random id, or garbage, pressed on the newest bot message of a match
   group or of his private chat;
 - a deep link: ``/start j<id>`` or ``/start j<id>_<random key>`` for a real lobby or a random id.
+
+The flood is another stranger sending ``--flood-rate`` commands a second for ``--seconds``
+into the first match's group, where its two players type their moves (``/rules@bot``,
+``/score@bot``, ``/play@bot QC M12``, ``/board@bot``, ... in turn): far more than the bot
+handles one after another, so his updates pile up in that group's queue (chat/updates.py).
 
 Figures (one JSON object):
 
@@ -48,6 +53,15 @@ Figures (one JSON object):
 
 ``attack`` shows what the attacker did and what it cost: updates refused by the throttle,
 replies he got, the most writes any group received in 60 s, and 429 answers (none expected).
+
+``flood`` holds the flood's figures (targets of issue 43):
+
+- ``honest_dropped`` (target 0): updates of anyone but the flooder that the update processor
+  dropped (``flooder_dropped``: his, with ``flood_sent``, how many he sent);
+- ``p95_ratio`` (target <= 2) and ``p50_ratio``: the honest board posts' latency with the
+  flood over ``without``; ``flooded_group`` the same figures for the flooded group's own
+  moves alone (its two players share their group's queue with him);
+- ``lost_moves`` (target 0), as above, and the messages the group and the flooder got.
 """
 
 from __future__ import annotations
@@ -72,7 +86,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.bot import BOT, Bench, ObservedTelegram, running_bot
+from benchmarks.bot import BOT, Bench, ObservedTelegram, ms, percentile, running_bot
 from chat.config import Config
 from tests.fakebot import Chat, FakeTelegram, FakeUser
 
@@ -81,6 +95,10 @@ TARGET_MEMORY_MB = 50.0
 INFO = ("rules", "help", "stats", "top", "top global", "history", "export", "board", "score")
 MOVE_OPS = ("rematch", "pass", "end", "hint")
 ATTACKER_ID = 666_000_001
+FLOODER_ID = 666_000_002
+#: What the flooder sends, in turn.
+FLOOD = ("/rules@{bot}", "/score@{bot}", "/play@{bot} QC M12", "/board@{bot}", "/help@{bot}",
+         "/pass@{bot}", "/moves@{bot}", "/top@{bot}", "/stats@{bot}", "/history@{bot}")
 KEY_CHARS = string.ascii_letters + string.digits + "_-"
 #: The per-user and per-chat limits (chat/throttle.py) at their defaults.
 PRODUCTION_LIMITS = {f.name: f.default for f in dataclasses.fields(Config)
@@ -157,6 +175,39 @@ class Attacker:
             tick += 1
 
 
+class Flooder:
+    """One stranger sending commands into one group as fast as ``rate`` a second."""
+
+    def __init__(self, user: FakeUser, group: Chat) -> None:
+        self.user = user
+        self.group = group
+        self.sent = 0
+
+    async def run(self, rate: float, seconds: float) -> None:
+        start, tick = time.perf_counter(), 0
+        while (target := start + tick / rate) < start + seconds:
+            delay = target - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            self.user.send(self.group, FLOOD[tick % len(FLOOD)].format(bot=BOT))
+            self.sent += 1
+            tick += 1
+
+
+def count_drops(h: object, dropped: dict[str, int], flooder: int) -> None:
+    """Count the updates the update processor drops: the flooder's and everyone else's."""
+    processor = h.app.update_processor  # type: ignore[attr-defined]
+    tell = processor.on_drop
+
+    def counted(update: object) -> None:
+        user = getattr(update, "effective_user", None)
+        dropped["flooder" if user is not None and user.id == flooder else "honest"] += 1
+        if tell is not None:
+            tell(update)
+
+    processor.on_drop = counted
+
+
 def rss_kib(pid: int | str = "self") -> int:
     """The resident memory of a process (VmRSS), 0 if it is gone."""
     try:
@@ -225,7 +276,10 @@ def hostile_rows(database: Path, user_id: int) -> dict:
             "lobbies_checked": lobbies}
 
 
-async def one_run(args: argparse.Namespace, directory: Path, attack: bool) -> dict:
+async def one_run(args: argparse.Namespace, directory: Path, mode: str) -> dict:
+    """One run: ``mode`` is ``without`` (no attacker), ``with`` (the attacker) or
+    ``flood``."""
+    attack = mode == "with"
     directory.mkdir(parents=True, exist_ok=True)
     fake = ObservedTelegram(bot_username=BOT, global_limit=None)
     # The test harness lifts the per-user and per-chat limits; here they are production's.
@@ -245,6 +299,10 @@ async def one_run(args: argparse.Namespace, directory: Path, attack: bool) -> di
             open_groups.append(group)
         mal = fake.user(ATTACKER_ID, "Mallory")
         mal.start_bot()
+        fred = fake.user(FLOODER_ID, "Fred")
+        fred.start_bot()
+        dropped = {"honest": 0, "flooder": 0}
+        count_drops(h, dropped, fred.id)
         await h.settle(timeout=120)
         store = h.services.store
         lobby_ids = [row.lobby_id for group in open_groups
@@ -257,6 +315,8 @@ async def one_run(args: argparse.Namespace, directory: Path, attack: bool) -> di
         setup_s = time.perf_counter() - started
         attacker = Attacker(fake, mal, [g.group for g in bench.games], lobby_ids, match_ids,
                             random.Random(args.seed + 1))
+        flooded = bench.games[0].group
+        flooder = Flooder(fred, flooded)
         watchdog = asyncio.create_task(bench.watchdog())
         try:
             for game in bench.games:
@@ -264,8 +324,12 @@ async def one_run(args: argparse.Namespace, directory: Path, attack: bool) -> di
             release_fake_files(fake)
             rss0, workers0 = memory()
             hostile = (asyncio.create_task(attacker.run(args.attack_rate, args.seconds))
-                       if attack else None)
+                       if attack else asyncio.create_task(
+                           flooder.run(args.flood_rate, args.seconds)) if mode == "flood"
+                       else None)
             honest = await bench.latency_phase(args.matches / args.pace, args.seconds)
+            in_flooded = [m.post - m.sent for m in bench.completed
+                          if m.post is not None and m.game.group is flooded]
             if hostile is not None:
                 await hostile
             await h.settle(timeout=180)
@@ -279,9 +343,19 @@ async def one_run(args: argparse.Namespace, directory: Path, attack: bool) -> di
         to_attacker = len(fake.sent(mal))
         writes = max(fake.max_sends_in_window(g, 60, edits=True) for g in groups)
         limited = len(fake.rate_limited())
+        flood = {"flood_sent": flooder.sent, "honest_dropped": dropped["honest"],
+                 "flooder_dropped": dropped["flooder"],
+                 "flooded_group": {"moves": len(in_flooded),
+                                   "p50_ms": ms(percentile(in_flooded, 0.5)),
+                                   "p95_ms": ms(percentile(in_flooded, 0.95))},
+                 "messages_to_flooded_group": len(fake.sent(flooded)),
+                 "messages_to_flooder": len(fake.sent(fred)),
+                 "flooded_group_writes_max_per_60s": fake.max_sends_in_window(
+                     flooded, 60, edits=True)}
     seated = hostile_rows(Path(h.config.database), mal.id)
     return {
-        "attacker": attack, "setup_s": round(setup_s, 1), "honest": honest, "check": check,
+        "attacker": attack, "mode": mode, "setup_s": round(setup_s, 1), "honest": honest,
+        "check": check, "flood": flood,
         "memory": {"rss_mb_before": round(rss0, 1), "rss_mb_after": round(rss1, 1),
                    "growth_mb": round(rss1 - rss0, 1), "fake_files_mb": round(files, 1),
                    "workers_growth_mb": round(workers1 - workers0, 1)},
@@ -296,16 +370,40 @@ def ratio(a: float | None, b: float | None) -> float | None:
     return round(a / b, 2) if a is not None and b else None
 
 
+def flood_figures(without: dict, flooded: dict) -> dict:
+    """The flood run's figures against the run without anyone hostile (issue 43)."""
+    check = flooded["check"]
+    figures = dict(flooded["flood"])
+    mine, theirs = figures["flooded_group"], without["flood"]["flooded_group"]
+    figures["flooded_group"] = {**mine, "p50_ms_without": theirs["p50_ms"],
+                                "p95_ms_without": theirs["p95_ms"],
+                                "p95_ratio": ratio(mine["p95_ms"], theirs["p95_ms"])}
+    return {
+        **figures,
+        "p50_ms": {"without": without["honest"]["p50_ms"], "with": flooded["honest"]["p50_ms"]},
+        "p95_ms": {"without": without["honest"]["p95_ms"], "with": flooded["honest"]["p95_ms"]},
+        "p50_ratio": ratio(flooded["honest"]["p50_ms"], without["honest"]["p50_ms"]),
+        "p95_ratio": ratio(flooded["honest"]["p95_ms"], without["honest"]["p95_ms"]),
+        "lost_moves": check["lost"] + check["duplicated"] + check["unanswered"],
+        "honest_moves": flooded["honest"]["moves"],
+        "throttle_refused": flooded["attack"]["throttle_refused"],
+    }
+
+
 async def run(args: argparse.Namespace, directory: str) -> dict:
-    without = await one_run(args, Path(directory) / "without", attack=False)
-    with_ = await one_run(args, Path(directory) / "with", attack=True)
+    without = await one_run(args, Path(directory) / "without", mode="without")
+    with_ = await one_run(args, Path(directory) / "with", mode="with")
+    flooded = await one_run(args, Path(directory) / "flood", mode="flood")
+    flood = flood_figures(without, flooded)
     check = with_["check"]
     lost = check["lost"] + check["duplicated"] + check["unanswered"]
     seated = with_["hostile"]["match_seats"] + with_["hostile"]["lobby_seats"]
     p95_ratio = ratio(with_["honest"]["p95_ms"], without["honest"]["p95_ms"])
     growth = with_["memory"]["growth_mb"]
     ok = (p95_ratio is not None and p95_ratio <= TARGET_RATIO and growth <= TARGET_MEMORY_MB
-          and lost == 0 and seated == 0 and without["check"]["lost"] == 0)
+          and lost == 0 and seated == 0 and without["check"]["lost"] == 0
+          and flood["honest_dropped"] == 0 and flood["lost_moves"] == 0
+          and flood["p95_ratio"] is not None and flood["p95_ratio"] <= TARGET_RATIO)
     return {
         "matches": args.matches, "seconds": args.seconds, "pace_s": args.pace,
         "attack_rate": args.attack_rate, "open_lobbies": args.open_lobbies,
@@ -317,9 +415,11 @@ async def run(args: argparse.Namespace, directory: str) -> dict:
         "memory_growth_without_attacker_mb": without["memory"]["growth_mb"],
         "lost_moves": lost, "hostile_seated": seated,
         "hostile_invited": with_["hostile"]["invited"],
-        "without": without, "with": with_,
+        "flood_rate": args.flood_rate, "flood": flood,
+        "without": without, "with": with_, "flooded": flooded,
         "targets": {"p95_ratio": TARGET_RATIO, "memory_growth_mb": TARGET_MEMORY_MB,
-                    "lost_moves": 0, "hostile_seated": 0},
+                    "lost_moves": 0, "hostile_seated": 0, "flood_honest_dropped": 0,
+                    "flood_p95_ratio": TARGET_RATIO},
         "ok": ok, "python": platform.python_version(), "cpus": os.cpu_count(),
     }
 
@@ -332,6 +432,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="seconds between two moves of a match, on average")
     parser.add_argument("--attack-rate", type=float, default=10.0,
                         help="the attacker's actions per second")
+    parser.add_argument("--flood-rate", type=float, default=50.0,
+                        help="the flooder's commands per second into one match's group")
     parser.add_argument("--open-lobbies", type=int, default=3,
                         help="groups with a set-up waiting for players")
     parser.add_argument("--seed", type=int, default=1, help="seed of moves and attacks")

@@ -40,7 +40,7 @@ from typing import Any
 from telegram import Bot
 from telegram.error import NetworkError, RetryAfter, TelegramError
 
-from chat.gates import Gate, GroupGate, SharedGate
+from chat.gates import WINDOW, Gate, GroupGate, SharedGate
 from chat.notices import Announced, BoardPost, ComputerTurn, Notice, Send
 from chat.painter import Painter
 from chat.ratelimit import ChatRateLimiter
@@ -54,6 +54,8 @@ log = logging.getLogger(__name__)
 MAX_ATTEMPTS = 6
 #: Back-off between them: 1, 2, 4, ... seconds, at most this.
 MAX_BACKOFF = 30.0
+#: Slots of a group's window kept for its play beyond what it wrote in the last one.
+PLAY_MARGIN = 2
 
 
 @dataclass(slots=True)
@@ -102,8 +104,12 @@ class Delivery:
         self.clock = clock
         self.limiter = limiter
         self.max_attempts = max_attempts
-        #: Slots of a group's window that information replies leave to play.
+        #: Slots of a group's window that information replies leave to play, at least;
+        #: more while the group plays (:meth:`reserve_for_play`).
         self.info_reserve = max(1, group_limit // 3)
+        #: Each group's play writes (board posts, lobbies) in the last window, as this
+        #: process made them: what its play will need of the next window.
+        self._play_writes: dict[int, deque[float]] = {}
         #: Set by the application: schedule a computer's move.
         self.on_computer: Callable[[int, int], None] = lambda match_id, seq: None
         #: Set by the application: told the message id of an information answer's first
@@ -249,7 +255,8 @@ class Delivery:
                 # a short nap: something more urgent may have arrived meanwhile.
                 gate = self._gate(chat)
                 try:
-                    wait = await gate.claim(self.info_reserve if item.info is not None else 0)
+                    wait = await gate.claim(self.reserve_for_play(chat)
+                                            if item.info is not None else 0)
                 except Exception:  # the shared window cannot be read: wait, never flood
                     log.warning("group %s: its window cannot be read", chat, exc_info=True)
                     wait = 1.0
@@ -265,6 +272,8 @@ class Delivery:
                     if chat < 0:
                         await self._gate(chat).done()
                         self._note_group_write(chat)
+                        if item.info is None:
+                            self._play_writes.setdefault(chat, deque()).append(self.clock())
             except asyncio.CancelledError:
                 queue.appendleft(item)  # still owed; the restart's outbox announces it
                 raise
@@ -303,6 +312,23 @@ class Delivery:
                 self.on_answer(notice.answer, message_id)
             except Exception:
                 log.exception("an answer's message could not be noted")
+
+    def reserve_for_play(self, chat: int) -> int:
+        """Slots of the group's window an information reply must leave free: a third of
+        it, or as many as the group's play wrote in the last window and two more, whichever
+        is more. A group playing a move every five seconds needs twelve board posts a
+        minute; replies asked for meanwhile (a stranger's flood of distinct /score, /board,
+        /top) must take the rest, never those (issue 43)."""
+        writes = self._play_writes.get(chat)
+        if not writes:
+            return self.info_reserve
+        since = self.clock() - WINDOW
+        while writes and writes[0] <= since:
+            writes.popleft()
+        if not writes:
+            del self._play_writes[chat]
+            return self.info_reserve
+        return max(self.info_reserve, min(self.group_limit - 1, len(writes) + PLAY_MARGIN))
 
     async def _nap(self, seconds: float) -> None:
         """Sleep ``seconds`` of the delivery clock (a test's may run faster than real time)."""

@@ -9,6 +9,7 @@ import itertools
 import random
 import sqlite3
 import time
+from collections import deque
 from pathlib import Path
 
 from chat.describe import tour_frame
@@ -522,3 +523,20 @@ def test_recent_answers_are_named_by_what_they_show_and_forgotten_when_not_sent(
     off = RecentAnswers(0)
     off.remember(key)
     assert off.get(key) is None
+
+
+def test_information_replies_leave_a_playing_group_what_its_play_wrote() -> None:
+    """A group whose match wrote twelve board posts in the last minute keeps fourteen slots
+    of its nineteen for play: replies get five, not thirteen (a flood of distinct
+    /score, /board, /top held its board posts back up to 20 s). Idle, a third is kept."""
+    from chat.delivery import Delivery
+
+    now = [1000.0]
+    delivery = Delivery(None, None, group_limit=19, clock=lambda: now[0])  # type: ignore[arg-type]
+    assert delivery.reserve_for_play(-1) == 6
+    delivery._play_writes[-1] = deque(now[0] - 55 + 5 * i for i in range(12))
+    assert delivery.reserve_for_play(-1) == 14
+    now[0] += 30  # six of them are older than a minute now
+    assert delivery.reserve_for_play(-1) == 8
+    now[0] += 60
+    assert delivery.reserve_for_play(-1) == 6 and -1 not in delivery._play_writes

@@ -47,12 +47,17 @@ def test_the_abuse_benchmark_seats_no_attacker_and_loses_no_move(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     report = run_script("abuse", ["--matches", "2", "--seconds", "3", "--pace", "1",
                                   "--open-lobbies", "1", "--draw-workers", "0",
-                                  "--dir", str(tmp_path)], capsys)
+                                  "--flood-rate", "50", "--dir", str(tmp_path)], capsys)
     for key in ("p50_ms", "p95_ms", "p50_ratio", "p95_ratio", "memory_growth_mb",
                 "memory_growth_without_attacker_mb", "lost_moves", "hostile_seated",
                 "hostile_invited", "without",
-                "with", "targets", "ok"):
+                "with", "flood", "flooded", "targets", "ok"):
         assert key in report, key
+    # The flood of issue 43: one person at 50 commands a second in a match's group.
+    flood = report["flood"]
+    assert flood["flood_sent"] == 150 and flood["flooder_dropped"] > 0, flood
+    assert flood["honest_dropped"] == 0 and flood["lost_moves"] == 0, flood
+    assert flood["p95_ratio"] is not None and flood["flooded_group"]["moves"] >= 1, flood
     assert report["lost_moves"] == 0 and report["hostile_seated"] == 0, report
     assert report["hostile_invited"] == 0
     assert report["p95_ratio"] is not None and report["p95_ratio"] > 0
@@ -63,7 +68,7 @@ def test_the_abuse_benchmark_seats_no_attacker_and_loses_no_move(
     # Production limits: ten information commands in three seconds exceed 6 a minute.
     assert attack["throttle_refused"] >= 4, attack
     assert attack["rate_limited"] == 0 and attack["group_writes_max_per_60s"] <= 19, attack
-    for run in (without, with_):
+    for run in (without, with_, report["flooded"]):
         assert run["honest"]["moves"] >= 4, run["honest"]
         assert run["check"]["lost"] == run["check"]["duplicated"] == 0, run["check"]
         assert run["check"]["final_boards_ok"] == 2, run["check"]  # the /board answers apart
