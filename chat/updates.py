@@ -43,7 +43,7 @@ from telegram.ext import BaseUpdateProcessor
 log = logging.getLogger(__name__)
 
 #: Updates one person may have waiting (in all chats together); more are dropped.
-MAX_WAITING_PER_PERSON = 16
+MAX_WAITING_PER_PERSON = 32
 #: Updates one chat may have waiting, from everyone together.
 MAX_WAITING_PER_CHAT = 256
 
