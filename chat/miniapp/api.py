@@ -262,13 +262,8 @@ class MiniApp:
             return error("malformed", tr._(
                 "This move could not be read: reload the page and try again."))
         flow = self.svc.flow
-        if seat is None:
-            return error("not_seated", tr._("You are not playing in this match."))
-        if stored.row.status is not MatchStatus.ACTIVE:
-            return error("game_over", tr._("This match is over."))
-        if seq != stored.next_seq:
-            return error("stale", tr._(
-                "The position changed meanwhile: the board now shows the newest one."))
+        if (stop := _position_refusal(tr, stored, seat, seq)) is not None:
+            return stop
         if stored.game.current_player != seat:
             names = await flow.seat_names(stored.row, tr)
             return error("not_your_turn", tr._("It is not your turn. {next}", next=next_text(
@@ -303,13 +298,8 @@ class MiniApp:
         if not isinstance(seq, int) or isinstance(seq, bool):
             return error("malformed", tr._(
                 "This move could not be read: reload the page and try again."))
-        if seat is None:
-            return error("not_seated", tr._("You are not playing in this match."))
-        if stored.row.status is not MatchStatus.ACTIVE:
-            return error("game_over", tr._("This match is over."))
-        if seq != stored.next_seq:
-            return error("stale", tr._(
-                "The position changed meanwhile: the board now shows the newest one."))
+        if (stop := _position_refusal(tr, stored, seat, seq)) is not None:
+            return stop
         if stored.game.current_player != seat or await self._resigned(stored, seat):
             return error("not_your_turn", tr._("A hint is given on your own turn."))
         key = (stored.match_id, seq, user.user_id)
@@ -353,6 +343,20 @@ class MiniApp:
                                   request.path_params["token"])
         return JSONResponse({"ok": True, "state": state},
                             headers={"Cache-Control": "no-store"})
+
+
+def _position_refusal(tr: Tr, stored: StoredMatch, seat: int | None,
+                      seq: int) -> JSONResponse | None:
+    """Why a request about the position the page shows (a move, a hint) is refused before
+    the turn is looked at: not seated, the match over, or the position gone (``seq``)."""
+    if seat is None:
+        return error("not_seated", tr._("You are not playing in this match."))
+    if stored.row.status is not MatchStatus.ACTIVE:
+        return error("game_over", tr._("This match is over."))
+    if seq != stored.next_seq:
+        return error("stale", tr._(
+            "The position changed meanwhile: the board now shows the newest one."))
+    return None
 
 
 async def _json_body(request: Request) -> object:
