@@ -33,7 +33,6 @@ import logging
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Hashable, Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,7 +40,7 @@ from telegram import Bot
 from telegram.error import NetworkError, RetryAfter, TelegramError
 
 from chat.gates import WINDOW, Gate, GroupGate, SharedGate
-from chat.notices import Announced, BoardPost, ComputerTurn, Notice, Send
+from chat.notices import HELD, Announced, BoardPost, ComputerTurn, Notice, Send
 from chat.painter import Painter
 from chat.ratelimit import ChatRateLimiter
 from chat.sending import Sender, chat_of
@@ -56,21 +55,6 @@ MAX_ATTEMPTS = 6
 MAX_BACKOFF = 30.0
 #: Slots of a group's window kept for its play beyond what it wrote in the last one.
 PLAY_MARGIN = 2
-
-
-@dataclass(slots=True)
-class Held:
-    """The notices handling one update told, held back while it is processed (chat/web.py):
-    they are queued only once they are stored (chat/outbox.py). Closed when the update is
-    done: a task it started that tells something later is queued at once, as elsewhere."""
-
-    notices: list[Notice] = field(default_factory=list)
-    open: bool = True
-
-
-#: The update being processed in this task holds its notices (a webhook worker with a reply
-#: outbox); ``None``: :meth:`Delivery.run` queues them at once.
-HELD: ContextVar[Held | None] = ContextVar("krendzu_held", default=None)
 
 
 @dataclass

@@ -252,3 +252,18 @@ class Mover:
 #: match and the move number are known; it reads the mover here and carries it, so the
 #: worker that announces tells the mover as the process that stored the move would.
 MOVING: ContextVar[Mover | None] = ContextVar("moving", default=None)
+
+
+@dataclass(slots=True)
+class Held:
+    """The notices handling one update told, held back while it is processed (chat/web.py):
+    they are queued only once they are stored (chat/outbox.py). Closed when the update is
+    done: a task it started that tells something later is queued at once, as elsewhere."""
+
+    notices: list[Notice] = field(default_factory=list)
+    open: bool = True
+
+
+#: The update being processed in this task holds its notices (a webhook worker with a reply
+#: outbox); ``None``: :meth:`Delivery.run` queues them at once.
+HELD: ContextVar[Held | None] = ContextVar("krendzu_held", default=None)

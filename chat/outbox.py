@@ -7,7 +7,7 @@ and Telegram sends a chat's next update only after the answer to the previous on
 worker answers once the replies are *durable*:
 
 1. while the update is processed, :meth:`chat.delivery.Delivery.run` holds its notices
-   (:class:`chat.delivery.Held`, set by chat/web.py around the update);
+   (:class:`chat.notices.Held`, set by chat/web.py around the update);
 2. :meth:`ReplyOutbox.keep`: the notices, pickled one a row, go into ``reply_outbox`` in
    the transaction that also remembers the update in the ledger
    (:meth:`storage.postgres.PostgresStore.answer_update`); then the update is answered 200;

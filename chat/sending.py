@@ -20,16 +20,13 @@ from typing import Any
 
 from telegram import (
     Bot,
-    InlineKeyboardButton,
-    InlineKeyboardMarkup,
     InputMediaPhoto,
     Message,
     ReplyParameters,
-    WebAppInfo,
 )
 from telegram.error import BadRequest, ChatMigrated, Forbidden, TelegramError
 
-from chat.model import Button, Keyboard
+from chat.markup import CAPTION_LIMIT, TEXT_LIMIT, fit, markup
 from chat.notices import (
     BOARD_KEY,
     BoardClock,
@@ -47,34 +44,7 @@ from storage import NotFound, Store
 
 log = logging.getLogger(__name__)
 
-CAPTION_LIMIT = 1024
-TEXT_LIMIT = 4096
 FOLLOW_LINES = 12  # move lines kept in a followed board's caption
-
-
-def markup(keyboard: Keyboard | None) -> InlineKeyboardMarkup | None:
-    if not keyboard:
-        return None
-    return InlineKeyboardMarkup([[button(b) for b in row] for row in keyboard if row])
-
-
-def button(b: Button) -> InlineKeyboardButton:
-    if b.web_app:
-        return InlineKeyboardButton(b.label, web_app=WebAppInfo(b.web_app))
-    if b.url:
-        return InlineKeyboardButton(b.label, url=b.url)
-    return InlineKeyboardButton(b.label, callback_data=b.data)
-
-
-def fit(text: str, limit: int) -> str:
-    """Keep the end of ``text`` (the newest lines and the footer) within ``limit``."""
-    if len(text) <= limit:
-        return text
-    lines = text.split("\n")
-    while len(lines) > 2 and len("\n".join(["…", *lines])) > limit:
-        lines.pop(0)
-    out = "\n".join(["…", *lines])
-    return out if len(out) <= limit else out[: limit - 1] + "…"
 
 
 def chat_of(notice: Notice) -> int:

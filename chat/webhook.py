@@ -21,7 +21,7 @@ as processed; the rest are repeats by nature (``/new``, ``/go``). A move typed i
 (a card and "end") is stored in one transaction (``Store.append_moves``).
 
 What the update tells (its replies) is stored before the 200 on PostgreSQL: the notices are
-held while it is processed (:class:`chat.delivery.Held`), written to the reply outbox with the
+held while it is processed (:class:`chat.notices.Held`), written to the reply outbox with the
 update's ledger row in one transaction (:class:`chat.outbox.ReplyOutbox`), then queued; a
 worker killed after its 200 leaves them to another worker. Without the outbox (SQLite) they
 are queued while the update is processed and sent after the 200, from memory.
@@ -51,9 +51,9 @@ from telegram import Update
 from telegram.error import TelegramError
 from telegram.ext import Application
 
-from chat.delivery import HELD, Held
 from chat.handlers import Services
 from chat.handlers.errors import ATTEMPT, Attempt
+from chat.notices import HELD, Held
 from chat.outbox import ReplyOutbox
 
 log = logging.getLogger(__name__)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from chat.handlers.context import PRIVATE_NUDGE_SECONDS
+from chat.handlers.services import PRIVATE_NUDGE_SECONDS
 from chat.i18n import Catalogs
 from krendzu import Card
 from krendzu.cards import DECK_SIZE

@@ -9,7 +9,7 @@ import contextlib
 import itertools
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -757,24 +757,14 @@ async def test_python_m_chat_jobs_worker_announces_and_stops_on_sigterm(
         s.fake.stop()
 
 
-@pytest.mark.parametrize("stop", ["SIGTERM", "SIGINT"])
-async def test_python_m_chat_jobs_worker_stops_cleanly_when_its_process_group_is_signalled(
-        scaled: Scaled, tmp_path: Path, stop: str) -> None:
-    """Ctrl-C (SIGINT) and systemd's stop (SIGTERM to every process of the service) reach
-    the worker's drawing and computer processes too, here while a move's announcement is
-    being drawn: the worker exits 0 within its limit without a traceback, and the next
-    worker announces what it left, once."""
-    import asyncio
+def worker_process(s: Scaled, tmp_path: Path) -> tuple[Callable[[], Any], Path]:
+    """``python -m chat.jobs worker`` on the scaled bot's database and fake Bot API (served
+    over HTTP), in a process group of its own so that a test can signal the whole group:
+    a function that starts one, and the log every one started writes to."""
     import os
-    import signal
     import subprocess
     import sys
 
-    from chat.app import STOP_SECONDS
-
-    s = scaled
-    match_id = await group_duel(s)
-    await move(s, match_id)
     base = s.fake.serve_http()
     root = Path(__file__).resolve().parent.parent
     env = {**os.environ, "PYTHONPATH": str(root), "TELEGRAM_BOT_TOKEN": s.fake.token,
@@ -786,6 +776,28 @@ async def test_python_m_chat_jobs_worker_stops_cleanly_when_its_process_group_is
         return subprocess.Popen([sys.executable, "-m", "chat.jobs", "worker"], cwd=tmp_path,
                                 env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT,
                                 process_group=0)
+
+    return start, log
+
+
+@pytest.mark.parametrize("stop", ["SIGTERM", "SIGINT"])
+async def test_python_m_chat_jobs_worker_stops_cleanly_when_its_process_group_is_signalled(
+        scaled: Scaled, tmp_path: Path, stop: str) -> None:
+    """Ctrl-C (SIGINT) and systemd's stop (SIGTERM to every process of the service) reach
+    the worker's drawing and computer processes too, here while a move's announcement is
+    being drawn: the worker exits 0 within its limit without a traceback, and the next
+    worker announces what it left, once."""
+    import asyncio
+    import os
+    import signal
+    import subprocess
+
+    from chat.app import STOP_SECONDS
+
+    s = scaled
+    match_id = await group_duel(s)
+    await move(s, match_id)
+    start, log = worker_process(s, tmp_path)
 
     async def announced(seq: int, worker: subprocess.Popen[bytes], started: int) -> None:
         """Move ``seq`` announced and the ``started``-th worker taking jobs."""
@@ -834,25 +846,13 @@ async def test_a_stopped_job_worker_hands_back_the_announcement_it_could_not_fin
     import asyncio
     import os
     import signal
-    import subprocess
-    import sys
 
     from chat.app import STOP_SECONDS
     from chat.jobs.worker import GRACEFUL_SECONDS
 
     s = scaled
     match_id = await group_duel(s)
-    base = s.fake.serve_http()
-    root = Path(__file__).resolve().parent.parent
-    env = {**os.environ, "PYTHONPATH": str(root), "TELEGRAM_BOT_TOKEN": s.fake.token,
-           "TELEGRAM_API_BASE_URL": base, "KRENDZU_DATABASE_URL": s.url,
-           "KRENDZU_AI_WORKERS": "1", "KRENDZU_DRAW_WORKERS": "1", "LOG_LEVEL": "INFO"}
-    log = tmp_path / "worker.log"
-
-    def start() -> subprocess.Popen[bytes]:
-        return subprocess.Popen([sys.executable, "-m", "chat.jobs", "worker"], cwd=tmp_path,
-                                env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT,
-                                process_group=0)
+    start, log = worker_process(s, tmp_path)
 
     pause = STOP_SECONDS + 5
     worker = start()

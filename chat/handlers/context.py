@@ -1,16 +1,14 @@
-"""Services, the typed context and the helpers every handler shares: who acted, where, in
-which language, and how to answer."""
+"""The typed context and the helpers every handler shares: who acted, where, in which
+language, and how to answer (the services they use: :mod:`chat.handlers.services`)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 import logging
-import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
 from telegram import Chat, Update
@@ -18,83 +16,22 @@ from telegram.constants import ChatMemberStatus, ChatType
 from telegram.error import TelegramError
 from telegram.ext import CallbackContext, ContextTypes, ExtBot
 
-from chat.answers import RecentAnswers, answer_key
-from chat.caches import ByteLru, TtlCache
-from chat.computer import Pacer, Thinker
-from chat.delivery import Delivery
+from chat.answers import answer_key
 from chat.describe import person_name
 from chat.flow import Actor, Flow
+from chat.handlers.services import Services
 from chat.i18n import Tr
 from chat.notices import Notice, Outcome, Send
-from chat.standings import Standings
-from chat.throttle import INFO_COMMANDS, Throttle
+from chat.throttle import INFO_COMMANDS
 
 if TYPE_CHECKING:  # handlers reach the store only through the flow
-    from storage import MatchRow, Store
+    pass
 
 log = logging.getLogger(__name__)
 
 Handler = Callable[[Update, "BotContext"], Coroutine[Any, Any, None]]
 #: A handler written against :class:`Call` (wrapped by :func:`handler`).
 CallHandler = Callable[["Call"], Awaitable[None]]
-
-#: How long an answer of getChatMember (admin or not) is trusted.
-ADMIN_SECONDS = 60.0
-#: Exported records kept (a long match's record is some 100 KiB).
-EXPORT_BYTES = 4 * 1024 * 1024
-#: A person the bot cannot write to privately, told so in a group (with the Start button),
-#: is not told again in that group for this long, however many private commands they type.
-PRIVATE_NUDGE_SECONDS = 300.0
-#: How long the match being played in a topic is trusted when ordering waiting updates.
-PLAYING_SECONDS = 1.0
-#: How long a group's information answer is recent (``KRENDZU_INFO_REPEAT_MINUTES``).
-REPEAT_SECONDS = 300.0
-
-
-@dataclass
-class Services:
-    """Everything the handlers use, built in ``post_init`` (no singletons at import)."""
-
-    store: Store
-    flow: Flow
-    delivery: Delivery
-    thinker: Thinker
-    pacer: Pacer
-    #: An untouched match set-up closes after this many seconds.
-    lobby_seconds: float = 1800.0
-    #: Held while the turn timers' tick runs (one at a time).
-    ticking: asyncio.Lock = field(default_factory=asyncio.Lock)
-    #: Answers asked for again and again, kept briefly (:mod:`chat.caches`): admin checks by
-    #: (chat, user) — a refused /cancel /kick /settings asks Telegram once a minute at most;
-    #: exported records by (match, finished tours, language).
-    admins: TtlCache[tuple[int, int], bool] = field(
-        default_factory=lambda: TtlCache(ADMIN_SECONDS, 4096))
-    exports: ByteLru[tuple[int, int, str]] = field(
-        default_factory=lambda: ByteLru(EXPORT_BYTES, 32))
-    #: Per-user and per-chat limits (:mod:`chat.throttle`), checked by :func:`admission`.
-    throttle: Throttle = field(default_factory=Throttle)
-    #: The application's clock (tests run a faster one).
-    clock: Callable[[], float] = time.time
-    #: (group, person) told lately that the private chat is closed to the bot
-    #: (:meth:`Call.private_chat_closed`). This process's courtesy, as the throttle's
-    #: buckets are: lost on a restart, the group may be told once more.
-    nudged: TtlCache[tuple[int, int], bool] = field(init=False)
-    #: Information answers given in groups lately: a repeat is pointed to the answer
-    #: (:mod:`chat.answers`, :func:`inform`).
-    answers: RecentAnswers = field(default_factory=lambda: RecentAnswers(REPEAT_SECONDS))
-    #: The match being played in a (chat, topic), as ``(row or None,)``, kept a second:
-    #: which waiting updates go first (chat/handlers/admission.py ``urgent``).
-    playing: TtlCache[tuple[int, int | None], tuple[MatchRow | None]] = field(
-        default_factory=lambda: TtlCache(PLAYING_SECONDS, 4096))
-    #: Background tasks of the handlers (a flooding user told to slow down).
-    tasks: set[asyncio.Task[None]] = field(default_factory=set)
-    #: /history, /stats, /top (leaderboard pages kept a minute per scope).
-    standings: Standings = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.standings = Standings(self.store, self.flow)
-        self.nudged = TtlCache(PRIVATE_NUDGE_SECONDS, 4096, clock=self.clock)
-
 
 class BotContext(CallbackContext[ExtBot[None], dict[Any, Any], dict[Any, Any], dict[Any, Any]]):
     """The context every handler gets (PTB's ``ContextTypes`` with our own class, as its
@@ -243,8 +180,8 @@ class Call:
         the bot cannot write to privately (never pressed Start, or blocked the bot). Then
         the command goes no further, and the group gets one line with a button that opens
         the private chat, at most once per person and group every
-        :data:`PRIVATE_NUDGE_SECONDS`: the answer would meet Telegram's 403 and end in
-        silence, and a repeated command must not repeat the line."""
+        :data:`chat.handlers.services.PRIVATE_NUDGE_SECONDS`: the answer would meet
+        Telegram's 403 and end in silence, and a repeated command must not repeat the line."""
         if self.private:
             return False
         command = command_of(self.update, self.flow.bot_username) or "text"
