@@ -7,7 +7,7 @@ the position — and is drawn by delivery off the event loop, only if it is stil
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -252,6 +252,14 @@ class Mover:
 #: match and the move number are known; it reads the mover here and carries it, so the
 #: worker that announces tells the mover as the process that stored the move would.
 MOVING: ContextVar[Mover | None] = ContextVar("moving", default=None)
+
+
+def untold(notices: Sequence[Notice], told: Mapping[str, int]) -> list[Notice]:
+    """``notices`` less those whose :data:`Told` key is in ``told`` (the store's notes of
+    what Telegram took already): what a restart, or an announcement job run again, still
+    owes."""
+    return [n for n in notices
+            if (key := getattr(n, "told", None)) is None or key[1] not in told]
 
 
 @dataclass(slots=True)

@@ -570,17 +570,16 @@ class Store(abc.ABC):
     async def set_announced(self, match_id: int, seq: int) -> None:
         """Record that moves up to ``seq`` were announced (never lowers the marker)."""
 
+    @abc.abstractmethod
     async def told(self, match_id: int) -> dict[str, int]:
         """What of the match's announcements was delivered (:data:`chat.notices.Told`
         keys, each with its move number, ``board``'s the last move the group's board post
-        shows). The embedded mode keeps none: one process announces, and after a restart
-        the outbox marker and the board's caption (:mod:`chat.sending`) say enough."""
-        return {}
+        shows): a restart, or an announcement job run again, skips what is here."""
 
+    @abc.abstractmethod
     async def note_told(self, match_id: int, key: str, seq: int = 0) -> None:
         """Note a delivered notice of the match's announcements (a key's move number
-        never goes down). Nothing in the embedded mode (see :meth:`told`)."""
-        return None
+        never goes down)."""
 
     # Ratings and history ----------------------------------------------------------------
 

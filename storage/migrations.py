@@ -310,6 +310,21 @@ _V9 = (
     "CREATE INDEX group_writes_by_time ON group_writes (at)",
 )
 
+_V10 = (
+    # What of each match's announcements Telegram took (chat.notices.Told): a key per
+    # delivered notice, noted right after Telegram answered. A restart skips what is here,
+    # so a match announced in part when the bot stopped (its group post waiting for the
+    # group's window) tells nobody the same thing twice. PostgreSQL's twin: its version 6.
+    """
+    CREATE TABLE told (
+        match_id INTEGER NOT NULL,
+        key      TEXT NOT NULL,
+        seq      INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (match_id, key)
+    )
+    """,
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "core tables: chats, users, matches, seats, move log", _V1),
     Migration(2, "processed updates, user statistics, indices, final totals", _V2),
@@ -320,6 +335,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, "group titles; private panels' messages and lines", _V7),
     Migration(8, "outside engines", _V8),
     Migration(9, "group writes of the last minutes (Telegram's window after a restart)", _V9),
+    Migration(10, "what of each match's announcements was delivered", _V10),
 )
 
 #: Tables of the embedded mode alone: the scaled mode keeps Telegram's windows in tables

@@ -346,7 +346,7 @@ _V6 = (
 
 #: Tables only the PostgreSQL backend has (the scaled mode's, never in SQLite's schema).
 POSTGRES_ONLY = frozenset({"flood_chats", "flood_groups", "update_failures", "reply_outbox",
-                           "update_answers", "told"})
+                           "update_answers"})
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "the schema of SQLite's version 7: chats, users, matches, seats, move log, "

@@ -1133,6 +1133,17 @@ class SqliteStore(Store):
             (seq, match_id),
         )
 
+    async def told(self, match_id: int) -> dict[str, int]:
+        rows = await self._select("SELECT key, seq FROM told WHERE match_id = ?", (match_id,),
+                                  lambda r: (str(r["key"]), int(r["seq"])))
+        return dict(rows)
+
+    async def note_told(self, match_id: int, key: str, seq: int = 0) -> None:
+        await self._change(
+            "INSERT INTO told (match_id, key, seq) VALUES (?, ?, ?) ON CONFLICT "
+            "(match_id, key) DO UPDATE SET seq = MAX(told.seq, excluded.seq)",
+            (match_id, key, seq))
+
     # Ratings and history ----------------------------------------------------------------
 
     async def ratings_of(self, user_ids: Sequence[int]) -> dict[int, RatingRow]:

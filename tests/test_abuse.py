@@ -540,3 +540,41 @@ def test_information_replies_leave_a_playing_group_what_its_play_wrote() -> None
     assert delivery.reserve_for_play(-1) == 8
     now[0] += 60
     assert delivery.reserve_for_play(-1) == 6 and -1 not in delivery._play_writes
+
+
+async def test_a_restart_tells_no_one_again_what_they_were_told_before_the_stop(
+        tmp_path: Path) -> None:
+    """Stopped in the middle of a move's announcement (its group post waits out a 429, the
+    private messages went out): after the restart the group gets its post, and nobody gets
+    a private message of that move a second time (issue 43, item 3: each stored move told
+    once). Before, the restart told the whole move again: its panel and its record twice."""
+    fake, ann, bob, group = duel_table(441, "Paused")
+    rng = random.Random(8)
+    async with running_bot(tmp_path, fake) as h:
+        match_id = await open_duel(h, ann, bob, group)
+        store = h.services.store
+        await h.settle()
+        before = {u.id: len(fake.sent(u)) for u in (ann, bob)}
+        fake.flood(group, 3600)  # every group write answers 429 for an hour of fast clock
+        user_id, text = await move_of(h, match_id, rng)
+        (ann if user_id == ann.id else bob).send(None, text)
+        await fake.wait_for(lambda: fake.pending_updates() == [], timeout=5)
+        for _ in range(100):
+            if (await store.get_match(match_id)).move_count > 0 and all(
+                    len(fake.sent(u)) > before[u.id] for u in (ann, bob)):
+                break
+            await asyncio.sleep(0.05)
+        told = {u.id: [m.content for m in fake.sent(u)[before[u.id]:]] for u in (ann, bob)}
+        assert all(told.values()), told  # each was told privately before the stop
+        row = await store.get_match(match_id)
+        assert row.announced_seq < row.move_count  # the group's post still owed
+    fake.flood(group, 0)
+    posts = photos(fake, group)
+    async with running_bot(tmp_path, fake) as h:
+        await h.settle()
+        after = await h.services.store.get_match(match_id)
+        assert after.announced_seq == after.move_count
+    assert photos(fake, group) == posts + 1, fake.describe()
+    for user in (ann, bob):
+        again = [m.content for m in fake.sent(user)[before[user.id] + len(told[user.id]):]]
+        assert again == [], (user.first_name, told[user.id], again)  # all told before

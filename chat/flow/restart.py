@@ -10,7 +10,7 @@ from chat.flow.broadcast import Broadcast
 from chat.flow.deadlines import Deadlines
 from chat.flow.endings import Endings
 from chat.flow.games import Games
-from chat.notices import ComputerTurn, Mover, Notice
+from chat.notices import ComputerTurn, Mover, Notice, untold
 from krendzu import Card, Match
 from storage import MatchStatus, SeatKind, Store, StoredMatch
 
@@ -36,7 +36,10 @@ async def resume(store: Store, games: Games, deadlines: Deadlines, broadcast: Br
             continue
         game = stored.game
         if row.announced_seq < len(game.history):
-            notices += await pending(stored, broadcast)
+            # Stopped in the middle of an announcement (its group post waiting for the
+            # group's window, say): what Telegram took already is not told again.
+            notices += untold(await pending(stored, broadcast),
+                              await store.told(row.match_id))
         else:
             if (row.status is MatchStatus.ACTIVE
                     and not await deadlines.someone_present(stored)

@@ -33,7 +33,7 @@ from chat.jobs.core import (
     queued_mover,
     timer_lock,
 )
-from chat.notices import BOARD_KEY, Announced, BoardPost, ComputerTurn, Notice, Send
+from chat.notices import BOARD_KEY, Announced, BoardPost, ComputerTurn, Notice, Send, untold
 from storage.postgres import PREPARE_AFTER, PostgresStore
 
 log = logging.getLogger(__name__)
@@ -154,13 +154,9 @@ class JobServices:
         """``notices`` without those delivered already (their told keys are in the
         store), split into the private ones and the group's (a group's board post,
         tour summaries and the summary, whose key is the post's last move)."""
-        told = await self.store.told(match_id)
         private: list[Notice] = []
         group: list[Notice] = []
-        for notice in notices:
-            key = getattr(notice, "told", None)
-            if key is not None and key[1] in told:
-                continue
+        for notice in untold(notices, await self.store.told(match_id)):
             if isinstance(notice, Send | BoardPost) and notice.chat_id < 0:
                 group.append(notice)
             else:
