@@ -419,3 +419,44 @@ async def test_a_defenders_point_is_told_once_in_their_own_record(flow: Flow) ->
                 and n.user_id == user_id and n.keyboard is None]
     points = [line for line in record.text.split("\n") if line.startswith("+1 ")]
     assert len(points) == len(set(points)) >= 1, record.text
+
+
+async def test_a_reminder_after_a_defenders_first_card_asks_for_the_second_cards_cell(
+        flow: Flow) -> None:
+    """The embedded mode's twin of the scaled mode's test (tests/test_jobs.py): a defender
+    places a first card from a key naming the second, then the turn's reminder comes; its
+    fresh panel asks for the second card's cell. Before, it asked for a card anew in the
+    middle of the turn (the second card named was noted only by the scaled mode)."""
+    from chat.flow.views import codec
+
+    for actor in (ANN, CY):  # both read English
+        await flow.see_user(actor, private=True)
+    group = -6161
+    await flow.new_lobby(group, None, ANN, ["duel"], title="Club")
+    await flow.lobby_action(group, None, CY, "join")
+    await flow.lobby_action(group, None, ANN, "go")
+    row = await flow.store.active_match(group)
+    assert row is not None
+    actors = {ANN.user_id: ANN, CY.user_id: CY}
+    for _ in range(8):
+        stored = await flow.load(row.match_id)
+        game = stored.game
+        tour = game.tour
+        if game.current_player not in tour.roles.attackers and tour.placed and not tour.pending:
+            break
+        user_id = stored.row.seats[game.current_player].user_id
+        assert user_id is not None
+        await flow.play(row.match_id, actors[user_id], [game.legal_actions()[0]])
+    else:
+        raise AssertionError("no defence")
+    defender = stored.row.seats[game.current_player].user_id
+    assert defender is not None
+    first = next(a for a in game.legal_actions() if isinstance(a, Place))
+    second = next(c for c in game.observation(game.current_player).tour.hand
+                  if c != first.card)
+    seq = stored.next_seq
+    await flow.panel_press(row.match_id, seq, codec.place_op(
+        first.card, first.x, first.y, then=second), actors[defender])
+    told = await flow.timers.remind(row.match_id, seq + 1)
+    [panel] = [n for n in told if isinstance(n, Send) and n.chat_id == defender]
+    assert f"{second.pretty()}: choose a cell" in (panel.text or ""), panel.text

@@ -19,7 +19,7 @@ from chat.flow.views.messages import hint_message
 from chat.flow.views.texts import echo, illegal
 from chat.i18n import Tr
 from chat.model import LEVEL_NAMES
-from chat.notices import MOVING, Mover, Outcome, Send
+from chat.notices import MOVING, Mover, Outcome, Send, then_key
 from krendzu import Action, Card, EndTurn, IllegalMove, Match, PlayerAction, Redeal
 from krendzu.coords import frame_for
 from storage import (
@@ -141,6 +141,10 @@ class Matches(Room):
             self.games.forget(stored.match_id)
             stored.row = await self.store.get_match(stored.match_id)
             await self.games.rate(stored.row, game)
+        if then is not None and done and not self.broadcast.by_jobs:
+            # The second card a defender's first card named, noted as the scaled mode notes
+            # it with the move: the turn's reminder, drawing a fresh panel, asks for its cell.
+            await self.store.note_told(stored.match_id, then_key(len(game.history), then))
         notices = await self.broadcast.change(stored, before, done, mover=mover,
                                               from_panel=from_panel, then=then)
         frame = frame_for(game.tours[before.tour_index].observation(None).placements)
