@@ -31,6 +31,11 @@ from tests.fakebot import Chat, FakeTelegram, FakeUser, Message
 ANSWER_TIMEOUT = 120.0
 #: The start of the bot's answer to ``/export`` while no tour is finished (in English).
 NO_RECORD_YET = "No tour is finished yet"
+#: The bot's reply to an information command asked again while its answer is recent
+#: (chat/answers.py): it points to that answer instead of posting a copy (issue 43).
+POINTER = "the answer is just above"
+#: How long the bot remembers a group's answers (KRENDZU_INFO_REPEAT_MINUTES' default).
+REPEAT_SECONDS = 300.0
 POLL = 0.25
 CELL = re.compile(r"[A-Z]{1,2}[0-9]{1,2}")
 
@@ -284,6 +289,11 @@ class People:
             self.journal.two_card_taps.append(taps + 2)  # asked for a card again
 
 
+def pointer(call: Any) -> bool:
+    """Whether a Bot API call posted the pointer to a recent answer."""
+    return call.method.lower() == "sendmessage" and POINTER in str(call.params.get("text", ""))
+
+
 def unanswered(fake: FakeTelegram, requests: list[Request],
                stored_updates: set[int]) -> list[Request]:
     """The requests that got no answer, as the person sees it:
@@ -293,8 +303,9 @@ def unanswered(fake: FakeTelegram, requests: list[Request],
       is counted apart, :func:`spinning`: Telegram refuses that answer after ~15 s);
     - a typed move: stored (``stored_updates``: its board tells everyone, which the test
       checks apart), or a text said in the group or to the person after it;
-    - ``/export``: the record (a document) in the group after it, or the text that no
-      tour is finished yet;
+    - ``/export``: the record (a document) in the group after it, the text that no tour is
+      finished yet, or the pointer to the group's recent answer (:data:`POINTER`); nothing
+      if the group's answer was pointed to within :data:`REPEAT_SECONDS` before it;
     - ``/go`` that started a match: every person of the table got a message after it (the
       deal, at least);
     - another command: the group (its lobby) or the person was written to after it.
@@ -314,6 +325,11 @@ def unanswered(fake: FakeTelegram, requests: list[Request],
     def wrote(chat: int, at: float, *methods: str) -> bool:
         return any(c.method.lower().startswith(methods) for c in since(chat, at))
 
+    def export_answer(call: Any) -> bool:
+        return call.method.lower() == "senddocument" or pointer(call) or (
+            call.method.lower() == "sendmessage"
+            and str(call.params.get("text", "")).startswith(NO_RECORD_YET))
+
     missing = []
     for r in requests:
         if not r.delivered:
@@ -331,11 +347,13 @@ def unanswered(fake: FakeTelegram, requests: list[Request],
             ok = r.update_id in stored_updates or any(
                 wrote(chat, r.at, "sendmessage") for chat in (me, group) if chat is not None)
         elif r.text == "/export":
-            ok = group is not None and any(
-                c.method.lower() == "senddocument" or (
-                    c.method.lower() == "sendmessage"
-                    and str(c.params.get("text", "")).startswith(NO_RECORD_YET))
-                for c in since(group, r.at))
+            # The record, the text that no tour is finished, or (asked again while the
+            # group's answer is recent) the pointer to it. Later repeats get nothing on
+            # purpose once the group's answer was pointed to: then silence is the answer.
+            ok = group is not None and (
+                any(export_answer(c) for c in since(group, r.at))
+                or any(pointer(c) for c in since(group, r.at - REPEAT_SECONDS)
+                       if c.time < r.at))
         elif r.text == "/go" and r.table is not None and r.table.match_id is not None:
             ok = all(wrote(u.id, r.at, "send") for u in r.table.humans)
         else:

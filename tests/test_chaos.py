@@ -340,7 +340,17 @@ async def measure(cluster: Cluster, url: str, figures: Figures, tmp: Path) -> di
         {"update_id": r.update_id, "kind": r.kind, "text": r.text[:40],
          "table": r.table.kind if r.table else None, "delivered": r.delivered,
          "kills_s": [round(k.at - r.at, 1) for k in cluster.kills if -5 < k.at - r.at < 30],
-         "answer": None if r.query_id is None else repr(fake.callbacks.get(r.query_id))[:160]}
+         "kills": [f"{k.name}@{k.at - r.at:.1f}" for k in cluster.kills
+                   if -5 < k.at - r.at < 30],
+         "answer": None if r.query_id is None else repr(fake.callbacks.get(r.query_id))[:160],
+         # What the bot told that chat around the request (what the person saw), and what
+         # the workers logged of its update: enough to tell a lost reply from a silence.
+         "chat_calls": [f"{c.time - r.at:+.1f} {c.method} "
+                        f"{str(c.params.get('text') or c.params.get('caption') or '')[:40]}"
+                        for c in fake.calls_to(ok=True)
+                        if c.chat_id == r.chat_id and -60 < c.time - r.at < 60][:20],
+         "log": [line[:300] for text in cluster.logs().values()
+                 for line in text.splitlines() if str(r.update_id) in line][:10]}
         for r in missing[:10]]
     # Announced: the marker of every match reached its last move; the group's live board
     # carries the stored caption of the last announcement.
