@@ -22,8 +22,10 @@ message a person would read. A token sees only its own engine's games: any other
 ``unknown_game`` (404), as is one that does not exist. Every request counts against the
 token's bucket (``aiolimiter``, as :mod:`chat.throttle`): beyond it, ``rate_limited`` (429).
 
-A move goes through :meth:`chat.flow.Flow.play` with the engine as the actor, exactly as a
-person's ``/play``: the same checks, the same lock, group posts and panels in step. Streams
+A move goes through :meth:`chat.flow.Flow.play` once, with the engine as the actor, exactly
+as a person's ``/play``: the same checks (its words are read under the lock, after the turn's
+checks), the same lock, group posts and panels in step; the answer is the flow's verdict in
+the protocol's codes (:meth:`EngineApi._refused`). Streams
 learn of changes through :mod:`chat.flow.signals`: set in this process by every stored
 change, and by other processes' changes through the store (PostgreSQL's ``NOTIFY``,
 :meth:`storage.Store.listen`); each stream also re-reads its match every second, which is
@@ -40,18 +42,18 @@ import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Mount, Route
 
-from chat.describe import next_text
 from chat.engine_state import observation_json, parse_move
 from chat.flow import Actor, Flow
-from chat.flow.matches import check
-from chat.model import InputError, ascii_number
-from chat.notices import Notice
+from chat.model import ascii_number
+from chat.notices import Accepted, Notice, Refusal, Refused
 from chat.throttle import Buckets
 from storage import EngineRow, MatchRow, MatchStatus, NotFound, Store, StoredMatch
 
@@ -316,9 +318,7 @@ class EngineApi:
         found = await self._game(request)
         if isinstance(found, Response):
             return found
-        engine, stored, seat = found
-        flow = self.svc.flow
-        tr = flow.catalogs.get("en")
+        engine, stored, _seat = found
         try:
             body = json.loads(await request.body())
         except (ValueError, UnicodeDecodeError):
@@ -327,42 +327,44 @@ class EngineApi:
                 or not isinstance(body.get("seq"), int) or isinstance(body.get("seq"), bool)):
             return error("malformed", 'Send {"move": "QC M12", "seq": N}.')
         seq: int = body["seq"]
-        if stored.row.status is not MatchStatus.ACTIVE:
-            return error("game_over", tr._("This match is over."))
-        if seq != stored.next_seq:
-            return error("stale", "This move answers an older position (seq "
-                                  f"{seq}); the position now is seq {stored.next_seq}.")
-        if stored.game.current_player != seat:
-            names = await flow.seat_names(stored.row, tr)
-            return error("not_your_turn", tr._("It is not your turn. {next}", next=next_text(
-                tr, stored.game.observation(None), names)))
-        try:
-            steps = parse_move(stored, seat, body["move"])
-        except InputError as exc:
-            return await self._illegal(stored, tr._(exc.key, **exc.values))
-        _, refused = check(tr, stored.game, steps)
-        if refused:
-            return await self._illegal(stored, refused)
-        outcome = await flow.play(stored.match_id, self._actor(engine), steps,
-                                  expected_seq=seq)
-        if not outcome.told:  # refused under the lock: another move came first
-            return error("stale", outcome.reply or "The position changed meanwhile.")
-        self.svc.delivery.run(outcome.notices)
-        _row, count = await self.svc.store.match_head(stored.match_id)
-        return JSONResponse({"ok": True, "seq": count + 1})
+        # The words are read under the lock, after the turn's checks; in English, whatever
+        # the engine's row says (the protocol's words are English).
+        actor = replace(self._actor(engine), reply_language="en")
+        outcome = await self.svc.flow.play(stored.match_id, actor,
+                                           partial(parse_move, text=body["move"]),
+                                           expected_seq=seq)
+        verdict = outcome.verdict
+        if isinstance(verdict, Accepted):
+            self.svc.delivery.run(outcome.notices)
+            return JSONResponse({"ok": True, "seq": verdict.next_seq})
+        assert verdict is not None, "a move's outcome carries its verdict"
+        return await self._refused(stored.match_id, seq, verdict)
 
-    async def _illegal(self, stored: StoredMatch, reason: str) -> Response:
-        """``illegal_move``; the :data:`ILLEGAL_LIMIT`-th in one turn makes the stand-in move
-        for the engine at once (the answer says so)."""
-        key = (stored.match_id, stored.next_seq)
+    async def _refused(self, match_id: int, seq: int, verdict: Refused) -> Response:
+        """The verdict of a refused move in the protocol's codes (:data:`CODES`)."""
+        reason, text = verdict.reason, verdict.text or ""
+        if reason is Refusal.ILLEGAL:
+            return await self._illegal(match_id, seq, text)
+        if reason in (Refusal.NOT_YOUR_TURN, Refusal.OVER):
+            return error("game_over" if reason is Refusal.OVER else "not_your_turn", text)
+        if reason in (Refusal.GONE, Refusal.NOT_SEATED):
+            return error("unknown_game", "No such game.")
+        if reason is Refusal.STALE:
+            return error("stale", "This move answers an older position (seq "
+                                  f"{seq}); the position now is seq {verdict.next_seq}.")
+        return error("stale", text or "The position changed meanwhile.")  # overtaken
+
+    async def _illegal(self, match_id: int, seq: int, reason: str) -> Response:
+        """``illegal_move`` for the move ``seq``; the :data:`ILLEGAL_LIMIT`-th in one turn
+        makes the stand-in move for the engine at once (the answer says so)."""
+        key = (match_id, seq)
         if len(self.illegal) > 10_000:
             self.illegal.clear()  # old turns' counts; a live turn at worst starts again
         self.illegal[key] = count = self.illegal.get(key, 0) + 1
         if count < ILLEGAL_LIMIT:
             return error("illegal_move", reason)
         self.illegal.pop(key, None)
-        self.svc.delivery.run(await self.svc.flow.timers.timeout(
-            stored.match_id, stored.next_seq, illegal=True))
+        self.svc.delivery.run(await self.svc.flow.timers.timeout(match_id, seq, illegal=True))
         return error("illegal_move", f"{reason} After {ILLEGAL_LIMIT} illegal moves the "
                                      "computer moved for you.")
 

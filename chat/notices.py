@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
+from enum import Enum
 from typing import Any
 
 from chat.model import Keyboard
@@ -213,6 +214,46 @@ Notice = (Send | EditPanel | ShowLobby | BoardPost | ComputerTurn | Announced | 
           | BoardClock)
 
 
+class Refusal(Enum):
+    """Why :meth:`chat.flow.Flow.play` stored nothing, in the order the flow checks: each
+    door translates it (a Telegram reply, an HTTP status and code)."""
+
+    GONE = "gone"  # the match does not exist
+    NOT_SEATED = "not_seated"  # the actor plays no seat of it
+    OVER = "over"  # it ended
+    STALE = "stale"  # the move answers another position than the stored one (its seq)
+    NOT_YOUR_TURN = "not_your_turn"
+    ILLEGAL = "illegal"  # words that are no move, or a step the rules refuse
+    OVERTAKEN = "overtaken"  # checked, but another move was stored first (another process)
+    REPEATED = "repeated"  # this very update was stored already: nothing to say again
+
+
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    """A move checked once and stored: the numbers its steps got in the store."""
+
+    seqs: tuple[int, ...]
+    #: The number the next move will get (the position a door answers with).
+    next_seq: int
+    #: The steps as understood ("✓ Q♣ → M12"), in the actor's language.
+    echo: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """A move that changed nothing, and why: ``text`` is the flow's reply to the actor (in
+    their language; ``None``: nothing to say), ``next_seq`` the stored position's next
+    number where the flow read it (a door tells a stale caller where the match is)."""
+
+    reason: Refusal
+    text: str | None = None
+    next_seq: int | None = None
+
+
+#: What :meth:`chat.flow.Flow.play` decided: checked once, then stored or refused.
+Verdict = Accepted | Refused
+
+
 @dataclass(slots=True)
 class Outcome:
     """A flow call's answer: a short toast/reply for the actor plus notices for everyone."""
@@ -227,11 +268,16 @@ class Outcome:
     #: the board is on its way, so a typed move gets no reply in the chat (its board is the
     #: answer, as in the embedded mode); a button's toast still shows ``reply``.
     announced_later: bool = False
+    #: A move's verdict (:meth:`chat.flow.Flow.play`, a computer's or a timer's turn);
+    #: ``None`` for every other flow call.
+    verdict: Verdict | None = None
 
     @property
-    def told(self) -> bool:
-        """Whether everyone is being told of a change: by these notices, or by the job the
-        change deferred (a move refused under the lock tells no one)."""
+    def accepted(self) -> bool:
+        """Whether the request changed something everyone is told of: a move by its
+        verdict; any other call by its notices, or the job the change deferred."""
+        if self.verdict is not None:
+            return isinstance(self.verdict, Accepted)
         return bool(self.notices) or self.announced_later
 
 

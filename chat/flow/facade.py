@@ -18,7 +18,7 @@ from chat.flow.games import Games
 from chat.flow.invites import Invites
 from chat.flow.lobbies import Lobbies
 from chat.flow.locks import Locks, MatchLocks
-from chat.flow.matches import Matches
+from chat.flow.matches import Matches, Steps
 from chat.flow.parts import Parts
 from chat.flow.people import People
 from chat.flow.presses import Presses
@@ -193,9 +193,11 @@ class Flow:
     async def plays_in(self, match_id: int, user_id: int) -> bool:
         return await self.games.plays_in(match_id, user_id)
 
-    async def play(self, match_id: int, actor: Actor, steps: Sequence[Action], *,
+    async def play(self, match_id: int, actor: Actor, steps: Steps, *,
                    update_id: int | None = None, expected_seq: int | None = None,
                    from_panel: bool = False) -> Outcome:
+        """A person's move, checked once and stored: the outcome's ``verdict`` says
+        accepted (the stored numbers) or refused (why), whichever door asked."""
         return await self.matches.play(match_id, actor, steps, update_id=update_id,
                                        expected_seq=expected_seq, from_panel=from_panel)
 

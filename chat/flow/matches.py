@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from chat.describe import next_text, tour_frame
 from chat.flow.base import Actor, Decide, HintRequest
@@ -18,14 +19,15 @@ from chat.flow.steps import turn_is_over
 from chat.flow.views.messages import hint_message
 from chat.flow.views.texts import echo, illegal
 from chat.i18n import Tr
-from chat.model import LEVEL_NAMES
-from chat.notices import MOVING, Mover, Outcome, Send, then_key
+from chat.model import LEVEL_NAMES, InputError
+from chat.notices import MOVING, Accepted, Mover, Outcome, Refusal, Refused, Send, then_key
 from krendzu import Action, Card, EndTurn, IllegalMove, Match, PlayerAction, Redeal
 from krendzu.coords import frame_for
 from storage import (
     DuplicateUpdate,
     MatchClosed,
     MatchStatus,
+    MoveRow,
     NotFound,
     SeatKind,
     SequenceConflict,
@@ -34,45 +36,80 @@ from storage import (
 
 log = logging.getLogger(__name__)
 
+#: A move's steps as a door hands them to :meth:`Matches.play`: the steps, or how to read
+#: them from the stored position and the actor's seat under the chat's lock (words that
+#: need the position, such as an engine's ``QC M12``), raising :class:`InputError`.
+Steps = Sequence[Action] | Callable[[StoredMatch, int], Sequence[Action]]
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """Steps the rules accepted, and the copy of the position they were played on: what
+    the store takes, and the position after them (not simulated again)."""
+
+    steps: tuple[Action, ...]
+    game: Match
+
 
 class Matches(Room):
     def __init__(self, parts: Parts, decide: Decide) -> None:
         super().__init__(parts)
         self.decide = decide
 
-    async def play(self, match_id: int, actor: Actor, steps: Sequence[Action], *,
+    async def play(self, match_id: int, actor: Actor, steps: Steps, *,
                    update_id: int | None = None, expected_seq: int | None = None,
                    from_panel: bool = False, then: Card | None = None) -> Outcome:
-        """Apply a player's steps (validated on a clone first), store them, announce them.
-        ``then``: a defender's first card was placed from a key that named the second
-        card, whose cells the redrawn panel then asks for at once."""
-        tr = await self.people.see_user(actor)
+        """Check a player's steps once (on a copy of the position), store them, announce
+        them; the outcome's :class:`~chat.notices.Verdict` says which, for every door alike.
+        ``steps``: the steps, or how to read them from the position under the lock (an
+        engine's words: :data:`Steps`). ``then``: a defender's first card was placed from a
+        key that named the second card, whose cells the redrawn panel then asks for at
+        once.
+
+        The refusals come in one order whatever the door: no such match, not seated, over,
+        another position (``expected_seq``), not the actor's turn, illegal."""
         try:
             row = await self.store.get_match(match_id)
         except NotFound:
-            return Outcome(tr._("This match does not exist any more."))
+            tr = await self.people.actor_tr(actor)
+            return refused(Refusal.GONE, tr._("This match does not exist any more."))
+        if row.seat_of(actor.user_id) is None:
+            # Read only: a stranger's refused request leaves nothing behind.
+            tr = await self.people.actor_tr(actor)
+            return refused(Refusal.NOT_SEATED, tr._("You are not playing in this match."))
+        tr = await self.people.see_user(actor)
         async with self.locks.hold(row.chat_id, row.thread_id):
             stored = await self.games.load(match_id)
-            if stored.row.status is not MatchStatus.ACTIVE:
-                return Outcome(tr._("This match is over."))
             seat = stored.row.seat_of(actor.user_id)
             if seat is None:
-                return Outcome(tr._("You are not playing in this match."))
+                return refused(Refusal.NOT_SEATED, tr._("You are not playing in this match."))
+            if stored.row.status is not MatchStatus.ACTIVE:
+                return refused(Refusal.OVER, tr._("This match is over."), stored.next_seq)
             if expected_seq is not None and expected_seq != stored.next_seq:
-                return Outcome(tr._("This panel is out of date: use the newest one."))
+                return refused(Refusal.STALE,
+                               tr._("This panel is out of date: use the newest one."),
+                               stored.next_seq)
             game = stored.game
             if game.current_player != seat:
                 names = await self.people.seat_names(stored.row, tr)
                 view = game.observation(None)
-                return Outcome(tr._("It is not your turn. {next}", next=next_text(tr, view, names)))
-            steps, error = check(tr, game, steps)
-            if error:
-                return Outcome(error, private_reply=True)
+                return refused(Refusal.NOT_YOUR_TURN, tr._(
+                    "It is not your turn. {next}", next=next_text(tr, view, names)),
+                    stored.next_seq)
+            if callable(steps):
+                try:
+                    steps = steps(stored, seat)
+                except InputError as exc:
+                    return refused(Refusal.ILLEGAL, tr._(exc.key, **exc.values),
+                                   stored.next_seq, private=True)
+            checked = check(tr, game, steps)
+            if isinstance(checked, str):
+                return refused(Refusal.ILLEGAL, checked, stored.next_seq, private=True)
             await self.deadlines.moved_by(match_id, seat)
-            return await self.commit(stored, list(steps), tr, update_id=update_id,
+            return await self.commit(stored, checked, tr, update_id=update_id,
                                      mover=actor.user_id, from_panel=from_panel, then=then)
 
-    async def commit(self, stored: StoredMatch, steps: list[Action], tr: Tr, *,
+    async def commit(self, stored: StoredMatch, checked: Checked, tr: Tr, *,
                      update_id: int | None, mover: int | None,
                      from_panel: bool = False, then: Card | None = None) -> Outcome:
         """Store checked steps (in one transaction where the store can, else one by one, a
@@ -81,62 +118,68 @@ class Matches(Room):
         scaled mode's announcement job)."""
         token = MOVING.set(Mover(mover, from_panel, then) if mover is not None else None)
         try:
-            return await self._commit(stored, steps, tr, update_id=update_id, mover=mover,
+            return await self._commit(stored, checked, tr, update_id=update_id, mover=mover,
                                       from_panel=from_panel, then=then)
         finally:
             MOVING.reset(token)
 
-    async def _commit(self, stored: StoredMatch, steps: list[Action], tr: Tr, *,
+    async def _commit(self, stored: StoredMatch, checked: Checked, tr: Tr, *,
                       update_id: int | None, mover: int | None, from_panel: bool,
                       then: Card | None = None) -> Outcome:
-        before = stored.game.clone()
-        game = stored.game
+        # The copy that checked the steps is the position after them: python-chess's habit
+        # (a move checked once is pushed unchecked), so the move is simulated once. The
+        # kept position stays as it was until the store took the steps.
+        before = stored.game
+        game = checked.game
+        steps = list(checked.steps)
+        first = stored.next_seq
         done: list[Action] = []
+        added: list[MoveRow] = []
+        overtaken = tr._("Someone was quicker: the position changed. Look at the newest "
+                         "board.")
         if len(steps) > 1 and self.store.appends_atomically:
             # One transaction for the whole move: stored whole or not at all.
             planned: list[tuple[int, PlayerAction]] = []
-            for step in steps:
+            for i, step in enumerate(steps):
                 assert not isinstance(step, Redeal), "a deal is the engine's, never a player's"
-                game.apply(step)
-                planned.append((stored.next_seq - 1, step))
+                planned.append((first + i, step))
             try:
-                stored.moves += tuple(await self.store.append_moves(
+                added = list(await self.store.append_moves(
                     stored.match_id, planned, update_id=update_id,
                     final=game if game.is_over else None))
             except DuplicateUpdate:
                 self.games.forget(stored.match_id)
-                return Outcome(None)
+                return refused(Refusal.REPEATED, None, first)
             except (SequenceConflict, MatchClosed):
                 self.games.forget(stored.match_id)
-                return Outcome(tr._("Someone was quicker: the position changed. Look at "
-                                    "the newest board."))
-            done = list(steps)
+                return refused(Refusal.OVERTAKEN, overtaken, first)
+            done = steps
             steps = []
         for i, step in enumerate(steps):
             assert not isinstance(step, Redeal), "a deal is the engine's, never a player's"
-            # Applied to the kept state before it is stored (checked already, so it is not
-            # simulated again); if the store refuses it, the kept state is dropped.
-            game.apply(step)
             try:
-                stored.moves += (await self.store.append_move(
-                    stored.match_id, stored.next_seq - 1, step,
+                added.append(await self.store.append_move(
+                    stored.match_id, first + i, step,
                     update_id=update_id if i == 0 else None,
-                    final=game if game.is_over else None,
-                ),)
+                    # Only the last step can end the match: the check refuses a step after.
+                    final=game if game.is_over and i == len(steps) - 1 else None,
+                ))
             except DuplicateUpdate:
                 self.games.forget(stored.match_id)
-                return Outcome(None)
+                return refused(Refusal.REPEATED, None, first)
             except (SequenceConflict, MatchClosed):
                 self.games.forget(stored.match_id)
                 if not done:
-                    return Outcome(tr._("Someone was quicker: the position changed. Look at "
-                                        "the newest board."))
+                    return refused(Refusal.OVERTAKEN, overtaken, first)
+                # The steps stored before the refused one are the move (a rare path, and
+                # only where the store cannot append atomically): replayed from before.
                 game = before.clone()
                 for kept in done:
                     game.apply(kept)
-                stored.game = game
                 break
             done.append(step)
+        stored.moves += tuple(added)
+        stored.game = game
         if game.is_over:
             self.games.forget(stored.match_id)
             stored.row = await self.store.get_match(stored.match_id)
@@ -148,8 +191,10 @@ class Matches(Room):
         notices = await self.broadcast.change(stored, before, done, mover=mover,
                                               from_panel=from_panel, then=then)
         frame = frame_for(game.tours[before.tour_index].observation(None).placements)
-        return Outcome(echo(tr, done, frame), notices,
-                       announced_later=self.broadcast.by_jobs and bool(done))
+        reply = echo(tr, done, frame)
+        verdict = Accepted(tuple(row.seq for row in added), first + len(done), reply)
+        return Outcome(reply, notices, announced_later=self.broadcast.by_jobs and bool(done),
+                       verdict=verdict)
 
     # Hints ----------------------------------------------------------------------------------
 
@@ -222,7 +267,7 @@ class Matches(Room):
                           "computer thought; its decision is dropped", match_id, seq)
                 return Outcome(None)
             outcome = await self.play_for_seat(stored, actions)
-            return Outcome(None, outcome.notices)
+            return Outcome(None, outcome.notices, verdict=outcome.verdict)
 
     async def play_for_seat(self, stored: StoredMatch, actions: Sequence[Action]) -> Outcome:
         """The computer makes the turn of the seat to move (a computer seat's, or an absent
@@ -231,28 +276,38 @@ class Matches(Room):
         a stale move number anyway (:class:`SequenceConflict`)."""
         game = stored.game
         tr = await self.people.chat_tr(stored.row.chat_id)
-        if check(tr, game, actions)[1] is not None:
+        checked = check(tr, game, actions)
+        if isinstance(checked, str):
             log.error("match %s: the computer chose an illegal turn; playing the first "
                       "legal step instead", stored.match_id)
-            actions = [game.legal_actions()[0]]
-        return await self.commit(stored, list(actions), tr, update_id=None, mover=None)
+            checked = check(tr, game, [game.legal_actions()[0]])
+            assert not isinstance(checked, str), "a legal action is legal"
+        return await self.commit(stored, checked, tr, update_id=None, mover=None)
 
 
-def check(tr: Tr, game: Match, steps: Sequence[Action]) -> tuple[list[Action], str | None]:
-    """The one simulation of a person's move, on a copy: (the steps to store, None) if all
-    are legal, else ([], the reply refusing them). Every step is played as the seat to
-    move's: a step after the turn passed on is refused, never played for the next seat. An
-    ``EndTurn`` that a one-card ``/play`` adds is dropped when the card already ended the
-    turn (the defender's last card, or the tour's end)."""
+def check(tr: Tr, game: Match, steps: Sequence[Action]) -> Checked | str:
+    """The one simulation of a move, on a copy: the steps to store with the position after
+    them (:class:`Checked`) if all are legal, else the reply refusing them. Every step is
+    played as the seat to move's: a step after the turn passed on is refused, never played
+    for the next seat. An ``EndTurn`` that a one-card ``/play`` adds is dropped when the
+    card already ended the turn (the defender's last card, or the tour's end)."""
     trial = game.clone()
     frame = tour_frame(trial)
     seat = trial.current_player
     for i, step in enumerate(steps):
         if (isinstance(step, EndTurn) and i == len(steps) - 1 and i >= 1
                 and turn_is_over(trial, seat)):
-            return list(steps[:-1]), None
+            return Checked(tuple(steps[:-1]), trial)
         try:
             trial.apply(step, seat=seat)
         except IllegalMove as exc:
-            return [], illegal(tr, step, frame, exc)
-    return list(steps), None
+            return illegal(tr, step, frame, exc)
+    return Checked(tuple(steps), trial)
+
+
+def refused(reason: Refusal, text: str | None, next_seq: int | None = None, *,
+            private: bool = False) -> Outcome:
+    """The outcome of a move that stored nothing: ``text`` is the actor's reply (privately
+    where it may name a held card)."""
+    return Outcome(text, private_reply=private,
+                   verdict=Refused(reason, text, next_seq))

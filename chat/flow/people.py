@@ -71,6 +71,14 @@ class People:
             )
         return self.catalogs.get(actor.reply_language or known.language)
 
+    async def actor_tr(self, actor: Actor) -> Tr:
+        """The language :meth:`see_user` would answer ``actor`` in, without remembering
+        them: for a refusal that must leave nothing behind (a stranger's request)."""
+        known = await self.user_row(actor.user_id)
+        language = known.language if known is not None else None
+        return self.catalogs.get(actor.reply_language or language
+                                 or self.catalogs.pick(None, actor.language_code).language)
+
     async def set_language(self, chat_id: int, actor: Actor, language: str) -> Tr:
         if language not in self.catalogs.languages:
             raise InputError("Languages: {names}.", names=", ".join(self.catalogs.languages))

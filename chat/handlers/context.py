@@ -239,7 +239,7 @@ async def answer(svc: Services, update: Update, outcome: Outcome, tr: Tr | None 
         chat = update.effective_chat
         if outcome.private_reply and chat.type != ChatType.PRIVATE:
             notices.insert(0, Send(actor_of(update).user_id, outcome.reply))
-        elif not outcome.told or outcome.alert:
+        elif not outcome.accepted or outcome.alert:
             reply = Send(chat.id, outcome.reply, thread_id=thread_of(update),
                          group=chat.type != ChatType.PRIVATE)
             notices[:0] = ([reply] if chat.type == ChatType.PRIVATE

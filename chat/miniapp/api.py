@@ -25,9 +25,10 @@ of another; anyone else (a spectator, a player of another match) gets the public
 ``observation(None)``. Errors are ``{"code": ..., "message": ...}``, the message from the
 bot's catalog in the caller's language (their ``/lang``, else Telegram's ``language_code``).
 
-A move goes through :meth:`chat.flow.Flow.play` as a panel press does (``from_panel``: the
-player's private panel is edited into the record of the move, and stays in step): the same
-lock, checks, stored sequence numbers and group post as buttons and commands.
+A move goes through :meth:`chat.flow.Flow.play` once, as a panel press does (``from_panel``:
+the player's private panel is edited into the record of the move, and stays in step): the
+same lock, checks, stored sequence numbers and group post as buttons and commands; the
+answer is the flow's verdict in the page's codes (:func:`_refused`).
 """
 
 from __future__ import annotations
@@ -45,15 +46,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 
-from chat.describe import next_text
 from chat.flow import Actor
-from chat.flow.matches import check
 from chat.flow.views.texts import steps_text
 from chat.flow.views.webapp import AppLinks
 from chat.i18n import Tr
 from chat.miniapp.initdata import BadInitData, WebAppUser, verify
 from chat.miniapp.state import parse_actions, state_json
 from chat.miniapp.texts import page_texts
+from chat.notices import Refusal, Refused
 from chat.results import resigned_seats
 from chat.throttle import Buckets
 from storage import MatchStatus, NotFound, StoredMatch
@@ -254,7 +254,7 @@ class MiniApp:
         found = await self._match(request)
         if isinstance(found, Response):
             return found
-        user, tr, stored, seat = found.user, found.tr, found.stored, found.seat
+        user, tr, stored = found.user, found.tr, found.stored
         body = await _json_body(request)
         seq = body.get("seq") if isinstance(body, dict) else None
         steps = parse_actions(body.get("actions")) if isinstance(body, dict) else None
@@ -262,21 +262,11 @@ class MiniApp:
             return error("malformed", tr._(
                 "This move could not be read: reload the page and try again."))
         flow = self.svc.flow
-        if (stop := _position_refusal(tr, stored, seat, seq)) is not None:
-            return stop
-        if stored.game.current_player != seat:
-            names = await flow.seat_names(stored.row, tr)
-            return error("not_your_turn", tr._("It is not your turn. {next}", next=next_text(
-                tr, stored.game.observation(None), names)))
-        _, refused = check(tr, stored.game, steps)
-        if refused:
-            return error("illegal_move", refused)
         actor = Actor(user.user_id, user.name, user.language_code)
         outcome = await flow.play(stored.match_id, actor, steps, expected_seq=seq,
                                   from_panel=True)
-        if not outcome.told:  # refused under the lock: another move came first
-            return error("stale", tr._(
-                "The position changed meanwhile: the board now shows the newest one."))
+        if isinstance(outcome.verdict, Refused):
+            return _refused(tr, outcome.verdict)
         self.svc.delivery.run(outcome.notices)
         flow.begin_request()
         stored = await flow.load(stored.match_id)
@@ -343,6 +333,26 @@ class MiniApp:
                                   request.path_params["token"])
         return JSONResponse({"ok": True, "state": state},
                             headers={"Cache-Control": "no-store"})
+
+
+def _refused(tr: Tr, verdict: Refused) -> JSONResponse:
+    """A refused move's verdict in the page's codes (:data:`STATUS`), with the flow's words
+    where the page says the same; a position that moved on gets the page's own."""
+    reason, text = verdict.reason, verdict.text or ""
+    if reason is Refusal.GONE:
+        return error("unknown_match", tr._(
+            "This link names no match: it may be mistyped, or the match was removed."))
+    if reason is Refusal.NOT_SEATED:
+        return error("not_seated", text)
+    if reason is Refusal.OVER:
+        return error("game_over", text)
+    if reason is Refusal.NOT_YOUR_TURN:
+        return error("not_your_turn", text)
+    if reason is Refusal.ILLEGAL:
+        return error("illegal_move", text)
+    # Another position (an older seq), or another move stored first under the lock.
+    return error("stale", tr._(
+        "The position changed meanwhile: the board now shows the newest one."))
 
 
 def _position_refusal(tr: Tr, stored: StoredMatch, seat: int | None,
