@@ -19,7 +19,7 @@ from chat.flow.invites import Invites
 from chat.flow.lobbies import Lobbies
 from chat.flow.locks import Locks, MatchLocks
 from chat.flow.matches import Matches, Steps
-from chat.flow.parts import Parts
+from chat.flow.parts import SharedParts
 from chat.flow.people import People
 from chat.flow.presses import Presses
 from chat.flow.reports import Reports
@@ -58,8 +58,8 @@ class Flow:
         self.caps = Caps(store, self.people, per_user=max_matches_per_user,
                          per_chat=max_matches_per_chat)
         self.endings = Endings(store, self.locks, self.people, self.games, self.deadlines)
-        parts = Parts(store, self.locks, self.people, self.games, self.deadlines,
-                      self.broadcast)
+        parts = SharedParts(store, self.locks, self.people, self.games, self.deadlines,
+                            self.broadcast)
         self.matches = Matches(parts, decide)
         self.reports = Reports(self.people, self.games, self.deadlines, self.broadcast)
         self.lobbies = Lobbies(parts, self.caps, bot_username=bot_username, clock=clock)

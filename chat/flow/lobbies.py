@@ -15,7 +15,7 @@ from chat.flow.base import Actor
 from chat.flow.caps import Caps
 from chat.flow.engines import ENGINE_DUEL_TIMER, Engines
 from chat.flow.lobby_state import choose, cycle, fill_computers, fit_seats, seat_person, state_of
-from chat.flow.parts import Parts, Room
+from chat.flow.parts import HoldsSharedParts, SharedParts
 from chat.flow.views import codec
 from chat.flow.views.lobby_view import NameOf, closed_lobby, show_lobby, started_text
 from chat.i18n import Tr
@@ -44,8 +44,8 @@ from storage import (
 )
 
 
-class Lobbies(Room):
-    def __init__(self, parts: Parts, caps: Caps, *, bot_username: str,
+class Lobbies(HoldsSharedParts):
+    def __init__(self, parts: SharedParts, caps: Caps, *, bot_username: str,
                  clock: Callable[[], float]) -> None:
         super().__init__(parts)
         self.caps = caps

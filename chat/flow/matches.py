@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from chat.describe import next_text, tour_frame
 from chat.flow.base import Actor, Decide, HintRequest
 from chat.flow.deadlines import STAND_IN_LEVEL
-from chat.flow.parts import Parts, Room
+from chat.flow.parts import HoldsSharedParts, SharedParts
 from chat.flow.steps import turn_is_over
 from chat.flow.views.messages import hint_message
 from chat.flow.views.texts import echo, illegal
@@ -51,8 +51,8 @@ class Checked:
     game: Match
 
 
-class Matches(Room):
-    def __init__(self, parts: Parts, decide: Decide) -> None:
+class Matches(HoldsSharedParts):
+    def __init__(self, parts: SharedParts, decide: Decide) -> None:
         super().__init__(parts)
         self.decide = decide
 

@@ -14,7 +14,10 @@ from storage import Store
 
 
 @dataclass(frozen=True, slots=True)
-class Parts:
+class SharedParts:
+    """The store, the chats' locks and the lower modules every room above the broadcast
+    shares (one of each per flow)."""
+
     store: Store
     locks: Locks
     people: People
@@ -23,10 +26,11 @@ class Parts:
     broadcast: Broadcast
 
 
-class Room:
-    """A room of the flow (lobbies, matches, presses, the ticker): its parts as attributes."""
+class HoldsSharedParts:
+    """The base of a room of the flow (lobbies, matches, presses, the ticker): it holds the
+    :class:`SharedParts`, each also as an attribute of its own."""
 
-    def __init__(self, parts: Parts) -> None:
+    def __init__(self, parts: SharedParts) -> None:
         self.parts = parts
         self.store = parts.store
         self.locks = parts.locks

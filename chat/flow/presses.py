@@ -7,15 +7,15 @@ from __future__ import annotations
 from chat.flow.base import Actor, HintRequest
 from chat.flow.lobbies import Lobbies
 from chat.flow.matches import Matches
-from chat.flow.parts import Parts, Room
+from chat.flow.parts import HoldsSharedParts, SharedParts
 from chat.flow.views import codec
 from chat.flow.views import panel as panels
 from chat.notices import Outcome
 from storage import MatchStatus, NotFound
 
 
-class Presses(Room):
-    def __init__(self, parts: Parts, matches: Matches, lobbies: Lobbies) -> None:
+class Presses(HoldsSharedParts):
+    def __init__(self, parts: SharedParts, matches: Matches, lobbies: Lobbies) -> None:
         super().__init__(parts)
         self.matches = matches
         self.lobbies = lobbies

@@ -19,7 +19,7 @@ from chat.flow.deadlines import HANDOVER_AFTER, STAND_IN_LEVEL
 from chat.flow.endings import Endings
 from chat.flow.lobbies import Lobbies
 from chat.flow.matches import Matches
-from chat.flow.parts import Parts, Room
+from chat.flow.parts import HoldsSharedParts, SharedParts
 from chat.flow.views.texts import clock_text
 from chat.i18n import Tr
 from chat.notices import BoardClock, Notice, Outcome, Send, thens
@@ -30,8 +30,8 @@ from storage import MatchStatus, StoredMatch
 log = logging.getLogger(__name__)
 
 
-class Ticker(Room):
-    def __init__(self, parts: Parts, matches: Matches, endings: Endings,
+class Ticker(HoldsSharedParts):
+    def __init__(self, parts: SharedParts, matches: Matches, endings: Endings,
                  lobbies: Lobbies) -> None:
         super().__init__(parts)
         self.matches = matches
