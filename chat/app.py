@@ -306,5 +306,5 @@ async def turn_timers(context: Any) -> None:
         return  # the previous tick is still at work
     async with svc.ticking:
         if "jobs" not in context.application.bot_data:  # else the timers are jobs
-            svc.delivery.run(await svc.flow.timers.tick())
-        svc.delivery.run(await svc.flow.timers.expire_lobbies(svc.lobby_seconds))
+            svc.delivery.run(await svc.flow.ticker.tick())
+        svc.delivery.run(await svc.flow.ticker.expire_lobbies(svc.lobby_seconds))

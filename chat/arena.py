@@ -180,7 +180,7 @@ class Arena:
         while True:
             await asyncio.sleep(0.25)
             self.flow.begin_request()
-            notices = await self.flow.timers.tick()
+            notices = await self.flow.ticker.tick()
             self.count_stand_ins(notices)
             self.host.delivery.run(notices)
 

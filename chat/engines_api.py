@@ -277,7 +277,7 @@ class EngineApi:
         twice) takes it back, as a person's ``/back`` does."""
         flow = self.svc.flow
         if await flow.deadlines.computer_keeps(stored.match_id, seat):
-            outcome = await flow.timers.back(self._actor(engine), [stored])
+            outcome = await flow.ticker.back(self._actor(engine), [stored])
             self.svc.delivery.run(outcome.notices)
 
     async def _states(self, match_id: int, seat: int, token: str, engine: EngineRow
@@ -364,7 +364,7 @@ class EngineApi:
         if count < ILLEGAL_LIMIT:
             return error("illegal_move", reason)
         self.illegal.pop(key, None)
-        self.svc.delivery.run(await self.svc.flow.timers.timeout(match_id, seq, illegal=True))
+        self.svc.delivery.run(await self.svc.flow.ticker.timeout(match_id, seq, illegal=True))
         return error("illegal_move", f"{reason} After {ILLEGAL_LIMIT} illegal moves the "
                                      "computer moved for you.")
 

@@ -457,6 +457,6 @@ async def test_a_reminder_after_a_defenders_first_card_asks_for_the_second_cards
     seq = stored.next_seq
     await flow.panel_press(row.match_id, seq, codec.place_op(
         first.card, first.x, first.y, then=second), actors[defender])
-    told = await flow.timers.remind(row.match_id, seq + 1)
+    told = await flow.ticker.remind(row.match_id, seq + 1)
     [panel] = [n for n in told if isinstance(n, Send) and n.chat_id == defender]
     assert f"{second.pretty()}: choose a cell" in (panel.text or ""), panel.text

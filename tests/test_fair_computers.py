@@ -260,7 +260,7 @@ async def test_a_timed_out_turn_thought_out_while_the_player_moved_is_dropped(
     assert stored.game.tour.phase != ANNOUNCE
     seat, seq = stored.game.current_player, stored.next_seq
     mover = people[stored.row.seats[seat].user_id]  # type: ignore[index]
-    timing_out = asyncio.create_task(flow.timers.timeout(match_id, seq))
+    timing_out = asyncio.create_task(flow.ticker.timeout(match_id, seq))
     await asyncio.wait_for(gate.started.wait(), 5)
     assert gate.calls == [("normal", True)]  # a person's turn: urgent
     # The chat's lock is free while the computer thinks: the player's move lands first.
@@ -282,12 +282,12 @@ async def test_a_stand_in_move_thought_out_while_the_player_came_back_is_dropped
     stored = await flow.load(match_id)
     seat, seq = stored.game.current_player, stored.next_seq
     mover = people[stored.row.seats[seat].user_id]  # type: ignore[index]
-    await flow.timers.hand_over(stored, seat, "left")
+    await flow.ticker.hand_over(stored, seat, "left")
     assert (await flow.load(match_id)).row.status is MatchStatus.ACTIVE  # the other plays on
     thinking = asyncio.create_task(flow.computer_turn(match_id, seq))
     await asyncio.wait_for(gate.started.wait(), 5)
     assert gate.calls == [("normal", True)]  # the other person watches: urgent
-    await asyncio.wait_for(flow.timers.back(mover, [await flow.load(match_id)]), 5)
+    await asyncio.wait_for(flow.ticker.back(mover, [await flow.load(match_id)]), 5)
     step = (await flow.load(match_id)).game.legal_actions()[0]
     moved = await asyncio.wait_for(flow.play(match_id, mover, [step]), 5)
     assert moved.reply and moved.reply.startswith("✓"), moved.reply

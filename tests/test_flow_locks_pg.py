@@ -71,7 +71,7 @@ async def race(url: str, *, shared: bool) -> tuple[bool, str, int, int, int]:
             await count(*args, **kwargs)
 
         a.deadlines.set_stand_in = slow_count  # type: ignore[method-assign]
-        timing_out = asyncio.create_task(a.timers.timeout(match_id, seq))
+        timing_out = asyncio.create_task(a.ticker.timeout(match_id, seq))
         await asyncio.wait_for(counted.wait(), 10)
         moving = asyncio.create_task(b.play(match_id, mover, [step]))
         await asyncio.sleep(0.5)

@@ -142,5 +142,5 @@ async def test_the_clock_shows_on_the_board_and_the_panel_and_refreshes_at_the_r
         assert fake.max_sends_in_window(group, 60, edits=True) <= 20
         # The same reminder again (a job run twice in the scaled mode, another process's
         # tick) says nothing more: no second panel, no second edit of the board's clock.
-        again = await h.services.flow.timers.remind(row.match_id, stored.next_seq)
+        again = await h.services.flow.ticker.remind(row.match_id, stored.next_seq)
         assert again == []

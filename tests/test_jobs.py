@@ -492,7 +492,7 @@ async def test_a_computer_turn_no_move_brought_survives_the_process_that_caused_
     seat = stored.game.current_player
     leaver = ANN if stored.row.seats[seat].user_id == ANN.user_id else BOB
     await s.sql("DELETE FROM procrastinate_jobs")
-    await flow.timers.hand_over(stored, seat, f"{leaver.name} left")  # then the process dies
+    await flow.ticker.hand_over(stored, seat, f"{leaver.name} left")  # then the process dies
     assert [j["args"] for j in await s.jobs("computer_move")] == [
         {"match_id": match_id, "seq": stored.next_seq}]
     await s.run((COMPUTER_QUEUE,))
@@ -1078,12 +1078,12 @@ async def test_a_turn_is_reminded_once_and_keeps_the_second_card_named(
     # 1. Reminded, then the first card: no second reminder in the same turn.
     stored, defender = await to_defence()
     seq = stored.next_seq
-    assert await flow.timers.remind(match_id, seq), "the turn's reminder"
+    assert await flow.ticker.remind(match_id, seq), "the turn's reminder"
     await first_card(stored, defender)
     timer = await store.timer_of(match_id)
     assert timer is not None and timer.seq == seq + 1
     assert timer.reminded, "the first card armed the turn's reminder again"
-    assert await flow.timers.remind(match_id, timer.seq) == []
+    assert await flow.ticker.remind(match_id, timer.seq) == []
     # 2. The first card, then the reminder: its panel asks for the second card's cell.
     from krendzu import EndTurn
 
@@ -1091,6 +1091,6 @@ async def test_a_turn_is_reminded_once_and_keeps_the_second_card_named(
     stored, defender = await to_defence()
     seq = stored.next_seq
     second = await first_card(stored, defender)
-    told = await flow.timers.remind(match_id, seq + 1)
+    told = await flow.ticker.remind(match_id, seq + 1)
     [panel] = [n for n in told if isinstance(n, Send) and n.chat_id == defender]
     assert f"{second.pretty()}: choose a cell" in panel.text, panel.text

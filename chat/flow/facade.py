@@ -71,7 +71,7 @@ class Flow:
             self.lobbies.engines = self.engines
         self.presses = Presses(parts, self.matches, self.lobbies)
         #: Turn timers, /back, a seat handed over, idle set-ups (the job queue ticks it).
-        self.timers = Ticker(parts, self.matches, self.endings, self.lobbies)
+        self.ticker = Ticker(parts, self.matches, self.endings, self.lobbies)
 
     def lock(self, chat_id: int, thread_id: int | None) -> AbstractAsyncContextManager[None]:
         """The chat's (or forum topic's) lock: :mod:`chat.flow.locks`."""

@@ -100,7 +100,7 @@ async def leave_match(call: Call) -> None:
         await call.say(call.tr._("Alone against the computer: /resign ends the match."))
         return
     group_tr = await call.flow.chat_tr(stored.row.chat_id)
-    call.deliver(await call.flow.timers.hand_over(stored, seat, group_tr._(
+    call.deliver(await call.flow.ticker.hand_over(stored, seat, group_tr._(
         "{name} left the table: the computer plays for them from now on (/back returns).",
         name=actor.name), update_id=call.update.update_id))
 
@@ -137,7 +137,7 @@ async def kick(call: Call) -> None:
         await call.say(tr._("Whom? Reply to the player's message with /kick, or write /kick "
                             "and their name or seat number."))
         return
-    call.deliver(await call.flow.timers.hand_over(stored, target, tr._(
+    call.deliver(await call.flow.ticker.hand_over(stored, target, tr._(
         "{name} was taken off the table: the computer plays for them from now on (/back "
         "returns).", name=names[target]), update_id=call.update.update_id))
 
@@ -181,7 +181,7 @@ async def back(call: Call) -> None:
     if not matches:
         await call.say(call.tr._("You are not in a match."))
         return
-    await call.answer(await call.flow.timers.back(actor, matches))
+    await call.answer(await call.flow.ticker.back(actor, matches))
 
 
 async def match_by_number(call: Call, word: str) -> StoredMatch | None:

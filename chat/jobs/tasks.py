@@ -249,7 +249,7 @@ async def _turn_timer(context: JobContext, match_id: int, seq: int) -> None:
         except AlreadyEnqueued:  # a move armed a newer timer meanwhile
             log.debug("match %s: a newer turn timer waits already", match_id)
         return
-    await svc.deliver(await svc.flow.timers.timeout(match_id, seq))
+    await svc.deliver(await svc.flow.ticker.timeout(match_id, seq))
 
 
 async def _reminder(context: JobContext, match_id: int, seq: int) -> None:
@@ -257,7 +257,7 @@ async def _reminder(context: JobContext, match_id: int, seq: int) -> None:
     timer = await svc.store.timer_of(match_id)
     if timer is None or timer.seq != seq or timer.reminded or timer.deadline is None:
         return
-    await svc.deliver(await svc.flow.timers.remind(match_id, seq))
+    await svc.deliver(await svc.flow.ticker.remind(match_id, seq))
 
 
 async def _computer_move(context: JobContext, match_id: int, seq: int) -> None:
