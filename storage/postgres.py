@@ -51,31 +51,20 @@ from krendzu.stats import seat_statistics
 from storage.base import (
     ENGINE_COLUMNS,
     ActiveMatchExists,
-    ChatRow,
     DuplicateUpdate,
     EngineExists,
     EngineRow,
-    LobbyExists,
-    LobbyRow,
-    LobbyStatus,
     MatchClosed,
     MatchRow,
     MatchStatus,
     MoveRow,
     NotFound,
-    RatingRow,
     SchemaTooNew,
     SeatKind,
-    SeatRow,
     SeatSpec,
     SequenceConflict,
-    StandIn,
-    StatsRow,
     StorageError,
-    Store,
     StoredMatch,
-    TimerRow,
-    UserRow,
     Visibility,
     engine_display_name,
     engine_row,
@@ -85,27 +74,23 @@ from storage.base import (
 )
 from storage.common import (
     MAX_SEED,
-    PRUNE_EVERY,
-    STATS_FIELDS,
     STATS_SUMS,
     UPDATE_TTL_SECONDS,
     at,
-    at_or_none,
-    chat_settings_dump,
-    chat_settings_load,
     check_new_match,
     consume_exception,
     move_steps,
     new_seats,
-    panel_lines_dump,
-    panel_lines_load,
-    settings_from,
     settings_json,
     stats_params,
 )
+from storage.connector import Params, Tx, UniqueViolation, format_style
 from storage.migrations import Migration
 from storage.pg_migrations import LATEST, MIGRATIONS, VERSION_TABLE
 from storage.pg_windows import FloodWindows
+from storage.queries import POSTGRES
+from storage.rows import match_row
+from storage.store import SqlStore, TxOp
 
 log = logging.getLogger(__name__)
 
@@ -226,131 +211,47 @@ def _secret_free(url: str) -> tuple[str, dict[str, str]]:
     return make_conninfo(**{k: str(v) for k, v in params.items()}), env
 
 
-# Rows ------------------------------------------------------------------------------------
-
-_NOTE_TOLD = ("INSERT INTO told (match_id, key, seq) VALUES (%s, %s, %s) ON CONFLICT "
-              "(match_id, key) DO UPDATE SET seq = GREATEST(told.seq, excluded.seq)")
-
-#: A match row of ``matches m`` with its move count and its seats (a JSON array of objects,
-#: named by column, that psycopg decodes), in one query.
-_MATCH_COLUMNS = """
-    m.match_id, m.chat_id, m.thread_id, m.table_kind, m.settings, m.seed, m.status,
-    m.board_message_id, m.created_at, m.finished_at, m.totals,
-    (SELECT COALESCE(MAX(v.seq), 0) FROM moves v WHERE v.match_id = m.match_id)
-        AS move_count,
-    m.announced_seq, m.conceded_by,
-    (SELECT json_agg(json_build_object('seat', st.seat, 'kind', st.kind,
-                                       'user_id', st.user_id, 'level', st.level,
-                                       'label', st.label) ORDER BY st.seat)
-     FROM seats st WHERE st.match_id = m.match_id) AS seats
-"""
+# The connector ----------------------------------------------------------------------------
 
 
-def _match_row(r: Row) -> MatchRow:
-    return MatchRow(
-        match_id=r["match_id"],
-        chat_id=r["chat_id"],
-        thread_id=r["thread_id"] or None,
-        settings=settings_from(r["table_kind"], json.loads(r["settings"])),
-        seed=r["seed"],
-        status=MatchStatus(r["status"]),
-        seats=tuple(_seat_row(seat) for seat in r["seats"] or ()),
-        move_count=r["move_count"],
-        board_message_id=r["board_message_id"],
-        created_at=at(r["created_at"]),
-        finished_at=at_or_none(r["finished_at"]),
-        totals=None if r["totals"] is None else tuple(json.loads(r["totals"])),
-        announced_seq=r["announced_seq"],
-        conceded_by=r["conceded_by"],
-    )
+class PgTx(Tx):
+    """:class:`storage.connector.Tx` on a borrowed connection, inside the transaction that
+    :class:`PostgresStore` opened; the shared SQL is translated to psycopg's style."""
+
+    __slots__ = ("conn",)
+
+    def __init__(self, conn: Conn) -> None:
+        self.conn = conn
+
+    async def execute(self, sql: str, params: Params = ()) -> int:
+        try:
+            cur = await self.conn.execute(format_style(sql), params)
+        except errors.UniqueViolation as exc:
+            raise _unique(exc) from exc
+        return cur.rowcount
+
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
+        try:
+            cur = await self.conn.execute(format_style(sql), params)
+        except errors.UniqueViolation as exc:
+            raise _unique(exc) from exc
+        return await cur.fetchone()
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Mapping[str, Any]]:
+        cur = await self.conn.execute(format_style(sql), params)
+        return list(await cur.fetchall())
+
+    async def executemany(self, sql: str, rows: Sequence[Params]) -> None:
+        try:
+            async with self.conn.cursor() as cur:
+                await cur.executemany(format_style(sql), rows)
+        except errors.UniqueViolation as exc:
+            raise _unique(exc) from exc
 
 
-def _seat_row(r: Mapping[str, Any]) -> SeatRow:
-    return SeatRow(seat=r["seat"], kind=SeatKind(r["kind"]), user_id=r["user_id"],
-                   level=r["level"], label=r["label"])
-
-
-_CHAT_COLUMNS = "chat_id, language, default_settings, created_at, updated_at, tidy, title"
-
-
-def _chat_row(r: Row) -> ChatRow:
-    return ChatRow(chat_id=r["chat_id"], language=r["language"],
-                   default_settings=chat_settings_load(r["default_settings"]),
-                   created_at=at(r["created_at"]), updated_at=at(r["updated_at"]),
-                   tidy=r["tidy"], title=r["title"])
-
-
-_USER_COLUMNS = "user_id, display_name, language, can_write_privately, created_at, updated_at"
-
-
-def _user_row(r: Row) -> UserRow:
-    return UserRow(user_id=r["user_id"], display_name=r["display_name"],
-                   language=r["language"], can_write_privately=r["can_write_privately"],
-                   created_at=at(r["created_at"]), updated_at=at(r["updated_at"]))
-
-
-_TIMER_COLUMNS = "t.match_id, t.seconds, t.seq, t.deadline, t.reminded"
-
-
-def _timer_row(r: Row) -> TimerRow:
-    return TimerRow(match_id=r["match_id"], seconds=r["seconds"], seq=r["seq"],
-                    deadline=r["deadline"], reminded=r["reminded"])
-
-
-_LOBBY_COLUMNS = ("lobby_id, chat_id, thread_id, creator_id, state, message_id, status, "
-                  "match_id, created_at, updated_at")
-
-
-def _lobby_row(r: Row) -> LobbyRow:
-    return LobbyRow(
-        lobby_id=r["lobby_id"], chat_id=r["chat_id"], thread_id=r["thread_id"] or None,
-        creator_id=r["creator_id"], state=json.loads(r["state"]), message_id=r["message_id"],
-        status=LobbyStatus(r["status"]), match_id=r["match_id"],
-        created_at=at(r["created_at"]), updated_at=at(r["updated_at"]),
-    )
-
-
-def _stand_in(r: Row) -> StandIn:
-    return StandIn(seat=r["seat"], timeouts=r["timeouts"], computer=r["computer"],
-                   resigned=r["resigned"])
-
-
-_RATING_COLUMNS = "user_id, mu, sigma, rated_matches"
-
-
-def _rating_row(r: Row) -> RatingRow:
-    return RatingRow(user_id=r["user_id"], mu=r["mu"], sigma=r["sigma"],
-                     rated_matches=r["rated_matches"])
-
-
-#: A player's statistics summed over the chats of ``user_stats s`` (joined to ``users u``),
-#: one column per :class:`StatsRow` field; ``GROUP BY s.user_id, u.user_id`` goes with it.
-_STATS_COLUMNS = """
-    s.user_id, u.display_name, SUM(s.matches) AS matches, SUM(s.wins) AS wins,
-    SUM(s.draws) AS draws, SUM(s.points_scored) AS points_scored,
-    SUM(s.points_conceded) AS points_conceded, SUM(s.tours_attacked) AS tours_attacked,
-    SUM(s.tours_defended) AS tours_defended, MAX(s.best_tour) AS best_tour,
-    SUM(s.suit_combos) AS suit_combos, SUM(s.progression_combos) AS progression_combos,
-    SUM(s.own_goals_conceded) AS own_goals_conceded
-"""
-
-
-def _stats_row(r: Row) -> StatsRow:
-    return StatsRow(**{name: r[name] for name in STATS_FIELDS})
-
-
-#: Adds one finished match to a player's row (named parameters: storage.common.stats_params).
-_ADD_STATS = f"""
-    INSERT INTO user_stats (user_id, chat_id, matches, best_tour, {", ".join(STATS_SUMS)})
-    VALUES (%(user_id)s, %(chat_id)s, 1, %(best_tour)s,
-            {", ".join(f"%({c})s" for c in STATS_SUMS)})
-    ON CONFLICT (user_id, chat_id) DO UPDATE SET
-        matches = user_stats.matches + 1,
-        best_tour = GREATEST(user_stats.best_tour, excluded.best_tour),
-        {", ".join(f"{c} = user_stats.{c} + excluded.{c}" for c in STATS_SUMS)}
-"""
-
-_STATS_ORDER = "wins DESC, draws DESC, points_scored DESC, matches ASC, s.user_id ASC"
+def _unique(exc: errors.UniqueViolation) -> UniqueViolation:
+    # The server's primary message only: its DETAIL may quote the row (a deal seed).
+    return UniqueViolation(f"{type(exc).__name__}: {exc.diag.message_primary or exc}")
 
 
 # The store ------------------------------------------------------------------------------
@@ -370,7 +271,7 @@ async def notify(conn: Conn, match_id: int) -> None:
     await conn.execute("SELECT pg_notify(%s, %s)", (NOTIFY_CHANNEL, str(match_id)))
 
 
-class PostgresStore(Store):
+class PostgresStore(SqlStore):
     """:class:`storage.base.Store` on a PostgreSQL database (a pool of connections)."""
 
     def __init__(self, pool: AsyncConnectionPool[Conn], *,
@@ -521,6 +422,31 @@ class PostgresStore(Store):
         cur = await conn.execute(sql, params)
         return await cur.fetchone()
 
+    # The connector (storage.store.SqlStore's four ways in, and its hooks) ------------------
+
+    dialect = POSTGRES
+
+    async def _query(self, sql: str, params: Params, map_row: Callable[[Row], R]) -> list[R]:
+        return await self._select(format_style(sql), params, map_row)
+
+    async def _modify(self, sql: str, params: Params) -> int:
+        return await self._change(format_style(sql), params)
+
+    async def _in_read(self, op: TxOp[T]) -> T:
+        return await self._read(lambda conn: op(PgTx(conn)))
+
+    async def _in_write(self, op: TxOp[T]) -> T:
+        return await self._write(lambda conn: op(PgTx(conn)))
+
+    async def _lock_match(self, tx: Tx, match_id: int) -> None:
+        # Released at COMMIT or ROLLBACK: a pooled connection never carries it further.
+        await tx.execute("SELECT pg_advisory_xact_lock(?)", (match_id,))
+
+    async def _forget_updates(self, tx: Tx, before: float) -> int:
+        # The webhook workers' kept answers go with the update ids they answered.
+        await tx.execute("DELETE FROM update_answers WHERE answered_at < ?", (before,))
+        return await super()._forget_updates(tx, before)
+
     # Lifecycle --------------------------------------------------------------------------
 
     async def close(self) -> None:
@@ -623,67 +549,6 @@ class PostgresStore(Store):
 
     # Chats and users --------------------------------------------------------------------
 
-    async def upsert_chat(self, chat_id: int, *, language: str | None = None,
-                          default_settings: Settings | None = None, tidy: bool | None = None,
-                          title: str | None = None) -> ChatRow:
-        params = {"chat_id": chat_id, "language": language, "tidy": tidy, "title": title,
-                  "now": self._clock(),
-                  "settings": None if default_settings is None
-                  else chat_settings_dump(default_settings)}
-
-        async def work(conn: Conn) -> ChatRow:
-            row = await self._one(conn, f"""
-                INSERT INTO chats (chat_id, language, default_settings, created_at,
-                                   updated_at, tidy, title)
-                VALUES (%(chat_id)s, %(language)s, %(settings)s, %(now)s, %(now)s,
-                        COALESCE(%(tidy)s, TRUE), %(title)s)
-                ON CONFLICT (chat_id) DO UPDATE SET
-                    language = COALESCE(excluded.language, chats.language),
-                    default_settings =
-                        COALESCE(excluded.default_settings, chats.default_settings),
-                    tidy = COALESCE(%(tidy)s, chats.tidy),
-                    title = COALESCE(excluded.title, chats.title),
-                    updated_at = excluded.updated_at
-                RETURNING {_CHAT_COLUMNS}""", params)
-            assert row is not None
-            return _chat_row(row)
-
-        return await self._guard(work)
-
-    async def get_chat(self, chat_id: int) -> ChatRow | None:
-        rows = await self._select(
-            f"SELECT {_CHAT_COLUMNS} FROM chats WHERE chat_id = %s", (chat_id,), _chat_row)
-        return rows[0] if rows else None
-
-    async def upsert_user(self, user_id: int, display_name: str, *,
-                          language: str | None = None,
-                          can_write_privately: bool | None = None) -> UserRow:
-        params = {"user_id": user_id, "name": display_name, "key": name_key(display_name),
-                  "language": language, "can": can_write_privately, "now": self._clock()}
-
-        async def work(conn: Conn) -> UserRow:
-            row = await self._one(conn, f"""
-                INSERT INTO users (user_id, display_name, language, can_write_privately,
-                                   created_at, updated_at, name_key)
-                VALUES (%(user_id)s, %(name)s, %(language)s, COALESCE(%(can)s, FALSE),
-                        %(now)s, %(now)s, %(key)s)
-                ON CONFLICT (user_id) DO UPDATE SET
-                    display_name = excluded.display_name,
-                    name_key = excluded.name_key,
-                    language = COALESCE(%(language)s, users.language),
-                    can_write_privately = COALESCE(%(can)s, users.can_write_privately),
-                    updated_at = excluded.updated_at
-                RETURNING {_USER_COLUMNS}""", params)
-            assert row is not None
-            return _user_row(row)
-
-        return await self._guard(work)
-
-    async def get_user(self, user_id: int) -> UserRow | None:
-        rows = await self._select(
-            f"SELECT {_USER_COLUMNS} FROM users WHERE user_id = %s", (user_id,), _user_row)
-        return rows[0] if rows else None
-
     # Matches ----------------------------------------------------------------------------
 
     async def create_match(self, chat_id: int, settings: Settings, seats: Sequence[SeatSpec],
@@ -751,38 +616,16 @@ class PostgresStore(Store):
 
         return await self._write(work)
 
-    async def _match_rows(self, conn: Conn, where: str,
-                          params: Sequence[Any] | Mapping[str, Any]) -> list[MatchRow]:
-        cur = await conn.execute(f"SELECT {_MATCH_COLUMNS} FROM matches m {where}", params)
-        return [_match_row(r) for r in await cur.fetchall()]
-
-    async def _matches(self, where: str, params: Sequence[Any] = ()) -> list[MatchRow]:
-        """The matches ``where`` picks, with their seats and move counts: one query."""
-        return await self._select(f"SELECT {_MATCH_COLUMNS} FROM matches m {where}", params,
-                                  _match_row)
-
-    async def _get_match(self, conn: Conn, match_id: int) -> MatchRow:
-        rows = await self._match_rows(conn, "WHERE m.match_id = %s", (match_id,))
-        if not rows:
-            raise NotFound(f"no match {match_id}")
-        return rows[0]
-
-    async def get_match(self, match_id: int) -> MatchRow:
-        rows = await self._matches("WHERE m.match_id = %s", (match_id,))
-        if not rows:
-            raise NotFound(f"no match {match_id}")
-        return rows[0]
-
     async def load_match(self, match_id: int) -> StoredMatch:
         # One statement (one snapshot, one round trip): the row and its log as arrays.
         def split(r: Row) -> tuple[MatchRow, list[MoveRow]]:
             log = zip(r["log_seq"] or [], r["log_action"] or [], r["log_update"] or [],
                       r["log_at"] or [], strict=True)
-            return _match_row(r), [MoveRow(match_id, seq, action, update, at(created))
+            return match_row(r), [MoveRow(match_id, seq, action, update, at(created))
                                    for seq, action, update, created in log]
 
         rows = await self._select(
-            f"SELECT {_MATCH_COLUMNS}, log.* FROM matches m, LATERAL ("
+            f"SELECT {POSTGRES.match_columns()}, log.* FROM matches m, LATERAL ("
             "SELECT array_agg(seq ORDER BY seq) AS log_seq, "
             "array_agg(action ORDER BY seq) AS log_action, "
             "array_agg(update_id ORDER BY seq) AS log_update, "
@@ -800,64 +643,6 @@ class PostgresStore(Store):
         # both come from one statement, so they agree.
         row = await self.get_match(match_id)
         return row, row.move_count
-
-    async def get_panel(self, match_id: int, user_id: int) -> tuple[int, bool] | None:
-        rows = await self._select(
-            "SELECT message_id, is_photo FROM panel_messages WHERE match_id = %s "
-            "AND user_id = %s", (match_id, user_id),
-            lambda r: (int(r["message_id"]), bool(r["is_photo"])))
-        return rows[0] if rows else None
-
-    async def set_panel(self, match_id: int, user_id: int,
-                        panel: tuple[int, bool] | None) -> tuple[int, bool] | None:
-        async def work(conn: Conn) -> tuple[int, bool] | None:
-            # Two senders in two processes must not both read the same old panel: the
-            # match's lock orders them (a missing row cannot be locked with FOR UPDATE).
-            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (match_id,))
-            old = await self._one(
-                conn, "SELECT message_id, is_photo FROM panel_messages "
-                "WHERE match_id = %s AND user_id = %s", (match_id, user_id))
-            if panel is None:
-                await conn.execute(
-                    "DELETE FROM panel_messages WHERE match_id = %s AND user_id = %s",
-                    (match_id, user_id))
-            else:
-                await conn.execute(
-                    "INSERT INTO panel_messages (match_id, user_id, message_id, is_photo) "
-                    "VALUES (%s, %s, %s, %s) ON CONFLICT (match_id, user_id) DO UPDATE SET "
-                    "message_id = excluded.message_id, is_photo = excluded.is_photo",
-                    (match_id, user_id, panel[0], bool(panel[1])))
-            return (int(old["message_id"]), bool(old["is_photo"])) if old else None
-
-        return await self._write(work)
-
-    async def get_panel_lines(self, match_id: int, user_id: int) -> list[str]:
-        rows = await self._select(
-            "SELECT lines FROM panel_lines WHERE match_id = %s AND user_id = %s",
-            (match_id, user_id), lambda r: panel_lines_load(r["lines"]))
-        return rows[0] if rows else []
-
-    async def set_panel_lines(self, match_id: int,
-                              lines: Mapping[int, Sequence[str] | None]) -> None:
-        if not lines:
-            return
-        gone = [user_id for user_id, shown in lines.items() if shown is None]
-        kept = [(match_id, user_id, panel_lines_dump(shown))
-                for user_id, shown in lines.items() if shown is not None]
-
-        async def work(conn: Conn) -> None:
-            if gone:
-                await conn.execute(
-                    "DELETE FROM panel_lines WHERE match_id = %s AND user_id = ANY(%s)",
-                    (match_id, gone))
-            if kept:
-                async with conn.cursor() as cur:
-                    await cur.executemany(
-                        "INSERT INTO panel_lines (match_id, user_id, lines) VALUES (%s, %s, %s)"
-                        " ON CONFLICT (match_id, user_id) DO UPDATE SET lines = excluded.lines",
-                        kept)
-
-        await self._write(work)
 
     async def append_move(self, match_id: int, expected_seq: int, action: PlayerAction | str,
                           *, update_id: int | None = None,
@@ -885,7 +670,7 @@ class PostgresStore(Store):
             # the statements after it see everything they committed.
             await conn.execute("SELECT pg_advisory_xact_lock(%s)", (match_id,))
             if update_id is not None:
-                await self._remember_update(conn, update_id, now)
+                await self._remember_update(PgTx(conn), update_id, now)
             # The NOTIFY for the engine streams rides on this read (no round trip of its
             # own): it is delivered at COMMIT only, so a refused move notifies nobody.
             first = texts[0][0]
@@ -931,7 +716,7 @@ class PostgresStore(Store):
     async def _close_finished(self, conn: Conn, match_id: int, game: Match, now: float) -> None:
         """Final status, totals and per-user statistics (the engine's figures, added up):
         inside the caller's transaction."""
-        row = await self._get_match(conn, match_id)
+        row = await self._get_match(PgTx(conn), match_id)
         if tuple(row.labels) != game.players:
             raise ValueError(f"that game is not match {match_id} (players differ)")
         cur = await conn.execute(
@@ -946,7 +731,7 @@ class PostgresStore(Store):
                   for seat in row.seats if seat.user_id is not None]
         if params:
             async with conn.cursor() as c:
-                await c.executemany(_ADD_STATS, params)
+                await c.executemany(format_style(POSTGRES.add_stats()), params)
 
     async def abandon_match(self, match_id: int) -> bool:
         now = self._clock()
@@ -968,7 +753,7 @@ class PostgresStore(Store):
         now = self._clock()
 
         async def work(conn: Conn) -> bool:
-            row = await self._get_match(conn, match_id)
+            row = await self._get_match(PgTx(conn), match_id)
             cur = await conn.execute(
                 "UPDATE matches SET status = 'abandoned', finished_at = %s, conceded_by = %s "
                 "WHERE match_id = %s AND status = 'active'", (now, seat, match_id))
@@ -1006,134 +791,15 @@ class PostgresStore(Store):
 
         return await self._write(work)
 
-    async def board_message(self, match_id: int) -> tuple[int, str] | None:
-        rows = await self._select(
-            "SELECT board_message_id, board_caption FROM matches WHERE match_id = %s "
-            "AND board_message_id IS NOT NULL", (match_id,),
-            lambda r: (int(r["board_message_id"]), str(r["board_caption"] or "")))
-        return rows[0] if rows else None
-
-    async def set_announced(self, match_id: int, seq: int) -> None:
-        await self._change(
-            "UPDATE matches SET announced_seq = GREATEST(announced_seq, %s) "
-            "WHERE match_id = %s", (seq, match_id))
-
-    async def told(self, match_id: int) -> dict[str, int]:
-        rows = await self._select("SELECT key, seq FROM told WHERE match_id = %s",
-                                  (match_id,), lambda r: (str(r["key"]), int(r["seq"])))
-        return dict(rows)
-
-    async def note_told(self, match_id: int, key: str, seq: int = 0) -> None:
-        await self._change(_NOTE_TOLD, (match_id, key, seq))
-
     @staticmethod
     async def note_told_on(conn: Conn, match_id: int, key: str, seq: int = 0) -> None:
         """:meth:`note_told` inside ``conn``'s transaction (a move's, for what it says
         about its announcement: :func:`chat.notices.then_key`)."""
-        await conn.execute(_NOTE_TOLD, (match_id, key, seq))
+        await conn.execute(format_style(POSTGRES.note_told()), (match_id, key, seq))
 
     # Ratings and history ----------------------------------------------------------------
 
-    async def ratings_of(self, user_ids: Sequence[int]) -> dict[int, RatingRow]:
-        rows = await self._select(
-            f"SELECT {_RATING_COLUMNS} FROM ratings WHERE user_id = ANY(%s)",
-            (list(user_ids),), _rating_row)
-        return {r.user_id: r for r in rows}
-
-    async def unrated_matches(self) -> list[MatchRow]:
-        return await self._matches(
-            "WHERE NOT m.rated AND (m.status = 'finished' OR (m.status = 'abandoned' "
-            "AND m.conceded_by IS NOT NULL)) ORDER BY m.match_id")
-
-    async def apply_ratings(self, match_id: int,
-                            ratings: Mapping[int, tuple[float, float]]) -> bool:
-        now = self._clock()
-
-        async def work(conn: Conn) -> bool:
-            cur = await conn.execute(
-                "UPDATE matches SET rated = TRUE WHERE match_id = %s AND NOT rated AND "
-                "(status = 'finished' OR conceded_by IS NOT NULL)", (match_id,))
-            if cur.rowcount == 0:
-                return False  # rated already (or not finished): once only
-            for user_id, (mu, sigma) in ratings.items():
-                await conn.execute(
-                    "INSERT INTO ratings (user_id, mu, sigma, rated_matches, updated_at) "
-                    "VALUES (%s, %s, %s, 1, %s) ON CONFLICT (user_id) DO UPDATE SET "
-                    "mu = excluded.mu, sigma = excluded.sigma, "
-                    "rated_matches = ratings.rated_matches + 1, "
-                    "updated_at = excluded.updated_at", (user_id, mu, sigma, now))
-                await conn.execute(
-                    "INSERT INTO rating_history (match_id, user_id, mu, sigma, rated_at) "
-                    "VALUES (%s, %s, %s, %s, %s)", (match_id, user_id, mu, sigma, now))
-            return True
-
-        return await self._write(work)
-
-    async def rating_history(self, user_id: int, limit: int = 100) -> list[tuple[float, float]]:
-        return await self._select(
-            "SELECT mu, sigma FROM (SELECT mu, sigma, rated_at, match_id FROM rating_history "
-            "WHERE user_id = %s ORDER BY rated_at DESC, match_id DESC LIMIT %s) AS h "
-            "ORDER BY rated_at, match_id", (user_id, max(0, limit)),
-            lambda r: (r["mu"], r["sigma"]))
-
-    async def top_players(self, chat_id: int | None = None, limit: int = 20, *,
-                          rated_after: int = 3
-                          ) -> tuple[list[tuple[StatsRow, RatingRow | None]], int]:
-        where = "" if chat_id is None else "WHERE s.chat_id = %(chat)s"
-        # The window's count is taken over every group before LIMIT keeps the page.
-        sql = f"""
-            SELECT {_STATS_COLUMNS}, r.mu, r.sigma, r.rated_matches,
-                   COUNT(*) OVER () AS players
-            FROM user_stats s JOIN users u ON u.user_id = s.user_id
-                 LEFT JOIN ratings r ON r.user_id = s.user_id
-            {where}
-            GROUP BY s.user_id, u.user_id, r.user_id
-            ORDER BY COALESCE(r.rated_matches, 0) >= %(after)s DESC,
-                     CASE WHEN COALESCE(r.rated_matches, 0) >= %(after)s
-                          THEN r.mu - 3 * r.sigma ELSE 0 END DESC NULLS LAST,
-                     wins DESC, s.user_id ASC
-            LIMIT %(limit)s
-        """
-
-        def player(r: Row) -> tuple[StatsRow, RatingRow | None, int]:
-            rating = None if r["mu"] is None else _rating_row(r)
-            return _stats_row(r), rating, r["players"]
-
-        rows = await self._select(
-            sql, {"chat": chat_id, "after": rated_after, "limit": max(0, limit)}, player)
-        if not rows:
-            return [], await self._count_players(chat_id)
-        return [(stats, rating) for stats, rating, _ in rows], rows[0][2]
-
-    async def _count_players(self, chat_id: int | None) -> int:
-        sql = ("SELECT COUNT(DISTINCT user_id) AS n FROM user_stats"
-               + (" WHERE chat_id = %s" if chat_id is not None else ""))
-        rows = await self._select(sql, () if chat_id is None else (chat_id,),
-                                  lambda r: int(r["n"]))
-        return rows[0] if rows else 0
-
-    async def recent_matches(self, chat_id: int, thread_id: int | None = None,
-                             limit: int = 10) -> list[MatchRow]:
-        return await self._matches(
-            "WHERE m.chat_id = %s AND m.thread_id = %s ORDER BY m.match_id DESC LIMIT %s",
-            (chat_id, thread_id or 0, max(0, limit)))
-
     # Turn timers and absent players ------------------------------------------------------
-
-    async def set_timer(self, match_id: int, seconds: int | None) -> None:
-        if seconds is None:
-            await self._change("DELETE FROM turn_timers WHERE match_id = %s", (match_id,))
-            return
-        await self._change(
-            "INSERT INTO turn_timers (match_id, seconds) VALUES (%s, %s) "
-            "ON CONFLICT (match_id) DO UPDATE SET seconds = excluded.seconds",
-            (match_id, int(seconds)))
-
-    async def timer_of(self, match_id: int) -> TimerRow | None:
-        rows = await self._select(
-            f"SELECT {_TIMER_COLUMNS} FROM turn_timers t WHERE match_id = %s", (match_id,),
-            _timer_row)
-        return rows[0] if rows else None
 
     async def arm_timer(self, match_id: int, seq: int | None, deadline: float | None) -> None:
         hook = self.after_arm
@@ -1148,30 +814,6 @@ class PostgresStore(Store):
 
         await self._write(work)
 
-    async def set_reminded(self, match_id: int, seq: int) -> None:
-        await self._change(
-            "UPDATE turn_timers SET reminded = TRUE WHERE match_id = %s AND seq = %s",
-            (match_id, seq))
-
-    async def due_timers(self, now: float) -> list[TimerRow]:
-        return await self._select(
-            f"SELECT {_TIMER_COLUMNS} FROM turn_timers t JOIN matches m "
-            "ON m.match_id = t.match_id WHERE m.status = 'active' "
-            "AND t.deadline IS NOT NULL AND (t.deadline <= %(now)s OR "
-            "(NOT t.reminded AND t.deadline - t.seconds / 3.0 <= %(now)s)) "
-            "ORDER BY t.deadline", {"now": now}, _timer_row)
-
-    async def stretch_deadlines(self, earliest: float) -> int:
-        return await self._change(
-            "UPDATE turn_timers SET deadline = %(t)s WHERE deadline IS NOT NULL "
-            "AND deadline < %(t)s", {"t": earliest})
-
-    async def stand_ins(self, match_id: int) -> dict[int, StandIn]:
-        rows = await self._select(
-            "SELECT seat, timeouts, computer, resigned FROM stand_ins WHERE match_id = %s",
-            (match_id,), _stand_in)
-        return {r.seat: r for r in rows}
-
     async def set_stand_in(self, match_id: int, seat: int, *, timeouts: int,
                            computer: bool, resigned: bool = False,
                            update_id: int | None = None) -> None:
@@ -1180,7 +822,7 @@ class PostgresStore(Store):
 
         async def work(conn: Conn) -> None:
             if update_id is not None:
-                await self._remember_update(conn, update_id, now)
+                await self._remember_update(PgTx(conn), update_id, now)
             await conn.execute(
                 "INSERT INTO stand_ins (match_id, seat, timeouts, computer, resigned) "
                 "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (match_id, seat) DO UPDATE SET "
@@ -1217,180 +859,9 @@ class PostgresStore(Store):
 
     # Lobbies ----------------------------------------------------------------------------
 
-    async def create_lobby(self, chat_id: int, creator_id: int, state: dict[str, Any], *,
-                           thread_id: int | None = None) -> LobbyRow:
-        now = self._clock()
-        state_text = json.dumps(state)
-
-        async def work(conn: Conn) -> LobbyRow:
-            await conn.execute(
-                "INSERT INTO chats (chat_id, created_at, updated_at) VALUES (%s, %s, %s) "
-                "ON CONFLICT (chat_id) DO NOTHING", (chat_id, now, now))
-            busy = await self._one(
-                conn, "SELECT lobby_id FROM lobbies WHERE chat_id = %s AND thread_id = %s "
-                "AND status = 'open'", (chat_id, thread_id or 0))
-            if busy is not None:
-                raise LobbyExists(f"chat {chat_id} topic {thread_id} has lobby "
-                                  f"{busy['lobby_id']}")
-            try:
-                row = await self._one(
-                    conn, "INSERT INTO lobbies (chat_id, thread_id, creator_id, state, "
-                    f"created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s) "
-                    f"RETURNING {_LOBBY_COLUMNS}",
-                    (chat_id, thread_id or 0, creator_id, state_text, now, now))
-            except errors.UniqueViolation as exc:  # another process opened one meanwhile
-                raise LobbyExists(f"chat {chat_id} topic {thread_id} has a lobby") from exc
-            assert row is not None
-            return _lobby_row(row)
-
-        return await self._write(work)
-
-    async def _lobbies(self, where: str, params: Sequence[Any]) -> list[LobbyRow]:
-        return await self._select(f"SELECT {_LOBBY_COLUMNS} FROM lobbies {where}", params,
-                                  _lobby_row)
-
-    async def get_lobby(self, lobby_id: int) -> LobbyRow:
-        rows = await self._lobbies("WHERE lobby_id = %s", (lobby_id,))
-        if not rows:
-            raise NotFound(f"no lobby {lobby_id}")
-        return rows[0]
-
-    async def open_lobby(self, chat_id: int, thread_id: int | None = None) -> LobbyRow | None:
-        rows = await self._lobbies(
-            "WHERE chat_id = %s AND thread_id = %s AND status = 'open'",
-            (chat_id, thread_id or 0))
-        return rows[0] if rows else None
-
-    async def lobby_of_match(self, match_id: int) -> LobbyRow | None:
-        rows = await self._lobbies("WHERE match_id = %s", (match_id,))
-        return rows[0] if rows else None
-
-    async def open_lobbies(self) -> list[LobbyRow]:
-        return await self._lobbies("WHERE status = 'open' ORDER BY lobby_id", ())
-
-    async def open_lobbies_of_chat(self, chat_id: int) -> list[LobbyRow]:
-        return await self._lobbies(
-            "WHERE chat_id = %s AND status = 'open' ORDER BY lobby_id", (chat_id,))
-
-    async def update_lobby(self, lobby_id: int, *, state: dict[str, Any] | None = None,
-                           message_id: int | None = None,
-                           status: LobbyStatus | None = None,
-                           update_id: int | None = None) -> LobbyRow:
-        now = self._clock()
-        params = {"id": lobby_id, "now": now,
-                  "state": None if state is None else json.dumps(state),
-                  "message_id": message_id, "status": None if status is None else status.value}
-
-        async def work(conn: Conn) -> LobbyRow:
-            if update_id is not None:
-                await self._remember_update(conn, update_id, now)
-            row = await self._one(conn, f"""
-                UPDATE lobbies SET updated_at = %(now)s,
-                    state = COALESCE(%(state)s, state),
-                    message_id = COALESCE(%(message_id)s, message_id),
-                    status = COALESCE(%(status)s, status)
-                WHERE lobby_id = %(id)s AND status = 'open'
-                RETURNING {_LOBBY_COLUMNS}""", params)
-            if row is None:
-                raise NotFound(f"no open lobby {lobby_id}")
-            return _lobby_row(row)
-
-        return await self._write(work)
-
-    async def active_match(self, chat_id: int, thread_id: int | None = None) -> MatchRow | None:
-        rows = await self._matches(
-            "WHERE m.chat_id = %s AND m.thread_id = %s AND m.status = 'active'",
-            (chat_id, thread_id or 0))
-        return rows[0] if rows else None
-
-    async def matches_of_user(
-        self, user_id: int, *, status: MatchStatus | None = MatchStatus.ACTIVE,
-        chat_id: int | None = None, thread_id: int | None = None, limit: int | None = None
-    ) -> list[MatchRow]:
-        where = "WHERE m.match_id IN (SELECT match_id FROM seats WHERE user_id = %s)"
-        params: tuple[Any, ...] = (user_id,)
-        if status is not None:
-            where += " AND m.status = %s"
-            params += (status.value,)
-        if chat_id is not None:
-            where += " AND m.chat_id = %s AND m.thread_id = %s"
-            params += (chat_id, thread_id or 0)
-        where += " ORDER BY m.match_id DESC"
-        if limit is not None:
-            where += " LIMIT %s"
-            params += (max(0, limit),)
-        return await self._matches(where, params)
-
-    async def active_matches(self) -> list[MatchRow]:
-        return await self._matches("WHERE m.status = 'active' ORDER BY m.match_id")
-
-    async def active_matches_of_chat(self, chat_id: int) -> list[MatchRow]:
-        return await self._matches(
-            "WHERE m.chat_id = %s AND m.status = 'active' ORDER BY m.match_id", (chat_id,))
-
-    async def count_active_matches(self, *, chat_id: int | None = None,
-                                   user_id: int | None = None) -> int:
-        if (chat_id is None) == (user_id is None):
-            raise ValueError("count the matches of a chat or of a user")
-        if chat_id is not None:
-            sql = "SELECT COUNT(*) AS n FROM matches WHERE chat_id = %s AND status = 'active'"
-            params: tuple[Any, ...] = (chat_id,)
-        else:
-            sql = ("SELECT COUNT(DISTINCT m.match_id) AS n FROM seats s JOIN matches m"
-                   " ON m.match_id = s.match_id WHERE s.user_id = %s AND m.status = 'active'")
-            params = (user_id,)
-        return (await self._select(sql, params, lambda r: int(r["n"])))[0]
-
-    async def unannounced_matches(self) -> list[MatchRow]:
-        return await self._matches(
-            "WHERE m.status = 'finished' AND m.announced_seq < (SELECT "
-            "COALESCE(MAX(v.seq), 0) FROM moves v WHERE v.match_id = m.match_id) "
-            "ORDER BY m.match_id")
-
     # Statistics -------------------------------------------------------------------------
 
-    async def user_stats(self, user_id: int, chat_id: int | None = None) -> StatsRow | None:
-        rows = await self._stats("WHERE s.user_id = %s", (user_id,), chat_id)
-        return rows[0] if rows else None
-
-    async def stats_by_name(self, name: str, chat_id: int | None = None) -> StatsRow | None:
-        rows = await self._stats("WHERE s.user_id IN (SELECT user_id FROM users WHERE "
-                                 "name_key = %s)", (name_key(name),), chat_id)
-        return rows[0] if rows else None
-
-    async def _stats(self, where: str, params: tuple[Any, ...],
-                     chat_id: int | None) -> list[StatsRow]:
-        if chat_id is not None:
-            where += " AND s.chat_id = %s"
-            params = (*params, chat_id)
-        sql = f"""
-            SELECT {_STATS_COLUMNS}
-            FROM user_stats s JOIN users u ON u.user_id = s.user_id
-            {where}
-            GROUP BY s.user_id, u.user_id
-            ORDER BY {_STATS_ORDER}
-            LIMIT 1
-        """
-        return await self._select(sql, params, _stats_row)
-
     # The update ledger ------------------------------------------------------------------
-
-    async def _remember_update(self, conn: Conn, update_id: int, now: float) -> None:
-        """Add an update id inside the caller's write: DuplicateUpdate if it is there
-        already (committed by any process; one still in flight is waited for). Every
-        PRUNE_EVERY insertions, forget ids past the TTL."""
-        cur = await conn.execute(
-            "INSERT INTO processed_updates (update_id, processed_at) VALUES (%s, %s) "
-            "ON CONFLICT (update_id) DO NOTHING", (update_id, now))
-        if cur.rowcount == 0:
-            raise DuplicateUpdate(update_id)
-        self._inserts_since_prune += 1
-        if self._inserts_since_prune >= PRUNE_EVERY:
-            self._inserts_since_prune = 0
-            await conn.execute("DELETE FROM processed_updates WHERE processed_at < %s",
-                               (now - self._update_ttl,))
-            await conn.execute("DELETE FROM update_answers WHERE answered_at < %s",
-                               (now - self._update_ttl,))
 
     # Outside engines (issue 31) -----------------------------------------------------------
 
@@ -1424,25 +895,6 @@ class PostgresStore(Store):
             return engine_row(row)
 
         return await self._write(work)
-
-    async def _engines(self, where: str, params: Sequence[Any]) -> list[EngineRow]:
-        return await self._select(f"SELECT {ENGINE_COLUMNS} FROM engines {where}", params,
-                                  engine_row)
-
-    async def get_engine(self, engine_id: int) -> EngineRow | None:
-        rows = await self._engines("WHERE engine_id = %s", (engine_id,))
-        return rows[0] if rows else None
-
-    async def engine_by_name(self, name: str) -> EngineRow | None:
-        rows = await self._engines("WHERE name_key = %s", (name_key(name),))
-        return rows[0] if rows else None
-
-    async def engine_by_token(self, token_hash: str) -> EngineRow | None:
-        rows = await self._engines("WHERE token_hash = %s", (token_hash,))
-        return rows[0] if rows else None
-
-    async def engines_of(self, owner_id: int) -> list[EngineRow]:
-        return await self._engines("WHERE owner_id = %s ORDER BY engine_id", (owner_id,))
 
     async def update_engine(self, engine_id: int, *, token_hash: str | None = None,
                             visibility: Visibility | None = None,
@@ -1505,7 +957,7 @@ class PostgresStore(Store):
         async def work(conn: Conn) -> bool:
             await conn.execute("DELETE FROM update_failures WHERE update_id = %s",
                                (update_id,))
-            await self._remember_update(conn, update_id, now)
+            await self._remember_update(PgTx(conn), update_id, now)
             return True
 
         try:
@@ -1534,22 +986,6 @@ class PostgresStore(Store):
                 await conn.execute("DELETE FROM update_failures WHERE failed_at < %s",
                                    (now - self._update_ttl,))
             return int(row["failures"])
-
-        return await self._write(work)
-
-    async def seen_update(self, update_id: int) -> bool:
-        return bool(await self._select(
-            "SELECT 1 AS seen FROM processed_updates WHERE update_id = %s", (update_id,),
-            lambda r: r))
-
-    async def prune_updates(self, older_than_seconds: float) -> int:
-        before = self._clock() - older_than_seconds
-
-        async def work(conn: Conn) -> int:
-            await conn.execute("DELETE FROM update_answers WHERE answered_at < %s", (before,))
-            cur = await conn.execute("DELETE FROM processed_updates WHERE processed_at < %s",
-                                     (before,))
-            return cur.rowcount
 
         return await self._write(work)
 
@@ -1613,7 +1049,7 @@ class PostgresStore(Store):
             await conn.execute("DELETE FROM update_failures WHERE update_id = %s",
                                (update_id,))
             with contextlib.suppress(DuplicateUpdate):  # ON CONFLICT: no error, no abort
-                await self._remember_update(conn, update_id, now)
+                await self._remember_update(PgTx(conn), update_id, now)
             await conn.execute(
                 "INSERT INTO update_answers (update_id, answered_at) VALUES (%s, %s) "
                 "ON CONFLICT (update_id) DO NOTHING", (update_id, now))

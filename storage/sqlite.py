@@ -25,9 +25,9 @@ import os
 import secrets
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import aiosqlite
 
@@ -36,31 +36,20 @@ from krendzu.stats import seat_statistics
 from storage.base import (
     ENGINE_COLUMNS,
     ActiveMatchExists,
-    ChatRow,
     DuplicateUpdate,
     EngineExists,
     EngineRow,
-    LobbyExists,
-    LobbyRow,
-    LobbyStatus,
     MatchClosed,
     MatchRow,
     MatchStatus,
     MoveRow,
     NotFound,
-    RatingRow,
     SchemaTooNew,
-    SeatKind,
     SeatRow,
     SeatSpec,
     SequenceConflict,
-    StandIn,
-    StatsRow,
     StorageError,
-    Store,
     StoredMatch,
-    TimerRow,
-    UserRow,
     Visibility,
     engine_display_name,
     engine_row,
@@ -69,19 +58,16 @@ from storage.base import (
     rebuild_game,
 )
 from storage.common import MAX_SEED as _MAX_SEED
-from storage.common import PRUNE_EVERY, UPDATE_TTL_SECONDS, move_steps
-from storage.common import STATS_FIELDS as _STATS_FIELDS
 from storage.common import STATS_SUMS as _STATS_SUMS
-from storage.common import at as _at
-from storage.common import at_or_none as _dt
-from storage.common import chat_settings_dump as _chat_settings_dump
-from storage.common import chat_settings_load as _chat_settings_load
+from storage.common import UPDATE_TTL_SECONDS, at, move_steps
 from storage.common import consume_exception as _consume_exception
-from storage.common import panel_lines_load as _panel_lines_load
-from storage.common import settings_from as _settings_from
 from storage.common import settings_json as _settings_json
 from storage.common import stats_params as _stats_params
+from storage.connector import Params, Row, Tx, UniqueViolation
 from storage.migrations import LATEST, MIGRATIONS, VERSION_TABLE, Migration
+from storage.queries import MOVE_COLUMNS, SQLITE
+from storage.rows import move_row
+from storage.store import SqlStore, TxOp
 
 log = logging.getLogger(__name__)
 
@@ -293,177 +279,54 @@ def _fsync_dir(path: str) -> None:
         os.close(fd)
 
 
-# Conversions ----------------------------------------------------------------------------
+# The connector ----------------------------------------------------------------------------
 
 
-# Rows: every dataclass is built from named columns (the connection's row factory is
-# ``sqlite3.Row``), so a column added to a SELECT cannot shift another field.
+class SqliteTx(Tx):
+    """:class:`storage.connector.Tx` on the store's connection, inside a transaction (or a
+    savepoint of the group commit) that :class:`SqliteStore` opened."""
+
+    __slots__ = ("conn",)
+
+    def __init__(self, conn: aiosqlite.Connection) -> None:
+        self.conn = conn
+
+    async def execute(self, sql: str, params: Params = ()) -> int:
+        try:
+            cur = await self.conn.execute(sql, params)
+        except sqlite3.IntegrityError as exc:
+            raise _unique(exc) from exc
+        return cur.rowcount
+
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
+        try:
+            async with self.conn.execute(sql, params) as cur:
+                return cast(Row | None, await cur.fetchone())
+        except sqlite3.IntegrityError as exc:
+            raise _unique(exc) from exc
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        return cast(list[Row], list(await self.conn.execute_fetchall(sql, params)))
+
+    async def executemany(self, sql: str, rows: Sequence[Params]) -> None:
+        try:
+            await self.conn.executemany(sql, rows)
+        except sqlite3.IntegrityError as exc:
+            raise _unique(exc) from exc
 
 
-#: A match row of ``matches m`` with its move count and its seats (a JSON array of objects
-#: named by column: one query, not a second one per read, which would cost a round trip to
-#: the connection's thread).
-_MATCH_COLUMNS = """
-    m.match_id, m.chat_id, m.thread_id, m.table_kind, m.settings, m.seed, m.status,
-    m.board_message_id, m.created_at, m.finished_at, m.totals,
-    (SELECT COALESCE(MAX(v.seq), 0) FROM moves v WHERE v.match_id = m.match_id)
-        AS move_count,
-    m.announced_seq, m.conceded_by,
-    (SELECT json_group_array(json_object('seat', st.seat, 'kind', st.kind,
-                                         'user_id', st.user_id, 'level', st.level,
-                                         'label', st.label))
-     FROM seats st WHERE st.match_id = m.match_id) AS seats
-"""
-
-
-def _match_row(r: sqlite3.Row) -> MatchRow:
-    seats = sorted((_seat_row(seat) for seat in json.loads(r["seats"])), key=_seat_number)
-    return MatchRow(
-        match_id=r["match_id"],
-        chat_id=r["chat_id"],
-        thread_id=r["thread_id"] or None,
-        settings=_settings_from(r["table_kind"], json.loads(r["settings"])),
-        seed=r["seed"],
-        status=MatchStatus(r["status"]),
-        seats=tuple(seats),
-        move_count=r["move_count"],
-        board_message_id=r["board_message_id"],
-        created_at=_at(r["created_at"]),
-        finished_at=_dt(r["finished_at"]),
-        totals=None if r["totals"] is None else tuple(json.loads(r["totals"])),
-        announced_seq=r["announced_seq"],
-        conceded_by=r["conceded_by"],
-    )
-
-
-def _flag(value: bool | None) -> int | None:
-    return None if value is None else int(value)
-
-
-def _seat_row(r: Mapping[str, Any]) -> SeatRow:
-    return SeatRow(seat=r["seat"], kind=SeatKind(r["kind"]), user_id=r["user_id"],
-                   level=r["level"], label=r["label"])
-
-
-def _seat_number(seat: SeatRow) -> int:
-    return seat.seat
-
-
-_MOVE_COLUMNS = "match_id, seq, action, update_id, created_at"
-
-
-def _move_row(r: sqlite3.Row) -> MoveRow:
-    # Positional arguments in field order (read by name all the same): a match's whole log
-    # is mapped on every load, and keywords cost a third more here.
-    return MoveRow(r["match_id"], r["seq"], r["action"], r["update_id"],
-                   datetime.fromtimestamp(r["created_at"], UTC))
-
-
-_CHAT_COLUMNS = "chat_id, language, default_settings, created_at, updated_at, tidy, title"
-
-
-def _chat_row(r: sqlite3.Row) -> ChatRow:
-    return ChatRow(
-        chat_id=r["chat_id"],
-        language=r["language"],
-        default_settings=_chat_settings_load(r["default_settings"]),
-        created_at=_at(r["created_at"]),
-        updated_at=_at(r["updated_at"]),
-        tidy=bool(r["tidy"]),
-        title=r["title"],
-    )
-
-
-_USER_COLUMNS = "user_id, display_name, language, can_write_privately, created_at, updated_at"
-
-
-def _user_row(r: sqlite3.Row) -> UserRow:
-    return UserRow(
-        user_id=r["user_id"],
-        display_name=r["display_name"],
-        language=r["language"],
-        can_write_privately=bool(r["can_write_privately"]),
-        created_at=_at(r["created_at"]),
-        updated_at=_at(r["updated_at"]),
-    )
-
-
-_TIMER_COLUMNS = "t.match_id, t.seconds, t.seq, t.deadline, t.reminded"
-
-
-def _timer_row(r: sqlite3.Row) -> TimerRow:
-    return TimerRow(match_id=r["match_id"], seconds=r["seconds"], seq=r["seq"],
-                    deadline=r["deadline"], reminded=bool(r["reminded"]))
-
-
-_LOBBY_COLUMNS = (
-    "lobby_id, chat_id, thread_id, creator_id, state, message_id, status, match_id, "
-    "created_at, updated_at"
-)
-
-
-def _lobby_row(r: sqlite3.Row) -> LobbyRow:
-    return LobbyRow(
-        lobby_id=r["lobby_id"],
-        chat_id=r["chat_id"],
-        thread_id=r["thread_id"] or None,
-        creator_id=r["creator_id"],
-        state=json.loads(r["state"]),
-        message_id=r["message_id"],
-        status=LobbyStatus(r["status"]),
-        match_id=r["match_id"],
-        created_at=_at(r["created_at"]),
-        updated_at=_at(r["updated_at"]),
-    )
-
-
-def _stand_in(r: sqlite3.Row) -> StandIn:
-    return StandIn(seat=r["seat"], timeouts=r["timeouts"], computer=bool(r["computer"]),
-                   resigned=bool(r["resigned"]))
-
-
-_RATING_COLUMNS = "user_id, mu, sigma, rated_matches"
-
-
-def _rating_row(r: sqlite3.Row) -> RatingRow:
-    return RatingRow(user_id=r["user_id"], mu=r["mu"], sigma=r["sigma"],
-                     rated_matches=r["rated_matches"])
-
-
-#: A player's statistics summed over the chats of ``user_stats s`` (joined to ``users u``),
-#: one column per :class:`StatsRow` field; ``GROUP BY s.user_id`` goes with it.
-_STATS_COLUMNS = """
-    s.user_id, u.display_name, SUM(s.matches) AS matches, SUM(s.wins) AS wins,
-    SUM(s.draws) AS draws, SUM(s.points_scored) AS points_scored,
-    SUM(s.points_conceded) AS points_conceded, SUM(s.tours_attacked) AS tours_attacked,
-    SUM(s.tours_defended) AS tours_defended, MAX(s.best_tour) AS best_tour,
-    SUM(s.suit_combos) AS suit_combos, SUM(s.progression_combos) AS progression_combos,
-    SUM(s.own_goals_conceded) AS own_goals_conceded
-"""
-
-
-def _stats_row(r: sqlite3.Row) -> StatsRow:
-    return StatsRow(**{name: r[name] for name in _STATS_FIELDS})
-
-
-#: Adds one finished match to a player's row (named parameters: see _stats_params).
-_ADD_STATS = f"""
-    INSERT INTO user_stats (user_id, chat_id, matches, best_tour, {", ".join(_STATS_SUMS)})
-    VALUES (:user_id, :chat_id, 1, :best_tour, {", ".join(":" + c for c in _STATS_SUMS)})
-    ON CONFLICT (user_id, chat_id) DO UPDATE SET
-        matches = matches + 1,
-        best_tour = MAX(best_tour, excluded.best_tour),
-        {", ".join(f"{c} = {c} + excluded.{c}" for c in _STATS_SUMS)}
-"""
-
-
-_STATS_ORDER = "wins DESC, draws DESC, points_scored DESC, matches ASC, s.user_id ASC"
+def _unique(exc: sqlite3.IntegrityError) -> BaseException:
+    """A broken unique constraint as :class:`UniqueViolation`; any other as it came."""
+    name = getattr(exc, "sqlite_errorname", "")
+    if name in ("SQLITE_CONSTRAINT_UNIQUE", "SQLITE_CONSTRAINT_PRIMARYKEY"):
+        return UniqueViolation(f"{type(exc).__name__}: {exc}")
+    return exc
 
 
 # The store ------------------------------------------------------------------------------
 
 
-class SqliteStore(Store):
+class SqliteStore(SqlStore):
     """:class:`storage.base.Store` on one SQLite file (or ``:memory:``)."""
 
     def __init__(
@@ -546,16 +409,15 @@ class SqliteStore(Store):
 
         return await self._guard(work)
 
-    async def _select(self, sql: str, params: Sequence[Any],
-                      map_row: Callable[[sqlite3.Row], R]) -> list[R]:
+    async def _select(self, sql: str, params: Params, map_row: Callable[[Row], R]) -> list[R]:
         """One query as one read, each row mapped by ``map_row`` (by column name)."""
 
         async def op(conn: aiosqlite.Connection) -> list[R]:
-            return [map_row(r) for r in await conn.execute_fetchall(sql, params)]
+            return [map_row(cast(Row, r)) for r in await conn.execute_fetchall(sql, params)]
 
         return await self._read(op)
 
-    async def _change(self, sql: str, params: Sequence[Any]) -> int:
+    async def _change(self, sql: str, params: Params) -> int:
         """One statement as one write (see :meth:`_write`); how many rows it changed."""
 
         async def op(conn: aiosqlite.Connection) -> int:
@@ -683,6 +545,22 @@ class SqliteStore(Store):
         async with conn.execute(sql, params) as cur:
             return await cur.fetchone()
 
+    # The connector (storage.store.SqlStore's four ways in) ------------------------------
+
+    dialect = SQLITE
+
+    async def _query(self, sql: str, params: Params, map_row: Callable[[Row], R]) -> list[R]:
+        return await self._select(sql, params, map_row)
+
+    async def _modify(self, sql: str, params: Params) -> int:
+        return await self._change(sql, params)
+
+    async def _in_read(self, op: TxOp[T]) -> T:
+        return await self._read(lambda conn: op(SqliteTx(conn)))
+
+    async def _in_write(self, op: TxOp[T]) -> T:
+        return await self._write(lambda conn: op(SqliteTx(conn)))
+
     # Lifecycle --------------------------------------------------------------------------
 
     async def close(self) -> None:
@@ -697,85 +575,6 @@ class SqliteStore(Store):
             await self._conn.close()
 
     # Chats and users --------------------------------------------------------------------
-
-    async def upsert_chat(
-        self,
-        chat_id: int,
-        *,
-        language: str | None = None,
-        default_settings: Settings | None = None,
-        tidy: bool | None = None,
-        title: str | None = None,
-    ) -> ChatRow:
-        now = self._clock()
-        dumped = None if default_settings is None else _chat_settings_dump(default_settings)
-
-        async def work(conn: aiosqlite.Connection) -> ChatRow:
-            await conn.execute(
-                """
-                INSERT INTO chats (chat_id, language, default_settings, created_at, updated_at,
-                                   tidy, title)
-                VALUES (?, ?, ?, ?, ?, COALESCE(?, 1), ?)
-                ON CONFLICT (chat_id) DO UPDATE SET
-                    language = COALESCE(excluded.language, chats.language),
-                    default_settings =
-                        COALESCE(excluded.default_settings, chats.default_settings),
-                    tidy = COALESCE(?, chats.tidy),
-                    title = COALESCE(excluded.title, chats.title),
-                    updated_at = excluded.updated_at
-                """,
-                (chat_id, language, dumped, now, now, _flag(tidy), title, _flag(tidy)),
-            )
-            row = await self._fetchone(
-                conn, f"SELECT {_CHAT_COLUMNS} FROM chats WHERE chat_id = ?", (chat_id,))
-            assert row is not None
-            return _chat_row(row)
-
-        return await self._write(work)
-
-    async def get_chat(self, chat_id: int) -> ChatRow | None:
-        rows = await self._select(
-            f"SELECT {_CHAT_COLUMNS} FROM chats WHERE chat_id = ?", (chat_id,), _chat_row)
-        return rows[0] if rows else None
-
-    async def upsert_user(
-        self,
-        user_id: int,
-        display_name: str,
-        *,
-        language: str | None = None,
-        can_write_privately: bool | None = None,
-    ) -> UserRow:
-        now = self._clock()
-        can = None if can_write_privately is None else int(bool(can_write_privately))
-
-        async def work(conn: aiosqlite.Connection) -> UserRow:
-            await conn.execute(
-                """
-                INSERT INTO users (user_id, display_name, language, can_write_privately,
-                                   created_at, updated_at, name_key)
-                VALUES (?, ?, ?, COALESCE(?, 0), ?, ?, ?)
-                ON CONFLICT (user_id) DO UPDATE SET
-                    display_name = excluded.display_name,
-                    name_key = excluded.name_key,
-                    language = COALESCE(?, users.language),
-                    can_write_privately = COALESCE(?, users.can_write_privately),
-                    updated_at = excluded.updated_at
-                """,
-                (user_id, display_name, language, can, now, now, name_key(display_name),
-                 language, can),
-            )
-            row = await self._fetchone(
-                conn, f"SELECT {_USER_COLUMNS} FROM users WHERE user_id = ?", (user_id,))
-            assert row is not None
-            return _user_row(row)
-
-        return await self._write(work)
-
-    async def get_user(self, user_id: int) -> UserRow | None:
-        rows = await self._select(
-            f"SELECT {_USER_COLUMNS} FROM users WHERE user_id = ?", (user_id,), _user_row)
-        return rows[0] if rows else None
 
     # Matches ----------------------------------------------------------------------------
 
@@ -885,35 +684,14 @@ class SqliteStore(Store):
 
         return await self._write(work)
 
-    async def _match_rows(
-        self, conn: aiosqlite.Connection, where: str, params: Sequence[Any]
-    ) -> list[MatchRow]:
-        """Matches with their seats, inside the caller's transaction."""
-        rows = await conn.execute_fetchall(
-            f"SELECT {_MATCH_COLUMNS} FROM matches m {where}", params)
-        return [_match_row(r) for r in rows]
-
-    async def _matches(self, where: str, params: Sequence[Any] = ()) -> list[MatchRow]:
-        """The matches ``where`` picks, as one read."""
-        return await self._read(lambda conn: self._match_rows(conn, where, params))
-
-    async def _get_match(self, conn: aiosqlite.Connection, match_id: int) -> MatchRow:
-        rows = await self._match_rows(conn, "WHERE m.match_id = ?", (match_id,))
-        if not rows:
-            raise NotFound(f"no match {match_id}")
-        return rows[0]
-
-    async def get_match(self, match_id: int) -> MatchRow:
-        return await self._read(lambda conn: self._get_match(conn, match_id))
-
     async def load_match(self, match_id: int) -> StoredMatch:
         async def op(conn: aiosqlite.Connection) -> tuple[MatchRow, list[MoveRow]]:
-            row = await self._get_match(conn, match_id)
+            row = await self._get_match(SqliteTx(conn), match_id)
             moves = await conn.execute_fetchall(
-                f"SELECT {_MOVE_COLUMNS} FROM moves WHERE match_id = ? ORDER BY seq",
+                f"SELECT {MOVE_COLUMNS} FROM moves WHERE match_id = ? ORDER BY seq",
                 (match_id,),
             )
-            return row, [_move_row(r) for r in moves]
+            return row, [move_row(cast(Row, r)) for r in moves]
 
         row, moves = await self._read(op)
         game = rebuild_game(row, [m.action for m in moves])
@@ -921,64 +699,13 @@ class SqliteStore(Store):
 
     async def match_head(self, match_id: int) -> tuple[MatchRow, int]:
         async def op(conn: aiosqlite.Connection) -> tuple[MatchRow, int]:
-            row = await self._get_match(conn, match_id)
+            row = await self._get_match(SqliteTx(conn), match_id)
             last = await self._fetchone(
                 conn, "SELECT COALESCE(MAX(seq), 0) AS last FROM moves WHERE match_id = ?",
                 (match_id,))
             return row, int(last["last"]) if last is not None else 0
 
         return await self._read(op)
-
-    async def get_panel(self, match_id: int, user_id: int) -> tuple[int, bool] | None:
-        rows = await self._select(
-            "SELECT message_id, is_photo FROM panel_messages WHERE match_id = ? AND user_id = ?",
-            (match_id, user_id), lambda r: (int(r["message_id"]), bool(r["is_photo"])))
-        return rows[0] if rows else None
-
-    async def set_panel(self, match_id: int, user_id: int,
-                        panel: tuple[int, bool] | None) -> tuple[int, bool] | None:
-        async def work(conn: aiosqlite.Connection) -> tuple[int, bool] | None:
-            old = await self._fetchone(
-                conn, "SELECT message_id, is_photo FROM panel_messages "
-                "WHERE match_id = ? AND user_id = ?", (match_id, user_id))
-            if panel is None:
-                await conn.execute(
-                    "DELETE FROM panel_messages WHERE match_id = ? AND user_id = ?",
-                    (match_id, user_id))
-            else:
-                await conn.execute(
-                    "INSERT INTO panel_messages (match_id, user_id, message_id, is_photo) "
-                    "VALUES (?, ?, ?, ?) ON CONFLICT (match_id, user_id) DO UPDATE SET "
-                    "message_id = excluded.message_id, is_photo = excluded.is_photo",
-                    (match_id, user_id, panel[0], int(panel[1])))
-            return (int(old["message_id"]), bool(old["is_photo"])) if old else None
-
-        return await self._write(work)
-
-    async def get_panel_lines(self, match_id: int, user_id: int) -> list[str]:
-        rows = await self._select(
-            "SELECT lines FROM panel_lines WHERE match_id = ? AND user_id = ?",
-            (match_id, user_id), lambda r: _panel_lines_load(r["lines"]))
-        return rows[0] if rows else []
-
-    async def set_panel_lines(self, match_id: int,
-                              lines: Mapping[int, Sequence[str] | None]) -> None:
-        if not lines:
-            return
-
-        async def work(conn: aiosqlite.Connection) -> None:
-            for user_id, shown in lines.items():
-                if shown is None:
-                    await conn.execute(
-                        "DELETE FROM panel_lines WHERE match_id = ? AND user_id = ?",
-                        (match_id, user_id))
-                else:
-                    await conn.execute(
-                        "INSERT INTO panel_lines (match_id, user_id, lines) VALUES (?, ?, ?) "
-                        "ON CONFLICT (match_id, user_id) DO UPDATE SET lines = excluded.lines",
-                        (match_id, user_id, json.dumps(list(shown), ensure_ascii=False)))
-
-        await self._write(work)
 
     async def append_move(
         self,
@@ -1012,7 +739,7 @@ class SqliteStore(Store):
 
         async def work(conn: aiosqlite.Connection) -> list[MoveRow]:
             if update_id is not None:
-                await self._remember_update(conn, update_id, now)
+                await self._remember_update(SqliteTx(conn), update_id, now)
             first = texts[0][0]
             r = await self._fetchone(
                 conn,
@@ -1034,7 +761,7 @@ class SqliteStore(Store):
                     "VALUES (?, ?, ?, ?, ?)",
                     (match_id, seq, text, mark, now),
                 )
-                rows.append(MoveRow(match_id, seq, text, mark, _at(now)))
+                rows.append(MoveRow(match_id, seq, text, mark, at(now)))
             if final is not None:
                 await self._close_finished(conn, match_id, final, now)
             return rows
@@ -1048,7 +775,7 @@ class SqliteStore(Store):
 
         The statistics are the engine's (:func:`krendzu.stats.seat_statistics` of the
         outcome with the seats that resigned): this only adds them up."""
-        row = await self._get_match(conn, match_id)
+        row = await self._get_match(SqliteTx(conn), match_id)
         if tuple(row.labels) != game.players:
             raise ValueError(f"that game is not match {match_id} (players differ)")
         resigned = {r["seat"] for r in await conn.execute_fetchall(
@@ -1059,7 +786,7 @@ class SqliteStore(Store):
             "WHERE match_id = ? AND status = 'active'",
             (now, json.dumps(list(game.totals())), match_id),
         )
-        await conn.executemany(_ADD_STATS, [
+        await conn.executemany(SQLITE.add_stats(), [
             _stats_params(seat.user_id, row.chat_id, gained[seat.seat])
             for seat in row.seats if seat.user_id is not None
         ])
@@ -1087,7 +814,7 @@ class SqliteStore(Store):
         now = self._clock()
 
         async def work(conn: aiosqlite.Connection) -> bool:
-            row = await self._get_match(conn, match_id)
+            row = await self._get_match(SqliteTx(conn), match_id)
             cur = await conn.execute(
                 "UPDATE matches SET status = 'abandoned', finished_at = ?, conceded_by = ? "
                 "WHERE match_id = ? AND status = 'active'", (now, seat, match_id))
@@ -1120,168 +847,15 @@ class SqliteStore(Store):
 
         return await self._write(work)
 
-    async def board_message(self, match_id: int) -> tuple[int, str] | None:
-        rows = await self._select(
-            "SELECT board_message_id, board_caption FROM matches WHERE match_id = ? "
-            "AND board_message_id IS NOT NULL", (match_id,),
-            lambda r: (int(r["board_message_id"]), str(r["board_caption"] or "")))
-        return rows[0] if rows else None
-
-    async def set_announced(self, match_id: int, seq: int) -> None:
-        await self._change(
-            "UPDATE matches SET announced_seq = MAX(announced_seq, ?) WHERE match_id = ?",
-            (seq, match_id),
-        )
-
-    async def told(self, match_id: int) -> dict[str, int]:
-        rows = await self._select("SELECT key, seq FROM told WHERE match_id = ?", (match_id,),
-                                  lambda r: (str(r["key"]), int(r["seq"])))
-        return dict(rows)
-
-    async def note_told(self, match_id: int, key: str, seq: int = 0) -> None:
-        await self._change(
-            "INSERT INTO told (match_id, key, seq) VALUES (?, ?, ?) ON CONFLICT "
-            "(match_id, key) DO UPDATE SET seq = MAX(told.seq, excluded.seq)",
-            (match_id, key, seq))
-
     # Ratings and history ----------------------------------------------------------------
 
-    async def ratings_of(self, user_ids: Sequence[int]) -> dict[int, RatingRow]:
-        ids = list(user_ids)
-        marks = ",".join("?" * len(ids))  # SQLite reads "IN ()" as an empty set
-        rows = await self._select(
-            f"SELECT {_RATING_COLUMNS} FROM ratings WHERE user_id IN ({marks})", ids,
-            _rating_row)
-        return {r.user_id: r for r in rows}
-
-    async def unrated_matches(self) -> list[MatchRow]:
-        return await self._matches(
-            "WHERE m.rated = 0 AND (m.status = 'finished' OR (m.status = "
-            "'abandoned' AND m.conceded_by IS NOT NULL)) ORDER BY m.match_id")
-
-    async def apply_ratings(self, match_id: int, ratings: Mapping[int, tuple[float, float]]
-                            ) -> bool:
-        now = self._clock()
-
-        async def work(conn: aiosqlite.Connection) -> bool:
-            cur = await conn.execute(
-                "UPDATE matches SET rated = 1 WHERE match_id = ? AND rated = 0 AND "
-                "(status = 'finished' OR conceded_by IS NOT NULL)", (match_id,))
-            if cur.rowcount == 0:
-                return False  # rated already (or not finished): once only
-            for user_id, (mu, sigma) in ratings.items():
-                await conn.execute(
-                    "INSERT INTO ratings (user_id, mu, sigma, rated_matches, updated_at) "
-                    "VALUES (?, ?, ?, 1, ?) ON CONFLICT (user_id) DO UPDATE SET "
-                    "mu = excluded.mu, sigma = excluded.sigma, "
-                    "rated_matches = rated_matches + 1, updated_at = excluded.updated_at",
-                    (user_id, mu, sigma, now))
-                await conn.execute(
-                    "INSERT INTO rating_history (match_id, user_id, mu, sigma, rated_at) "
-                    "VALUES (?, ?, ?, ?, ?)", (match_id, user_id, mu, sigma, now))
-            return True
-
-        return await self._write(work)
-
-    async def rating_history(self, user_id: int, limit: int = 100) -> list[tuple[float, float]]:
-        return await self._select(
-            "SELECT mu, sigma FROM (SELECT mu, sigma, rated_at, match_id FROM "
-            "rating_history WHERE user_id = ? ORDER BY rated_at DESC, match_id DESC "
-            "LIMIT ?) ORDER BY rated_at, match_id", (user_id, limit),
-            lambda r: (r["mu"], r["sigma"]))
-
-    async def top_players(self, chat_id: int | None = None, limit: int = 20, *,
-                          rated_after: int = 3
-                          ) -> tuple[list[tuple[StatsRow, RatingRow | None]], int]:
-        where, params = ("WHERE s.chat_id = ?", (chat_id,)) if chat_id is not None else ("", ())
-        # The window's count is taken over every group before LIMIT keeps the page.
-        sql = f"""
-            SELECT {_STATS_COLUMNS}, r.mu, r.sigma, r.rated_matches, COUNT(*) OVER () AS players
-            FROM user_stats s JOIN users u ON u.user_id = s.user_id
-                 LEFT JOIN ratings r ON r.user_id = s.user_id
-            {where}
-            GROUP BY s.user_id, u.display_name, r.mu, r.sigma, r.rated_matches
-            ORDER BY COALESCE(r.rated_matches, 0) >= ? DESC,
-                     CASE WHEN COALESCE(r.rated_matches, 0) >= ? THEN r.mu - 3 * r.sigma
-                          ELSE 0 END DESC,
-                     wins DESC, s.user_id ASC
-            LIMIT ?
-        """
-
-        def player(r: sqlite3.Row) -> tuple[StatsRow, RatingRow | None, int]:
-            rating = None if r["mu"] is None else _rating_row(r)
-            return _stats_row(r), rating, r["players"]
-
-        rows = await self._select(sql, (*params, rated_after, rated_after, max(0, limit)),
-                                  player)
-        if not rows:
-            return [], await self._count_players(chat_id)
-        return [(stats, rating) for stats, rating, _ in rows], rows[0][2]
-
-    async def _count_players(self, chat_id: int | None) -> int:
-        """Players with statistics (a page past the end still says how many there are)."""
-        sql = ("SELECT COUNT(DISTINCT user_id) AS n FROM user_stats"
-               + (" WHERE chat_id = ?" if chat_id is not None else ""))
-        rows = await self._select(sql, () if chat_id is None else (chat_id,),
-                                  lambda r: int(r["n"]))
-        return rows[0] if rows else 0
-
-    async def recent_matches(self, chat_id: int, thread_id: int | None = None,
-                             limit: int = 10) -> list[MatchRow]:
-        return await self._matches(
-            "WHERE m.chat_id = ? AND COALESCE(m.thread_id, 0) = ? "
-            "ORDER BY m.match_id DESC LIMIT ?", (chat_id, thread_id or 0, limit))
-
     # Turn timers and absent players ------------------------------------------------------
-
-    async def set_timer(self, match_id: int, seconds: int | None) -> None:
-        if seconds is None:
-            await self._change("DELETE FROM turn_timers WHERE match_id = ?", (match_id,))
-            return
-        await self._change(
-            "INSERT INTO turn_timers (match_id, seconds) VALUES (?, ?) "
-            "ON CONFLICT (match_id) DO UPDATE SET seconds = excluded.seconds",
-            (match_id, int(seconds)),
-        )
-
-    async def timer_of(self, match_id: int) -> TimerRow | None:
-        rows = await self._select(
-            f"SELECT {_TIMER_COLUMNS} FROM turn_timers t WHERE match_id = ?", (match_id,),
-            _timer_row)
-        return rows[0] if rows else None
 
     async def arm_timer(self, match_id: int, seq: int | None, deadline: float | None) -> None:
         await self._change(
             "UPDATE turn_timers SET seq = ?, deadline = ?, reminded = 0 WHERE match_id = ?",
             (seq, deadline, match_id),
         )
-
-    async def set_reminded(self, match_id: int, seq: int) -> None:
-        await self._change(
-            "UPDATE turn_timers SET reminded = 1 WHERE match_id = ? AND seq = ?",
-            (match_id, seq),
-        )
-
-    async def due_timers(self, now: float) -> list[TimerRow]:
-        return await self._select(
-            f"SELECT {_TIMER_COLUMNS} FROM turn_timers t JOIN matches m "
-            "ON m.match_id = t.match_id WHERE m.status = 'active' "
-            "AND t.deadline IS NOT NULL AND (t.deadline <= ? OR "
-            "(t.reminded = 0 AND t.deadline - t.seconds / 3.0 <= ?)) "
-            "ORDER BY t.deadline",
-            (now, now), _timer_row)
-
-    async def stretch_deadlines(self, earliest: float) -> int:
-        return await self._change(
-            "UPDATE turn_timers SET deadline = ? WHERE deadline IS NOT NULL AND deadline < ?",
-            (earliest, earliest),
-        )
-
-    async def stand_ins(self, match_id: int) -> dict[int, StandIn]:
-        rows = await self._select(
-            "SELECT seat, timeouts, computer, resigned FROM stand_ins WHERE match_id = ?",
-            (match_id,), _stand_in)
-        return {r.seat: r for r in rows}
 
     async def set_stand_in(self, match_id: int, seat: int, *, timeouts: int,
                            computer: bool, resigned: bool = False,
@@ -1290,7 +864,7 @@ class SqliteStore(Store):
 
         async def work(conn: aiosqlite.Connection) -> None:
             if update_id is not None:
-                await self._remember_update(conn, update_id, now)
+                await self._remember_update(SqliteTx(conn), update_id, now)
             await conn.execute(
                 "INSERT INTO stand_ins (match_id, seat, timeouts, computer, resigned) "
                 "VALUES (?, ?, ?, ?, ?) ON CONFLICT (match_id, seat) DO UPDATE SET "
@@ -1328,156 +902,6 @@ class SqliteStore(Store):
 
     # Lobbies ----------------------------------------------------------------------------
 
-    async def create_lobby(
-        self,
-        chat_id: int,
-        creator_id: int,
-        state: dict[str, Any],
-        *,
-        thread_id: int | None = None,
-    ) -> LobbyRow:
-        now = self._clock()
-        state_text = json.dumps(state)
-
-        async def work(conn: aiosqlite.Connection) -> LobbyRow:
-            await conn.execute(
-                "INSERT INTO chats (chat_id, created_at, updated_at) VALUES (?, ?, ?) "
-                "ON CONFLICT (chat_id) DO NOTHING",
-                (chat_id, now, now),
-            )
-            busy = await self._fetchone(
-                conn,
-                "SELECT lobby_id FROM lobbies WHERE chat_id = ? AND thread_id = ? "
-                "AND status = 'open'",
-                (chat_id, thread_id or 0),
-            )
-            if busy is not None:
-                raise LobbyExists(f"chat {chat_id} topic {thread_id} has lobby "
-                                  f"{busy['lobby_id']}")
-            cur = await conn.execute(
-                "INSERT INTO lobbies (chat_id, thread_id, creator_id, state, created_at, "
-                "updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-                (chat_id, thread_id or 0, creator_id, state_text, now, now),
-            )
-            row = await self._fetchone(
-                conn, f"SELECT {_LOBBY_COLUMNS} FROM lobbies WHERE lobby_id = ?", (cur.lastrowid,)
-            )
-            assert row is not None
-            return _lobby_row(row)
-
-        return await self._write(work)
-
-    async def _lobbies(self, where: str, params: Sequence[Any]) -> list[LobbyRow]:
-        return await self._select(f"SELECT {_LOBBY_COLUMNS} FROM lobbies {where}", params,
-                                  _lobby_row)
-
-    async def get_lobby(self, lobby_id: int) -> LobbyRow:
-        rows = await self._lobbies("WHERE lobby_id = ?", (lobby_id,))
-        if not rows:
-            raise NotFound(f"no lobby {lobby_id}")
-        return rows[0]
-
-    async def open_lobby(self, chat_id: int, thread_id: int | None = None) -> LobbyRow | None:
-        rows = await self._lobbies(
-            "WHERE chat_id = ? AND thread_id = ? AND status = 'open'", (chat_id, thread_id or 0)
-        )
-        return rows[0] if rows else None
-
-    async def lobby_of_match(self, match_id: int) -> LobbyRow | None:
-        rows = await self._lobbies("WHERE match_id = ?", (match_id,))
-        return rows[0] if rows else None
-
-    async def open_lobbies(self) -> list[LobbyRow]:
-        return await self._lobbies("WHERE status = 'open' ORDER BY lobby_id", ())
-
-    async def open_lobbies_of_chat(self, chat_id: int) -> list[LobbyRow]:
-        return await self._lobbies(
-            "WHERE chat_id = ? AND status = 'open' ORDER BY lobby_id", (chat_id,))
-
-    async def update_lobby(
-        self,
-        lobby_id: int,
-        *,
-        state: dict[str, Any] | None = None,
-        message_id: int | None = None,
-        status: LobbyStatus | None = None,
-        update_id: int | None = None,
-    ) -> LobbyRow:
-        now = self._clock()
-        sets: list[str] = ["updated_at = ?"]
-        params: list[Any] = [now]
-        if state is not None:
-            sets.append("state = ?")
-            params.append(json.dumps(state))
-        if message_id is not None:
-            sets.append("message_id = ?")
-            params.append(message_id)
-        if status is not None:
-            sets.append("status = ?")
-            params.append(status.value)
-
-        async def work(conn: aiosqlite.Connection) -> LobbyRow:
-            if update_id is not None:
-                await self._remember_update(conn, update_id, now)
-            cur = await conn.execute(
-                f"UPDATE lobbies SET {', '.join(sets)} WHERE lobby_id = ? AND status = 'open'",
-                (*params, lobby_id),
-            )
-            if not cur.rowcount:
-                raise NotFound(f"no open lobby {lobby_id}")
-            row = await self._fetchone(
-                conn, f"SELECT {_LOBBY_COLUMNS} FROM lobbies WHERE lobby_id = ?", (lobby_id,)
-            )
-            assert row is not None
-            return _lobby_row(row)
-
-        return await self._write(work)
-
-    async def active_match(self, chat_id: int, thread_id: int | None = None) -> MatchRow | None:
-        rows = await self._matches(
-            "WHERE m.chat_id = ? AND m.thread_id = ? AND m.status = 'active'",
-            (chat_id, thread_id or 0),
-        )
-        return rows[0] if rows else None
-
-    async def matches_of_user(
-        self, user_id: int, *, status: MatchStatus | None = MatchStatus.ACTIVE,
-        chat_id: int | None = None, thread_id: int | None = None, limit: int | None = None
-    ) -> list[MatchRow]:
-        where = "WHERE m.match_id IN (SELECT match_id FROM seats WHERE user_id = ?)"
-        params: tuple[Any, ...] = (user_id,)
-        if status is not None:
-            where += " AND m.status = ?"
-            params += (status.value,)
-        if chat_id is not None:
-            where += " AND m.chat_id = ? AND COALESCE(m.thread_id, 0) = ?"
-            params += (chat_id, thread_id or 0)
-        where += " ORDER BY m.match_id DESC"
-        if limit is not None:
-            where += " LIMIT ?"
-            params += (max(0, limit),)
-        return await self._matches(where, params)
-
-    async def active_matches(self) -> list[MatchRow]:
-        return await self._matches("WHERE m.status = 'active' ORDER BY m.match_id")
-
-    async def active_matches_of_chat(self, chat_id: int) -> list[MatchRow]:
-        return await self._matches(
-            "WHERE m.chat_id = ? AND m.status = 'active' ORDER BY m.match_id", (chat_id,))
-
-    async def count_active_matches(self, *, chat_id: int | None = None,
-                                   user_id: int | None = None) -> int:
-        if (chat_id is None) == (user_id is None):
-            raise ValueError("count the matches of a chat or of a user")
-        if chat_id is not None:
-            sql = "SELECT COUNT(*) AS n FROM matches WHERE chat_id = ? AND status = 'active'"
-            params: tuple[Any, ...] = (chat_id,)
-        else:
-            sql = ("SELECT COUNT(DISTINCT m.match_id) AS n FROM seats s JOIN matches m"
-                   " ON m.match_id = s.match_id WHERE s.user_id = ? AND m.status = 'active'")
-            params = (user_id,)
-        return (await self._select(sql, params, lambda r: int(r["n"])))[0]
-
     async def note_group_write(self, chat_id: int, at: float) -> None:
         async def op(conn: aiosqlite.Connection) -> None:
             await conn.execute("DELETE FROM group_writes WHERE at < ?", (at - KEEP_GROUP_WRITES,))
@@ -1491,61 +915,9 @@ class SqliteStore(Store):
             "SELECT chat_id, at FROM group_writes WHERE at >= ? ORDER BY at", (since,),
             lambda r: (int(r["chat_id"]), float(r["at"])))
 
-    async def unannounced_matches(self) -> list[MatchRow]:
-        return await self._matches(
-            "WHERE m.status = 'finished' AND m.announced_seq < (SELECT "
-            "COALESCE(MAX(v.seq), 0) FROM moves v WHERE v.match_id = m.match_id) "
-            "ORDER BY m.match_id")
-
     # Statistics -------------------------------------------------------------------------
 
-    async def user_stats(self, user_id: int, chat_id: int | None = None) -> StatsRow | None:
-        rows = await self._stats("WHERE s.user_id = ?", (user_id,), chat_id, 1)
-        return rows[0] if rows else None
-
-    async def stats_by_name(self, name: str, chat_id: int | None = None) -> StatsRow | None:
-        # The players of that name first (users_by_name), then their rows by primary key.
-        rows = await self._stats("WHERE s.user_id IN (SELECT user_id FROM users WHERE "
-                                 "name_key = ?)", (name_key(name),), chat_id, 1)
-        return rows[0] if rows else None
-
-    async def _stats(
-        self, where: str, params: tuple[Any, ...], chat_id: int | None, limit: int
-    ) -> list[StatsRow]:
-        if chat_id is not None:
-            where = (where + " AND" if where else "WHERE") + " s.chat_id = ?"
-            params = (*params, chat_id)
-        sql = f"""
-            SELECT {_STATS_COLUMNS}
-            FROM user_stats s JOIN users u ON u.user_id = s.user_id
-            {where}
-            GROUP BY s.user_id
-            ORDER BY {_STATS_ORDER}
-            LIMIT ?
-        """
-        return await self._select(sql, (*params, limit), _stats_row)
-
     # The update ledger ------------------------------------------------------------------
-
-    async def _remember_update(
-        self, conn: aiosqlite.Connection, update_id: int, now: float
-    ) -> None:
-        """Add an update id inside the caller's write (``append_move``): DuplicateUpdate if
-        it is there already; every PRUNE_EVERY insertions, forget ids past the TTL."""
-        cur = await conn.execute(
-            "INSERT INTO processed_updates (update_id, processed_at) VALUES (?, ?) "
-            "ON CONFLICT (update_id) DO NOTHING",
-            (update_id, now),
-        )
-        if cur.rowcount == 0:
-            raise DuplicateUpdate(update_id)
-        self._inserts_since_prune += 1
-        if self._inserts_since_prune >= PRUNE_EVERY:
-            self._inserts_since_prune = 0
-            await conn.execute(
-                "DELETE FROM processed_updates WHERE processed_at < ?",
-                (now - self._update_ttl,),
-            )
 
     # Outside engines (issue 31) -----------------------------------------------------------
 
@@ -1575,25 +947,6 @@ class SqliteStore(Store):
             return engine_row(row)
 
         return await self._write(work)
-
-    async def _engines(self, where: str, params: Sequence[Any]) -> list[EngineRow]:
-        return await self._select(f"SELECT {ENGINE_COLUMNS} FROM engines {where}", params,
-                                  engine_row)
-
-    async def get_engine(self, engine_id: int) -> EngineRow | None:
-        rows = await self._engines("WHERE engine_id = ?", (engine_id,))
-        return rows[0] if rows else None
-
-    async def engine_by_name(self, name: str) -> EngineRow | None:
-        rows = await self._engines("WHERE name_key = ?", (name_key(name),))
-        return rows[0] if rows else None
-
-    async def engine_by_token(self, token_hash: str) -> EngineRow | None:
-        rows = await self._engines("WHERE token_hash = ?", (token_hash,))
-        return rows[0] if rows else None
-
-    async def engines_of(self, owner_id: int) -> list[EngineRow]:
-        return await self._engines("WHERE owner_id = ? ORDER BY engine_id", (owner_id,))
 
     async def update_engine(self, engine_id: int, *, token_hash: str | None = None,
                             visibility: Visibility | None = None,
@@ -1667,22 +1020,13 @@ class SqliteStore(Store):
         now = self._clock()
 
         async def work(conn: aiosqlite.Connection) -> bool:
-            await self._remember_update(conn, update_id, now)
+            await self._remember_update(SqliteTx(conn), update_id, now)
             return True
 
         try:
             return await self._write(work)
         except DuplicateUpdate:
             return False
-
-    async def seen_update(self, update_id: int) -> bool:
-        return bool(await self._select(
-            "SELECT 1 FROM processed_updates WHERE update_id = ?", (update_id,), lambda r: r))
-
-    async def prune_updates(self, older_than_seconds: float) -> int:
-        return await self._change("DELETE FROM processed_updates WHERE processed_at < ?",
-                                  (self._clock() - older_than_seconds,))
-
 
 class _Undo(Exception):
     """Internal: roll back a lone write's transaction after it failed."""

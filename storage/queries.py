@@ -1,0 +1,167 @@
+"""The SQL both backends share, and where their dialects differ.
+
+Every statement is written once, in SQLite's parameter style (``?``, ``:name``; the
+PostgreSQL connector translates it: :func:`storage.connector.format_style`), in the SQL the
+two databases agree on: ``ON CONFLICT ... DO UPDATE`` upserts, ``RETURNING``, ``TRUE`` and
+``FALSE`` for the flag columns (SQLite stores them as 1 and 0, PostgreSQL as booleans; a bare
+``WHERE resigned`` or ``NOT m.rated`` reads either). Where the dialects really differ, a
+:class:`Dialect` says so, and the statements built from it are named here too:
+
+- a two-argument maximum: SQLite's scalar ``MAX(a, b)``, PostgreSQL's ``GREATEST(a, b)``;
+- a match's seats as one JSON column: ``json_group_array`` (text) and ``json_agg`` (decoded
+  by psycopg), read alike by :func:`storage.rows.match_row`;
+- a list parameter: SQLite has no arrays (``IN (?, ?, ...)``), PostgreSQL takes one
+  (``= ANY(?)``, one statement to prepare whatever the list's length).
+
+What only one backend has stays in its driver module: SQLite's group commit, pragmas and
+file backup; PostgreSQL's advisory locks, ``LISTEN``/``NOTIFY``, the jobs' hooks, the flood
+windows and the webhook workers' reply outbox.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from storage.base import ENGINE_COLUMNS
+from storage.common import STATS_SUMS
+from storage.connector import marks
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """What one database spells its own way (see the module's docstring)."""
+
+    name: str
+    #: The two-argument maximum function.
+    greatest: str
+    #: The seats of match ``m`` as one JSON array of objects named by column.
+    seats_json: str
+    #: Whether a list travels as one array parameter (``= ANY(?)``).
+    arrays: bool
+
+    def any_of(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        """``column`` is one of ``values``: the condition and its parameters. An empty list
+        matches nothing (SQLite reads ``IN ()`` as an empty set)."""
+        if self.arrays:
+            return f"{column} = ANY(?)", [list(values)]
+        return f"{column} IN ({marks(len(values))})", list(values)
+
+    def match_columns(self) -> str:
+        """A match row of ``matches m`` with its move count and its seats: one query."""
+        return MATCH_COLUMNS.format(seats=self.seats_json)
+
+    def note_told(self) -> str:
+        """Note what was told of a match (a key's sequence number only grows)."""
+        return ("INSERT INTO told (match_id, key, seq) VALUES (?, ?, ?) ON CONFLICT "
+                f"(match_id, key) DO UPDATE SET seq = {self.greatest}(told.seq, excluded.seq)")
+
+    def set_announced(self) -> str:
+        return (f"UPDATE matches SET announced_seq = {self.greatest}(announced_seq, ?) "
+                "WHERE match_id = ?")
+
+    def add_stats(self) -> str:
+        """Add one finished match to a player's row (named parameters:
+        :func:`storage.common.stats_params`)."""
+        return f"""
+            INSERT INTO user_stats (user_id, chat_id, matches, best_tour, {", ".join(STATS_SUMS)})
+            VALUES (:user_id, :chat_id, 1, :best_tour, {", ".join(":" + c for c in STATS_SUMS)})
+            ON CONFLICT (user_id, chat_id) DO UPDATE SET
+                matches = user_stats.matches + 1,
+                best_tour = {self.greatest}(user_stats.best_tour, excluded.best_tour),
+                {", ".join(f"{c} = user_stats.{c} + excluded.{c}" for c in STATS_SUMS)}
+        """
+
+
+SQLITE = Dialect(
+    name="sqlite",
+    greatest="MAX",
+    seats_json="""(SELECT json_group_array(json_object('seat', st.seat, 'kind', st.kind,
+                                         'user_id', st.user_id, 'level', st.level,
+                                         'label', st.label))
+     FROM seats st WHERE st.match_id = m.match_id)""",
+    arrays=False,
+)
+
+POSTGRES = Dialect(
+    name="postgres",
+    greatest="GREATEST",
+    seats_json="""(SELECT json_agg(json_build_object('seat', st.seat, 'kind', st.kind,
+                                       'user_id', st.user_id, 'level', st.level,
+                                       'label', st.label) ORDER BY st.seat)
+     FROM seats st WHERE st.match_id = m.match_id)""",
+    arrays=True,
+)
+
+
+# Columns: every row type is built from named columns (storage.rows) -----------------------
+
+MATCH_COLUMNS = """
+    m.match_id, m.chat_id, m.thread_id, m.table_kind, m.settings, m.seed, m.status,
+    m.board_message_id, m.created_at, m.finished_at, m.totals,
+    (SELECT COALESCE(MAX(v.seq), 0) FROM moves v WHERE v.match_id = m.match_id)
+        AS move_count,
+    m.announced_seq, m.conceded_by,
+    {seats} AS seats
+"""
+MOVE_COLUMNS = "match_id, seq, action, update_id, created_at"
+CHAT_COLUMNS = "chat_id, language, default_settings, created_at, updated_at, tidy, title"
+USER_COLUMNS = "user_id, display_name, language, can_write_privately, created_at, updated_at"
+TIMER_COLUMNS = "t.match_id, t.seconds, t.seq, t.deadline, t.reminded"
+LOBBY_COLUMNS = ("lobby_id, chat_id, thread_id, creator_id, state, message_id, status, "
+                 "match_id, created_at, updated_at")
+RATING_COLUMNS = "user_id, mu, sigma, rated_matches"
+#: A player's statistics summed over the chats of ``user_stats s`` (joined to ``users u``),
+#: one column per :class:`storage.base.StatsRow` field; grouped by ``s.user_id, u.user_id``.
+STATS_COLUMNS = """
+    s.user_id, u.display_name, SUM(s.matches) AS matches, SUM(s.wins) AS wins,
+    SUM(s.draws) AS draws, SUM(s.points_scored) AS points_scored,
+    SUM(s.points_conceded) AS points_conceded, SUM(s.tours_attacked) AS tours_attacked,
+    SUM(s.tours_defended) AS tours_defended, MAX(s.best_tour) AS best_tour,
+    SUM(s.suit_combos) AS suit_combos, SUM(s.progression_combos) AS progression_combos,
+    SUM(s.own_goals_conceded) AS own_goals_conceded
+"""
+STATS_ORDER = "wins DESC, draws DESC, points_scored DESC, matches ASC, s.user_id ASC"
+
+
+# Named queries --------------------------------------------------------------------------
+
+GET_CHAT = f"SELECT {CHAT_COLUMNS} FROM chats WHERE chat_id = ?"
+GET_USER = f"SELECT {USER_COLUMNS} FROM users WHERE user_id = ?"
+GET_ENGINE = f"SELECT {ENGINE_COLUMNS} FROM engines WHERE engine_id = ?"
+GET_LOBBY = f"SELECT {LOBBY_COLUMNS} FROM lobbies WHERE lobby_id = ?"
+#: A chat row that a match or lobby needs, made if it is missing.
+ENSURE_CHAT = ("INSERT INTO chats (chat_id, created_at, updated_at) VALUES (?, ?, ?) "
+               "ON CONFLICT (chat_id) DO NOTHING")
+UPSERT_CHAT = f"""
+    INSERT INTO chats (chat_id, language, default_settings, created_at, updated_at, tidy,
+                       title)
+    VALUES (:chat_id, :language, :settings, :now, :now, COALESCE(:tidy, TRUE), :title)
+    ON CONFLICT (chat_id) DO UPDATE SET
+        language = COALESCE(excluded.language, chats.language),
+        default_settings = COALESCE(excluded.default_settings, chats.default_settings),
+        tidy = COALESCE(:tidy, chats.tidy),
+        title = COALESCE(excluded.title, chats.title),
+        updated_at = excluded.updated_at
+    RETURNING {CHAT_COLUMNS}
+"""
+UPSERT_USER = f"""
+    INSERT INTO users (user_id, display_name, language, can_write_privately, created_at,
+                       updated_at, name_key)
+    VALUES (:user_id, :name, :language, COALESCE(:can, FALSE), :now, :now, :key)
+    ON CONFLICT (user_id) DO UPDATE SET
+        display_name = excluded.display_name,
+        name_key = excluded.name_key,
+        language = COALESCE(:language, users.language),
+        can_write_privately = COALESCE(:can, users.can_write_privately),
+        updated_at = excluded.updated_at
+    RETURNING {USER_COLUMNS}
+"""
+GET_PANEL = ("SELECT message_id, is_photo FROM panel_messages "
+             "WHERE match_id = ? AND user_id = ?")
+#: Added to a match's update id inside the write that uses it; no row: a redelivery.
+REMEMBER_UPDATE = ("INSERT INTO processed_updates (update_id, processed_at) VALUES (?, ?) "
+                   "ON CONFLICT (update_id) DO NOTHING")
+FORGET_UPDATES = "DELETE FROM processed_updates WHERE processed_at < ?"
+LAST_SEQ = "SELECT COALESCE(MAX(seq), 0) AS last FROM moves WHERE match_id = ?"
