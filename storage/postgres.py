@@ -31,7 +31,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import glob
-import json
 import logging
 import os
 import secrets
@@ -46,43 +45,19 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from krendzu import Match, Outcome, PlayerAction, Settings, match_outcome
-from krendzu.stats import seat_statistics
+from storage import queries as q
 from storage.base import (
-    ENGINE_COLUMNS,
-    ActiveMatchExists,
     DuplicateUpdate,
-    EngineExists,
-    EngineRow,
-    MatchClosed,
     MatchRow,
-    MatchStatus,
     MoveRow,
     NotFound,
     SchemaTooNew,
-    SeatKind,
-    SeatSpec,
-    SequenceConflict,
     StorageError,
-    StoredMatch,
-    Visibility,
-    engine_display_name,
-    engine_row,
-    engine_user_id,
-    name_key,
-    rebuild_game,
 )
 from storage.common import (
-    MAX_SEED,
-    STATS_SUMS,
     UPDATE_TTL_SECONDS,
     at,
-    check_new_match,
     consume_exception,
-    move_steps,
-    new_seats,
-    settings_json,
-    stats_params,
 )
 from storage.connector import Params, Tx, UniqueViolation, format_style
 from storage.migrations import Migration
@@ -249,6 +224,12 @@ class PgTx(Tx):
             raise _unique(exc) from exc
 
 
+def _conn(tx: Tx) -> Conn:
+    """The connection under a transaction of this store (the jobs' hooks write on it)."""
+    assert isinstance(tx, PgTx)
+    return tx.conn
+
+
 def _unique(exc: errors.UniqueViolation) -> UniqueViolation:
     # The server's primary message only: its DETAIL may quote the row (a deal seed).
     return UniqueViolation(f"{type(exc).__name__}: {exc.diag.message_primary or exc}")
@@ -263,12 +244,6 @@ NOTIFY_CHANNEL = "krendzu_match"
 #: The channel a revoked token is announced on (a new token or a deleted engine; its payload:
 #: the engine id): every process closes the streams opened with the old token at once.
 ENGINE_CHANNEL = "krendzu_engine"
-
-
-async def notify(conn: Conn, match_id: int) -> None:
-    """``NOTIFY`` the change of ``match_id`` inside the caller's transaction: delivered to
-    the listeners at COMMIT, never for a rolled-back change."""
-    await conn.execute("SELECT pg_notify(%s, %s)", (NOTIFY_CHANNEL, str(match_id)))
 
 
 class PostgresStore(SqlStore):
@@ -442,6 +417,55 @@ class PostgresStore(SqlStore):
         # Released at COMMIT or ROLLBACK: a pooled connection never carries it further.
         await tx.execute("SELECT pg_advisory_xact_lock(?)", (match_id,))
 
+    def _notify_column(self, match_id: int) -> tuple[str, tuple[str, ...]]:
+        return ", pg_notify(?, ?) AS notified", (NOTIFY_CHANNEL, str(match_id))
+
+    async def _notify(self, tx: Tx, match_id: int) -> None:
+        await tx.execute("SELECT pg_notify(?, ?)", (NOTIFY_CHANNEL, str(match_id)))
+
+    async def _revoke(self, tx: Tx, engine_id: int) -> None:
+        await tx.execute("SELECT pg_notify(?, ?)", (ENGINE_CHANNEL, str(engine_id)))
+
+    async def _after_append(self, tx: Tx, match_id: int, seq: int) -> None:
+        if self.after_append is not None:
+            await self.after_append(_conn(tx), match_id, seq)
+
+    async def _after_arm(self, tx: Tx, match_id: int, seq: int, deadline: float,
+                         seconds: int) -> None:
+        if self.after_arm is not None:
+            await self.after_arm(_conn(tx), match_id, seq, deadline, seconds)
+
+    async def _after_computer(self, tx: Tx, match_id: int, seq: int | None) -> None:
+        if self.after_computer is None:
+            return
+        if seq is None:
+            last = await tx.fetchone(q.LAST_SEQ, (match_id,))
+            seq = int(last["last"] if last else 0) + 1
+        await self.after_computer(_conn(tx), match_id, seq)
+
+    async def _clear_failures(self, tx: Tx, update_id: int) -> None:
+        await tx.execute("DELETE FROM update_failures WHERE update_id = ?", (update_id,))
+
+    async def _match_and_moves(self, match_id: int) -> tuple[MatchRow, list[MoveRow]]:
+        # One statement (one snapshot, one round trip): the row and its log as arrays.
+        def split(r: Row) -> tuple[MatchRow, list[MoveRow]]:
+            log = zip(r["log_seq"] or [], r["log_action"] or [], r["log_update"] or [],
+                      r["log_at"] or [], strict=True)
+            return match_row(r), [MoveRow(match_id, seq, action, update, at(created))
+                                  for seq, action, update, created in log]
+
+        found = await self._query(
+            f"SELECT {POSTGRES.match_columns()}, log.* FROM matches m, LATERAL ("
+            "SELECT array_agg(seq ORDER BY seq) AS log_seq, "
+            "array_agg(action ORDER BY seq) AS log_action, "
+            "array_agg(update_id ORDER BY seq) AS log_update, "
+            "array_agg(created_at ORDER BY seq) AS log_at "
+            "FROM moves WHERE moves.match_id = m.match_id) AS log "
+            "WHERE m.match_id = ?", (match_id,), split)
+        if not found:
+            raise NotFound(f"no match {match_id}")
+        return found[0]
+
     async def _forget_updates(self, tx: Tx, before: float) -> int:
         # The webhook workers' kept answers go with the update ids they answered.
         await tx.execute("DELETE FROM update_answers WHERE answered_at < ?", (before,))
@@ -547,160 +571,7 @@ class PostgresStore(SqlStore):
             self._lock_pool = pool
             return pool
 
-    # Chats and users --------------------------------------------------------------------
-
     # Matches ----------------------------------------------------------------------------
-
-    async def create_match(self, chat_id: int, settings: Settings, seats: Sequence[SeatSpec],
-                           *, thread_id: int | None = None, seed: int | None = None,
-                           board_message_id: int | None = None,
-                           lobby_id: int | None = None) -> StoredMatch:
-        if seed is None:
-            seed = secrets.randbelow(MAX_SEED)
-        check_new_match(seed, thread_id)
-        seat_rows = new_seats(seats)
-        game = Match([s.label for s in seat_rows], settings, seed=seed)  # validates them
-        now = self._clock()
-
-        async def work(conn: Conn) -> StoredMatch:
-            await conn.execute(
-                "INSERT INTO chats (chat_id, created_at, updated_at) VALUES (%s, %s, %s) "
-                "ON CONFLICT (chat_id) DO NOTHING", (chat_id, now, now))
-            humans = [s.user_id for s in seat_rows if s.user_id is not None]
-            if humans:
-                cur = await conn.execute(
-                    "SELECT user_id FROM users WHERE user_id = ANY(%s)", (humans,))
-                found = {r["user_id"] for r in await cur.fetchall()}
-                missing = [u for u in humans if u not in found]
-                if missing:
-                    raise NotFound(f"users {missing} are not stored: upsert_user first")
-            busy = await self._one(
-                conn, "SELECT match_id FROM matches WHERE chat_id = %s AND thread_id = %s "
-                "AND status = 'active'", (chat_id, thread_id or 0))
-            if busy is not None:
-                raise ActiveMatchExists(
-                    f"chat {chat_id} topic {thread_id} already plays match {busy['match_id']}")
-            try:
-                inserted = await self._one(conn, """
-                    INSERT INTO matches (chat_id, thread_id, table_kind, settings, seed,
-                                         status, board_message_id, created_at)
-                    VALUES (%s, %s, %s, %s, %s, 'active', %s, %s) RETURNING match_id""",
-                    (chat_id, thread_id or 0, settings.table.value,
-                     json.dumps(settings_json(settings)), seed, board_message_id, now))
-            except errors.UniqueViolation as exc:  # another process started one meanwhile
-                raise ActiveMatchExists(f"chat {chat_id} topic {thread_id} already plays "
-                                        "a match") from exc
-            assert inserted is not None
-            match_id = int(inserted["match_id"])
-            if lobby_id is not None:
-                started = await conn.execute(
-                    "UPDATE lobbies SET status = 'started', match_id = %s, updated_at = %s "
-                    "WHERE lobby_id = %s AND status = 'open'", (match_id, now, lobby_id))
-                if not started.rowcount:
-                    raise NotFound(f"no open lobby {lobby_id}")
-            async with conn.cursor() as cur:
-                await cur.executemany(
-                    "INSERT INTO seats (match_id, seat, kind, user_id, level, label) "
-                    "VALUES (%s, %s, %s, %s, %s, %s)",
-                    [(match_id, s.seat, s.kind.value, s.user_id, s.level, s.label)
-                     for s in seat_rows])
-            await notify(conn, match_id)
-            if (self.after_computer is not None
-                    and seat_rows[game.current_player].kind is SeatKind.COMPUTER):
-                await self.after_computer(conn, match_id, 1)  # commits with the match
-            row = MatchRow(match_id=match_id, chat_id=chat_id, thread_id=thread_id,
-                           settings=settings, seed=seed, status=MatchStatus.ACTIVE,
-                           seats=seat_rows, move_count=0, board_message_id=board_message_id,
-                           created_at=at(now), finished_at=None, totals=None)
-            return StoredMatch(row, (), game)
-
-        return await self._write(work)
-
-    async def load_match(self, match_id: int) -> StoredMatch:
-        # One statement (one snapshot, one round trip): the row and its log as arrays.
-        def split(r: Row) -> tuple[MatchRow, list[MoveRow]]:
-            log = zip(r["log_seq"] or [], r["log_action"] or [], r["log_update"] or [],
-                      r["log_at"] or [], strict=True)
-            return match_row(r), [MoveRow(match_id, seq, action, update, at(created))
-                                   for seq, action, update, created in log]
-
-        rows = await self._select(
-            f"SELECT {POSTGRES.match_columns()}, log.* FROM matches m, LATERAL ("
-            "SELECT array_agg(seq ORDER BY seq) AS log_seq, "
-            "array_agg(action ORDER BY seq) AS log_action, "
-            "array_agg(update_id ORDER BY seq) AS log_update, "
-            "array_agg(created_at ORDER BY seq) AS log_at "
-            "FROM moves WHERE moves.match_id = m.match_id) AS log "
-            "WHERE m.match_id = %s", (match_id,), split)
-        if not rows:
-            raise NotFound(f"no match {match_id}")
-        row, moves = rows[0]
-        game = rebuild_game(row, [m.action for m in moves])
-        return StoredMatch(row, tuple(moves), game)
-
-    async def match_head(self, match_id: int) -> tuple[MatchRow, int]:
-        # The row's move count is the last stored move's number (the log has no gaps), and
-        # both come from one statement, so they agree.
-        row = await self.get_match(match_id)
-        return row, row.move_count
-
-    async def append_move(self, match_id: int, expected_seq: int, action: PlayerAction | str,
-                          *, update_id: int | None = None,
-                          final: Match | None = None) -> MoveRow:
-        return (await self.append_moves(match_id, [(expected_seq, action)],
-                                        update_id=update_id, final=final))[0]
-
-    #: One transaction stores every step of a move (:meth:`append_moves`).
-    appends_atomically = True
-
-    async def append_moves(self, match_id: int,
-                           moves: Sequence[tuple[int, PlayerAction | str]], *,
-                           update_id: int | None = None,
-                           final: Match | None = None) -> list[MoveRow]:
-        """:meth:`append_move` for the steps of one move (a card and "end" typed together)
-        in one transaction: all of them are stored, or none (a process killed in between
-        would otherwise leave the turn half made, and the update that made it recorded)."""
-        texts = move_steps(moves, final)
-        if not texts:
-            return []
-        now = self._clock()
-
-        async def work(conn: Conn) -> list[MoveRow]:
-            # Writers of this match, in any process, queue here until COMMIT or ROLLBACK;
-            # the statements after it see everything they committed.
-            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (match_id,))
-            if update_id is not None:
-                await self._remember_update(PgTx(conn), update_id, now)
-            # The NOTIFY for the engine streams rides on this read (no round trip of its
-            # own): it is delivered at COMMIT only, so a refused move notifies nobody.
-            first = texts[0][0]
-            r = await self._one(
-                conn, "SELECT status, (SELECT COALESCE(MAX(seq), 0) FROM moves "
-                "WHERE match_id = %s) AS last_seq, pg_notify(%s, %s) FROM matches "
-                "WHERE match_id = %s", (match_id, NOTIFY_CHANNEL, str(match_id), match_id))
-            if r is None:
-                raise NotFound(f"no match {match_id}")
-            if r["status"] != MatchStatus.ACTIVE:
-                raise MatchClosed(f"match {match_id} is {r['status']}")
-            if r["last_seq"] + 1 != first:
-                raise SequenceConflict(match_id, first, r["last_seq"] + 1)
-            rows: list[MoveRow] = []
-            for i, (seq, text) in enumerate(texts):
-                mark = update_id if i == 0 else None
-                try:
-                    await conn.execute(
-                        "INSERT INTO moves (match_id, seq, action, update_id, created_at) "
-                        "VALUES (%s, %s, %s, %s, %s)", (match_id, seq, text, mark, now))
-                except errors.UniqueViolation as exc:  # a writer that skipped the lock won
-                    raise SequenceConflict(match_id, seq, seq + 1) from exc
-                rows.append(MoveRow(match_id, seq, text, mark, at(now)))
-            if final is not None:
-                await self._close_finished(conn, match_id, final, now)
-            if self.after_append is not None:  # commits with the moves, or not at all
-                await self.after_append(conn, match_id, texts[-1][0])
-            return rows
-
-        return await self._write(work)
 
     async def wait_for_writers(self, match_id: int) -> None:
         """Return once every write of the match under way (holding its advisory lock) has
@@ -713,219 +584,11 @@ class PostgresStore(SqlStore):
 
         await self._write(work)
 
-    async def _close_finished(self, conn: Conn, match_id: int, game: Match, now: float) -> None:
-        """Final status, totals and per-user statistics (the engine's figures, added up):
-        inside the caller's transaction."""
-        row = await self._get_match(PgTx(conn), match_id)
-        if tuple(row.labels) != game.players:
-            raise ValueError(f"that game is not match {match_id} (players differ)")
-        cur = await conn.execute(
-            "SELECT seat FROM stand_ins WHERE match_id = %s AND resigned", (match_id,))
-        resigned = {r["seat"] for r in await cur.fetchall()}
-        gained = seat_statistics(game, match_outcome(game, resigned))
-        await conn.execute(
-            "UPDATE matches SET status = 'finished', finished_at = %s, totals = %s "
-            "WHERE match_id = %s AND status = 'active'",
-            (now, json.dumps(list(game.totals())), match_id))
-        params = [stats_params(seat.user_id, row.chat_id, gained[seat.seat])
-                  for seat in row.seats if seat.user_id is not None]
-        if params:
-            async with conn.cursor() as c:
-                await c.executemany(format_style(POSTGRES.add_stats()), params)
-
-    async def abandon_match(self, match_id: int) -> bool:
-        now = self._clock()
-
-        async def work(conn: Conn) -> bool:
-            cur = await conn.execute(
-                "UPDATE matches SET status = 'abandoned', finished_at = %s "
-                "WHERE match_id = %s AND status = 'active'", (now, match_id))
-            if cur.rowcount:
-                await notify(conn, match_id)
-                return True
-            if await self._one(conn, "SELECT 1 FROM matches WHERE match_id = %s", (match_id,)):
-                return False
-            raise NotFound(f"no match {match_id}")
-
-        return await self._write(work)
-
-    async def concede_match(self, match_id: int, seat: int) -> bool:
-        now = self._clock()
-
-        async def work(conn: Conn) -> bool:
-            row = await self._get_match(PgTx(conn), match_id)
-            cur = await conn.execute(
-                "UPDATE matches SET status = 'abandoned', finished_at = %s, conceded_by = %s "
-                "WHERE match_id = %s AND status = 'active'", (now, seat, match_id))
-            if not cur.rowcount:
-                return False
-            # The engine's outcome of a concession: the conceding side loses, the rest win.
-            outcome = Outcome.of_totals(row.table, [0] * row.table.players, conceded=seat)
-            params = [(s.user_id, row.chat_id, int(outcome.won(s.seat)))
-                      for s in row.seats if s.user_id is not None]
-            if params:
-                async with conn.cursor() as c:
-                    await c.executemany(
-                        "INSERT INTO user_stats (user_id, chat_id, matches, wins) "
-                        "VALUES (%s, %s, 1, %s) ON CONFLICT (user_id, chat_id) DO UPDATE SET "
-                        "matches = user_stats.matches + 1, "
-                        "wins = user_stats.wins + excluded.wins", params)
-            await notify(conn, match_id)
-            return True
-
-        return await self._write(work)
-
-    async def set_board_message(self, match_id: int, message_id: int | None,
-                                caption: str | None = None) -> int | None:
-        async def work(conn: Conn) -> int | None:
-            old = await self._one(
-                conn, "SELECT board_message_id FROM matches WHERE match_id = %s FOR UPDATE",
-                (match_id,))
-            if old is None:
-                raise NotFound(f"no match {match_id}")
-            await conn.execute(
-                "UPDATE matches SET board_message_id = %s, board_caption = %s "
-                "WHERE match_id = %s", (message_id, caption, match_id))
-            previous: int | None = old["board_message_id"]
-            return previous
-
-        return await self._write(work)
-
     @staticmethod
     async def note_told_on(conn: Conn, match_id: int, key: str, seq: int = 0) -> None:
         """:meth:`note_told` inside ``conn``'s transaction (a move's, for what it says
         about its announcement: :func:`chat.notices.then_key`)."""
         await conn.execute(format_style(POSTGRES.note_told()), (match_id, key, seq))
-
-    # Ratings and history ----------------------------------------------------------------
-
-    # Turn timers and absent players ------------------------------------------------------
-
-    async def arm_timer(self, match_id: int, seq: int | None, deadline: float | None) -> None:
-        hook = self.after_arm
-
-        async def work(conn: Conn) -> None:
-            row = await self._one(
-                conn, "UPDATE turn_timers SET seq = %s, deadline = %s, reminded = FALSE "
-                "WHERE match_id = %s RETURNING seconds", (seq, deadline, match_id))
-            if hook is not None and row is not None and seq is not None \
-                    and deadline is not None:
-                await hook(conn, match_id, seq, deadline, int(row["seconds"]))
-
-        await self._write(work)
-
-    async def set_stand_in(self, match_id: int, seat: int, *, timeouts: int,
-                           computer: bool, resigned: bool = False,
-                           update_id: int | None = None) -> None:
-        hook = self.after_computer if computer else None
-        now = self._clock()
-
-        async def work(conn: Conn) -> None:
-            if update_id is not None:
-                await self._remember_update(PgTx(conn), update_id, now)
-            await conn.execute(
-                "INSERT INTO stand_ins (match_id, seat, timeouts, computer, resigned) "
-                "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (match_id, seat) DO UPDATE SET "
-                "timeouts = excluded.timeouts, computer = excluded.computer, "
-                "resigned = stand_ins.resigned OR excluded.resigned",
-                (match_id, seat, max(0, timeouts), bool(computer), bool(resigned)))
-            if hook is not None:  # the seat may be the one to move: its job commits too
-                last = await self._one(conn, "SELECT COALESCE(MAX(seq), 0) AS seq FROM moves "
-                                       "WHERE match_id = %s", (match_id,))
-                await hook(conn, match_id, int(last["seq"] if last else 0) + 1)
-
-        await self._write(work)
-
-    async def migrate_chat(self, old_chat_id: int, new_chat_id: int) -> None:
-        now = self._clock()
-        columns = ", ".join(("matches", "best_tour", *STATS_SUMS))
-
-        async def work(conn: Conn) -> None:
-            await conn.execute(
-                "INSERT INTO chats (chat_id, language, default_settings, created_at, "
-                "updated_at, tidy, title) SELECT %s, language, default_settings, created_at, "
-                "%s, tidy, title FROM chats WHERE chat_id = %s "
-                "ON CONFLICT (chat_id) DO NOTHING", (new_chat_id, now, old_chat_id))
-            for table in ("matches", "lobbies"):
-                await conn.execute(f"UPDATE {table} SET chat_id = %s WHERE chat_id = %s",
-                                   (new_chat_id, old_chat_id))
-            await conn.execute(
-                f"INSERT INTO user_stats (user_id, chat_id, {columns}) SELECT user_id, %s, "
-                f"{columns} FROM user_stats WHERE chat_id = %s ON CONFLICT DO NOTHING",
-                (new_chat_id, old_chat_id))
-            await conn.execute("DELETE FROM user_stats WHERE chat_id = %s", (old_chat_id,))
-
-        await self._write(work)
-
-    # Lobbies ----------------------------------------------------------------------------
-
-    # Statistics -------------------------------------------------------------------------
-
-    # The update ledger ------------------------------------------------------------------
-
-    # Outside engines (issue 31) -----------------------------------------------------------
-
-    async def create_engine(self, owner_id: int, name: str, token_hash: str) -> EngineRow:
-        now = self._clock()
-
-        async def work(conn: Conn) -> EngineRow:
-            if await self._one(conn, "SELECT 1 FROM engines WHERE name_key = %s",
-                               (name_key(name),)) is not None:
-                raise EngineExists(f"an engine is called {name!r} already")
-            try:
-                made = await self._one(
-                    conn, "INSERT INTO engines (owner_id, name, name_key, token_hash, "
-                    "created_at) VALUES (%s, %s, %s, %s, %s) RETURNING engine_id",
-                    (owner_id, name, name_key(name), token_hash, now))
-            except errors.UniqueViolation as exc:  # another process took the name meanwhile
-                raise EngineExists(f"an engine is called {name!r} already") from exc
-            assert made is not None
-            engine_id = int(made["engine_id"])
-            display = engine_display_name(name)
-            await conn.execute(
-                "INSERT INTO users (user_id, display_name, can_write_privately, created_at, "
-                "updated_at, name_key) VALUES (%s, %s, FALSE, %s, %s, %s) "
-                "ON CONFLICT (user_id) DO UPDATE SET display_name = excluded.display_name, "
-                "name_key = excluded.name_key",
-                (engine_user_id(engine_id), display, now, now, name_key(display)))
-            row = await self._one(
-                conn, f"SELECT {ENGINE_COLUMNS} FROM engines WHERE engine_id = %s",
-                (engine_id,))
-            assert row is not None
-            return engine_row(row)
-
-        return await self._write(work)
-
-    async def update_engine(self, engine_id: int, *, token_hash: str | None = None,
-                            visibility: Visibility | None = None,
-                            max_matches: int | None = None) -> EngineRow:
-        async def work(conn: Conn) -> EngineRow:
-            if token_hash is not None:  # the old token's streams close, in every process
-                await conn.execute("SELECT pg_notify(%s, %s)",
-                                   (ENGINE_CHANNEL, str(engine_id)))
-            await conn.execute(
-                "UPDATE engines SET token_hash = COALESCE(%s, token_hash), "
-                "visibility = COALESCE(%s, visibility), "
-                "max_matches = COALESCE(%s, max_matches) WHERE engine_id = %s",
-                (token_hash, None if visibility is None else str(visibility), max_matches,
-                 engine_id))
-            row = await self._one(
-                conn, f"SELECT {ENGINE_COLUMNS} FROM engines WHERE engine_id = %s",
-                (engine_id,))
-            if row is None:
-                raise NotFound(f"engine {engine_id}")
-            return engine_row(row)
-
-        return await self._write(work)
-
-    async def delete_engine(self, engine_id: int) -> bool:
-        async def work(conn: Conn) -> bool:
-            # Its token's streams close, in every process (delivered at COMMIT).
-            await conn.execute("SELECT pg_notify(%s, %s)", (ENGINE_CHANNEL, str(engine_id)))
-            cur = await conn.execute("DELETE FROM engines WHERE engine_id = %s", (engine_id,))
-            return cur.rowcount > 0
-
-        return await self._write(work)
 
     # Administration and inspection ------------------------------------------------------
 
@@ -950,20 +613,6 @@ class PostgresStore(SqlStore):
                 os.remove(partial)
             raise StorageError(f"pg_dump failed: {err.decode(errors='replace').strip()}")
         os.replace(partial, dest)
-
-    async def mark_update(self, update_id: int) -> bool:
-        now = self._clock()
-
-        async def work(conn: Conn) -> bool:
-            await conn.execute("DELETE FROM update_failures WHERE update_id = %s",
-                               (update_id,))
-            await self._remember_update(PgTx(conn), update_id, now)
-            return True
-
-        try:
-            return await self._write(work)
-        except DuplicateUpdate:
-            return False
 
     async def update_state(self, update_id: int) -> tuple[bool, int | None]:
         rows = await self._select(

@@ -11,7 +11,8 @@ two databases agree on: ``ON CONFLICT ... DO UPDATE`` upserts, ``RETURNING``, ``
 - a match's seats as one JSON column: ``json_group_array`` (text) and ``json_agg`` (decoded
   by psycopg), read alike by :func:`storage.rows.match_row`;
 - a list parameter: SQLite has no arrays (``IN (?, ?, ...)``), PostgreSQL takes one
-  (``= ANY(?)``, one statement to prepare whatever the list's length).
+  (``= ANY(?)``, one statement to prepare whatever the list's length);
+- a row lock: ``FOR UPDATE`` in PostgreSQL, nothing in SQLite (one writer at a time).
 
 What only one backend has stays in its driver module: SQLite's group commit, pragmas and
 file backup; PostgreSQL's advisory locks, ``LISTEN``/``NOTIFY``, the jobs' hooks, the flood
@@ -40,6 +41,8 @@ class Dialect:
     seats_json: str
     #: Whether a list travels as one array parameter (``= ANY(?)``).
     arrays: bool
+    #: What locks the rows a read found until COMMIT (SQLite's one writer needs nothing).
+    row_lock: str
 
     def any_of(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
         """``column`` is one of ``values``: the condition and its parameters. An empty list
@@ -82,6 +85,7 @@ SQLITE = Dialect(
                                          'label', st.label))
      FROM seats st WHERE st.match_id = m.match_id)""",
     arrays=False,
+    row_lock="",
 )
 
 POSTGRES = Dialect(
@@ -92,6 +96,7 @@ POSTGRES = Dialect(
                                        'label', st.label) ORDER BY st.seat)
      FROM seats st WHERE st.match_id = m.match_id)""",
     arrays=True,
+    row_lock=" FOR UPDATE",
 )
 
 

@@ -19,54 +19,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
-import secrets
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from datetime import UTC, datetime
 from typing import Any, TypeVar, cast
 
 import aiosqlite
 
-from krendzu import Match, Outcome, PlayerAction, Settings, match_outcome
-from krendzu.stats import seat_statistics
 from storage.base import (
-    ENGINE_COLUMNS,
-    ActiveMatchExists,
-    DuplicateUpdate,
-    EngineExists,
-    EngineRow,
-    MatchClosed,
-    MatchRow,
-    MatchStatus,
-    MoveRow,
-    NotFound,
     SchemaTooNew,
-    SeatRow,
-    SeatSpec,
-    SequenceConflict,
     StorageError,
-    StoredMatch,
-    Visibility,
-    engine_display_name,
-    engine_row,
-    engine_user_id,
     name_key,
-    rebuild_game,
 )
-from storage.common import MAX_SEED as _MAX_SEED
-from storage.common import STATS_SUMS as _STATS_SUMS
-from storage.common import UPDATE_TTL_SECONDS, at, move_steps
+from storage.common import UPDATE_TTL_SECONDS
 from storage.common import consume_exception as _consume_exception
-from storage.common import settings_json as _settings_json
-from storage.common import stats_params as _stats_params
 from storage.connector import Params, Row, Tx, UniqueViolation
 from storage.migrations import LATEST, MIGRATIONS, VERSION_TABLE, Migration
-from storage.queries import MOVE_COLUMNS, SQLITE
-from storage.rows import move_row
+from storage.queries import SQLITE
 from storage.store import SqlStore, TxOp
 
 log = logging.getLogger(__name__)
@@ -539,12 +510,6 @@ class SqliteStore(SqlStore):
                         await conn.execute("ROLLBACK")
                 raise
 
-    async def _fetchone(self, conn: aiosqlite.Connection, sql: str,
-                        params: Sequence[Any] = ()) -> sqlite3.Row | None:
-        """The first row of a query inside a write (reads use :meth:`_read`)."""
-        async with conn.execute(sql, params) as cur:
-            return await cur.fetchone()
-
     # The connector (storage.store.SqlStore's four ways in) ------------------------------
 
     dialect = SQLITE
@@ -574,333 +539,7 @@ class SqliteStore(SqlStore):
                 await self._conn.execute("PRAGMA optimize")
             await self._conn.close()
 
-    # Chats and users --------------------------------------------------------------------
-
-    # Matches ----------------------------------------------------------------------------
-
-    async def create_match(
-        self,
-        chat_id: int,
-        settings: Settings,
-        seats: Sequence[SeatSpec],
-        *,
-        thread_id: int | None = None,
-        seed: int | None = None,
-        board_message_id: int | None = None,
-        lobby_id: int | None = None,
-    ) -> StoredMatch:
-        if seed is None:
-            seed = secrets.randbelow(_MAX_SEED)
-        if not 0 <= seed < _MAX_SEED:
-            raise ValueError(f"a seed is in 0..2**63-1, not {seed}")
-        if thread_id is not None and thread_id <= 0:
-            raise ValueError("a forum topic id is positive")
-        seat_rows = tuple(
-            SeatRow(i, spec.kind, spec.user_id, spec.level, spec.label(i))
-            for i, spec in enumerate(seats)
-        )
-        labels = [s.label for s in seat_rows]
-        game = Match(labels, settings, seed=seed)  # validates seat count and settings
-        now = self._clock()
-        settings_text = json.dumps(_settings_json(settings))
-
-        async def work(conn: aiosqlite.Connection) -> StoredMatch:
-            await conn.execute(
-                "INSERT INTO chats (chat_id, created_at, updated_at) VALUES (?, ?, ?) "
-                "ON CONFLICT (chat_id) DO NOTHING",
-                (chat_id, now, now),
-            )
-            humans = [s.user_id for s in seat_rows if s.user_id is not None]
-            if humans:
-                marks = ",".join("?" * len(humans))
-                found = {
-                    r["user_id"]
-                    for r in await conn.execute_fetchall(
-                        f"SELECT user_id FROM users WHERE user_id IN ({marks})", humans
-                    )
-                }
-                missing = [u for u in humans if u not in found]
-                if missing:
-                    raise NotFound(f"users {missing} are not stored: upsert_user first")
-            busy = await self._fetchone(
-                conn,
-                "SELECT match_id FROM matches WHERE chat_id = ? AND thread_id = ? "
-                "AND status = 'active'",
-                (chat_id, thread_id or 0),
-            )
-            if busy is not None:
-                raise ActiveMatchExists(
-                    f"chat {chat_id} topic {thread_id} already plays match {busy['match_id']}"
-                )
-            cur = await conn.execute(
-                """
-                INSERT INTO matches (chat_id, thread_id, table_kind, settings, seed, status,
-                                     board_message_id, created_at)
-                VALUES (?, ?, ?, ?, ?, 'active', ?, ?)
-                """,
-                (
-                    chat_id,
-                    thread_id or 0,
-                    settings.table.value,
-                    settings_text,
-                    seed,
-                    board_message_id,
-                    now,
-                ),
-            )
-            match_id = cur.lastrowid
-            assert match_id is not None
-            if lobby_id is not None:
-                started = await conn.execute(
-                    "UPDATE lobbies SET status = 'started', match_id = ?, updated_at = ? "
-                    "WHERE lobby_id = ? AND status = 'open'",
-                    (match_id, now, lobby_id),
-                )
-                if not started.rowcount:
-                    raise NotFound(f"no open lobby {lobby_id}")
-            await conn.executemany(
-                "INSERT INTO seats (match_id, seat, kind, user_id, level, label) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                [
-                    (match_id, s.seat, s.kind.value, s.user_id, s.level, s.label)
-                    for s in seat_rows
-                ],
-            )
-            row = MatchRow(
-                match_id=match_id,
-                chat_id=chat_id,
-                thread_id=thread_id,
-                settings=settings,
-                seed=seed,
-                status=MatchStatus.ACTIVE,
-                seats=seat_rows,
-                move_count=0,
-                board_message_id=board_message_id,
-                created_at=datetime.fromtimestamp(now, UTC),
-                finished_at=None,
-                totals=None,
-            )
-            return StoredMatch(row, (), game)
-
-        return await self._write(work)
-
-    async def load_match(self, match_id: int) -> StoredMatch:
-        async def op(conn: aiosqlite.Connection) -> tuple[MatchRow, list[MoveRow]]:
-            row = await self._get_match(SqliteTx(conn), match_id)
-            moves = await conn.execute_fetchall(
-                f"SELECT {MOVE_COLUMNS} FROM moves WHERE match_id = ? ORDER BY seq",
-                (match_id,),
-            )
-            return row, [move_row(cast(Row, r)) for r in moves]
-
-        row, moves = await self._read(op)
-        game = rebuild_game(row, [m.action for m in moves])
-        return StoredMatch(row, tuple(moves), game)
-
-    async def match_head(self, match_id: int) -> tuple[MatchRow, int]:
-        async def op(conn: aiosqlite.Connection) -> tuple[MatchRow, int]:
-            row = await self._get_match(SqliteTx(conn), match_id)
-            last = await self._fetchone(
-                conn, "SELECT COALESCE(MAX(seq), 0) AS last FROM moves WHERE match_id = ?",
-                (match_id,))
-            return row, int(last["last"]) if last is not None else 0
-
-        return await self._read(op)
-
-    async def append_move(
-        self,
-        match_id: int,
-        expected_seq: int,
-        action: PlayerAction | str,
-        *,
-        update_id: int | None = None,
-        final: Match | None = None,
-    ) -> MoveRow:
-        return (await self.append_moves(match_id, [(expected_seq, action)],
-                                        update_id=update_id, final=final))[0]
-
-    #: One write stores every step of a move (:meth:`append_moves`).
-    appends_atomically = True
-
-    async def append_moves(
-        self,
-        match_id: int,
-        moves: Sequence[tuple[int, PlayerAction | str]],
-        *,
-        update_id: int | None = None,
-        final: Match | None = None,
-    ) -> list[MoveRow]:
-        """:meth:`append_move` for the steps of one move in one write (one savepoint of the
-        group commit): all of them are stored, or none."""
-        texts = move_steps(moves, final)
-        if not texts:
-            return []
-        now = self._clock()
-
-        async def work(conn: aiosqlite.Connection) -> list[MoveRow]:
-            if update_id is not None:
-                await self._remember_update(SqliteTx(conn), update_id, now)
-            first = texts[0][0]
-            r = await self._fetchone(
-                conn,
-                "SELECT status, (SELECT COALESCE(MAX(seq), 0) FROM moves "
-                "WHERE match_id = ?) AS last_seq FROM matches WHERE match_id = ?",
-                (match_id, match_id),
-            )
-            if r is None:
-                raise NotFound(f"no match {match_id}")
-            if r["status"] != MatchStatus.ACTIVE:
-                raise MatchClosed(f"match {match_id} is {r['status']}")
-            if r["last_seq"] + 1 != first:
-                raise SequenceConflict(match_id, first, r["last_seq"] + 1)
-            rows: list[MoveRow] = []
-            for i, (seq, text) in enumerate(texts):
-                mark = update_id if i == 0 else None
-                await conn.execute(
-                    "INSERT INTO moves (match_id, seq, action, update_id, created_at) "
-                    "VALUES (?, ?, ?, ?, ?)",
-                    (match_id, seq, text, mark, now),
-                )
-                rows.append(MoveRow(match_id, seq, text, mark, at(now)))
-            if final is not None:
-                await self._close_finished(conn, match_id, final, now)
-            return rows
-
-        return await self._write(work)
-
-    async def _close_finished(
-        self, conn: aiosqlite.Connection, match_id: int, game: Match, now: float
-    ) -> None:
-        """Final status, totals and per-user statistics: inside the caller's transaction.
-
-        The statistics are the engine's (:func:`krendzu.stats.seat_statistics` of the
-        outcome with the seats that resigned): this only adds them up."""
-        row = await self._get_match(SqliteTx(conn), match_id)
-        if tuple(row.labels) != game.players:
-            raise ValueError(f"that game is not match {match_id} (players differ)")
-        resigned = {r["seat"] for r in await conn.execute_fetchall(
-            "SELECT seat FROM stand_ins WHERE match_id = ? AND resigned = 1", (match_id,))}
-        gained = seat_statistics(game, match_outcome(game, resigned))
-        await conn.execute(
-            "UPDATE matches SET status = 'finished', finished_at = ?, totals = ? "
-            "WHERE match_id = ? AND status = 'active'",
-            (now, json.dumps(list(game.totals())), match_id),
-        )
-        await conn.executemany(SQLITE.add_stats(), [
-            _stats_params(seat.user_id, row.chat_id, gained[seat.seat])
-            for seat in row.seats if seat.user_id is not None
-        ])
-
-    async def abandon_match(self, match_id: int) -> bool:
-        now = self._clock()
-
-        async def work(conn: aiosqlite.Connection) -> bool:
-            cur = await conn.execute(
-                "UPDATE matches SET status = 'abandoned', finished_at = ? "
-                "WHERE match_id = ? AND status = 'active'",
-                (now, match_id),
-            )
-            if cur.rowcount:
-                return True
-            if await self._fetchone(
-                conn, "SELECT 1 FROM matches WHERE match_id = ?", (match_id,)
-            ):
-                return False
-            raise NotFound(f"no match {match_id}")
-
-        return await self._write(work)
-
-    async def concede_match(self, match_id: int, seat: int) -> bool:
-        now = self._clock()
-
-        async def work(conn: aiosqlite.Connection) -> bool:
-            row = await self._get_match(SqliteTx(conn), match_id)
-            cur = await conn.execute(
-                "UPDATE matches SET status = 'abandoned', finished_at = ?, conceded_by = ? "
-                "WHERE match_id = ? AND status = 'active'", (now, seat, match_id))
-            if not cur.rowcount:
-                return False
-            # The engine's outcome of a concession (the points so far decide nothing, so
-            # none are read): the conceding side loses, every other side wins.
-            outcome = Outcome.of_totals(row.table, [0] * row.table.players, conceded=seat)
-            params = [(s.user_id, row.chat_id, int(outcome.won(s.seat)))
-                      for s in row.seats if s.user_id is not None]
-            await conn.executemany(
-                "INSERT INTO user_stats (user_id, chat_id, matches, wins) VALUES (?, ?, 1, ?) "
-                "ON CONFLICT (user_id, chat_id) DO UPDATE SET matches = matches + 1, "
-                "wins = wins + excluded.wins", params)
-            return True
-
-        return await self._write(work)
-
-    async def set_board_message(self, match_id: int, message_id: int | None,
-                                caption: str | None = None) -> int | None:
-        async def work(conn: aiosqlite.Connection) -> int | None:
-            old = await self._fetchone(
-                conn, "SELECT board_message_id FROM matches WHERE match_id = ?", (match_id,))
-            if old is None:
-                raise NotFound(f"no match {match_id}")
-            await conn.execute(
-                "UPDATE matches SET board_message_id = ?, board_caption = ? WHERE match_id = ?",
-                (message_id, caption, match_id))
-            return old["board_message_id"]
-
-        return await self._write(work)
-
-    # Ratings and history ----------------------------------------------------------------
-
-    # Turn timers and absent players ------------------------------------------------------
-
-    async def arm_timer(self, match_id: int, seq: int | None, deadline: float | None) -> None:
-        await self._change(
-            "UPDATE turn_timers SET seq = ?, deadline = ?, reminded = 0 WHERE match_id = ?",
-            (seq, deadline, match_id),
-        )
-
-    async def set_stand_in(self, match_id: int, seat: int, *, timeouts: int,
-                           computer: bool, resigned: bool = False,
-                           update_id: int | None = None) -> None:
-        now = self._clock()
-
-        async def work(conn: aiosqlite.Connection) -> None:
-            if update_id is not None:
-                await self._remember_update(SqliteTx(conn), update_id, now)
-            await conn.execute(
-                "INSERT INTO stand_ins (match_id, seat, timeouts, computer, resigned) "
-                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (match_id, seat) DO UPDATE SET "
-                "timeouts = excluded.timeouts, computer = excluded.computer, "
-                "resigned = MAX(stand_ins.resigned, excluded.resigned)",
-                (match_id, seat, max(0, timeouts), int(computer), int(resigned)),
-            )
-
-        await self._write(work)
-
-    async def migrate_chat(self, old_chat_id: int, new_chat_id: int) -> None:
-        now = self._clock()
-
-        async def work(conn: aiosqlite.Connection) -> None:
-            await conn.execute(
-                "INSERT INTO chats (chat_id, language, default_settings, created_at, updated_at,"
-                " tidy, title) SELECT ?, language, default_settings, created_at, ?, tidy, title"
-                " FROM chats"
-                " WHERE chat_id = ? ON CONFLICT (chat_id) DO NOTHING",
-                (new_chat_id, now, old_chat_id),
-            )
-            for table in ("matches", "lobbies"):
-                await conn.execute(
-                    f"UPDATE {table} SET chat_id = ? WHERE chat_id = ?", (new_chat_id, old_chat_id)
-                )
-            columns = ", ".join(("matches", "best_tour", *_STATS_SUMS))
-            await conn.execute(
-                f"INSERT INTO user_stats (user_id, chat_id, {columns}) SELECT user_id, ?, "
-                f"{columns} FROM user_stats WHERE chat_id = ? ON CONFLICT DO NOTHING",
-                (new_chat_id, old_chat_id),
-            )
-            await conn.execute("DELETE FROM user_stats WHERE chat_id = ?", (old_chat_id,))
-
-        await self._write(work)
-
-    # Lobbies ----------------------------------------------------------------------------
+    # The embedded mode's group writes (the scaled mode keeps them in pg_windows) ------
 
     async def note_group_write(self, chat_id: int, at: float) -> None:
         async def op(conn: aiosqlite.Connection) -> None:
@@ -914,60 +553,6 @@ class SqliteStore(SqlStore):
         return await self._select(
             "SELECT chat_id, at FROM group_writes WHERE at >= ? ORDER BY at", (since,),
             lambda r: (int(r["chat_id"]), float(r["at"])))
-
-    # Statistics -------------------------------------------------------------------------
-
-    # The update ledger ------------------------------------------------------------------
-
-    # Outside engines (issue 31) -----------------------------------------------------------
-
-    async def create_engine(self, owner_id: int, name: str, token_hash: str) -> EngineRow:
-        now = self._clock()
-
-        async def work(conn: aiosqlite.Connection) -> EngineRow:
-            if await self._fetchone(conn, "SELECT 1 FROM engines WHERE name_key = ?",
-                                    (name_key(name),)) is not None:
-                raise EngineExists(f"an engine is called {name!r} already")
-            try:
-                cur = await conn.execute(
-                    "INSERT INTO engines (owner_id, name, name_key, token_hash, created_at) "
-                    "VALUES (?, ?, ?, ?, ?)", (owner_id, name, name_key(name), token_hash, now))
-            except sqlite3.IntegrityError as exc:
-                raise EngineExists(f"an engine is called {name!r} already") from exc
-            engine_id = int(cur.lastrowid or 0)
-            display = engine_display_name(name)
-            await conn.execute(
-                "INSERT INTO users (user_id, display_name, can_write_privately, created_at, "
-                "updated_at, name_key) VALUES (?, ?, 0, ?, ?, ?) ON CONFLICT (user_id) DO "
-                "UPDATE SET display_name = excluded.display_name, name_key = excluded.name_key",
-                (engine_user_id(engine_id), display, now, now, name_key(display)))
-            row = await self._fetchone(
-                conn, f"SELECT {ENGINE_COLUMNS} FROM engines WHERE engine_id = ?", (engine_id,))
-            assert row is not None
-            return engine_row(row)
-
-        return await self._write(work)
-
-    async def update_engine(self, engine_id: int, *, token_hash: str | None = None,
-                            visibility: Visibility | None = None,
-                            max_matches: int | None = None) -> EngineRow:
-        async def work(conn: aiosqlite.Connection) -> EngineRow:
-            await conn.execute(
-                "UPDATE engines SET token_hash = COALESCE(?, token_hash), "
-                "visibility = COALESCE(?, visibility), "
-                "max_matches = COALESCE(?, max_matches) WHERE engine_id = ?",
-                (token_hash, None if visibility is None else str(visibility), max_matches,
-                 engine_id))
-            row = await self._fetchone(
-                conn, f"SELECT {ENGINE_COLUMNS} FROM engines WHERE engine_id = ?", (engine_id,))
-            if row is None:
-                raise NotFound(f"engine {engine_id}")
-            return engine_row(row)
-
-        return await self._write(work)
-
-    async def delete_engine(self, engine_id: int) -> bool:
-        return await self._change("DELETE FROM engines WHERE engine_id = ?", (engine_id,)) > 0
 
     # Administration and inspection ------------------------------------------------------
     # Nothing in the bot calls these: ``python -m storage``, the benchmarks, operators and
@@ -1015,18 +600,6 @@ class SqliteStore(SqlStore):
                     await target.close()
 
         await self._guard(work)
-
-    async def mark_update(self, update_id: int) -> bool:
-        now = self._clock()
-
-        async def work(conn: aiosqlite.Connection) -> bool:
-            await self._remember_update(SqliteTx(conn), update_id, now)
-            return True
-
-        try:
-            return await self._write(work)
-        except DuplicateUpdate:
-            return False
 
 class _Undo(Exception):
     """Internal: roll back a lone write's transaction after it failed."""

@@ -1,20 +1,20 @@
-"""The store written once: :class:`SqlStore`, the methods of :class:`storage.base.Store`
+"""The store written once: :class:`SqlStore`, every method of :class:`storage.base.Store`
 whose SQL both backends share, over the thin connector of :mod:`storage.connector`.
 
-A backend (``storage.sqlite``, ``storage.postgres``) subclasses it and supplies the four ways
-in (``_query``, ``_modify``, ``_in_read``, ``_in_write``), its :class:`~storage.queries.Dialect`
-and, where it has more to do inside the same transaction, the hooks below, which do nothing
-here: PostgreSQL locks a match across processes (``_lock_match``), tells other processes of a
-change (``_notify``) and defers the scaled mode's jobs with a move (``_after_*``). SQLite's
-single writer needs none of them.
+It is built in two parts, each under the size the package keeps: the matches
+(:mod:`storage.store_matches`) and, here, the people, lobbies, timers, ratings, statistics,
+engines and the update ledger. The connector and the hooks where one backend does more are
+in :mod:`storage.store_core`; the statements that are named, and the dialect differences, in
+:mod:`storage.queries`. ``storage.sqlite`` and ``storage.postgres`` subclass it and keep
+only what differs: connections, transactions, locks, ``LISTEN``, backups and the parts only
+PostgreSQL has.
 """
 
 from __future__ import annotations
 
-import abc
 import json
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from krendzu import Settings
 from storage import queries as q
@@ -23,65 +23,34 @@ from storage.base import (
     ENGINE_COLUMNS,
     ChatRow,
     DuplicateUpdate,
+    EngineExists,
     EngineRow,
     LobbyExists,
     LobbyRow,
     LobbyStatus,
     MatchRow,
-    MatchStatus,
     NotFound,
     RatingRow,
     StandIn,
     StatsRow,
-    Store,
     TimerRow,
     UserRow,
+    Visibility,
+    engine_display_name,
     engine_row,
+    engine_user_id,
     name_key,
 )
-from storage.common import PRUNE_EVERY, chat_settings_dump, panel_lines_dump, panel_lines_load
+from storage.common import STATS_SUMS, chat_settings_dump
 from storage.connector import Params, Row, Tx, UniqueViolation
+from storage.store_core import TxOp
+from storage.store_matches import MatchSql
 
-T = TypeVar("T")
-R = TypeVar("R")
-#: Work inside one transaction the connector opened (it commits or rolls back after).
-TxOp = Callable[[Tx], Awaitable[T]]
+__all__ = ["SqlStore", "TxOp"]
 
 
-class SqlStore(Store):
-    """:class:`Store`'s shared SQL; a backend adds its connector and dialect."""
-
-    #: How this backend's database spells what the two spell differently.
-    dialect: q.Dialect
-    _clock: Callable[[], float]
-    _update_ttl: float
-    #: Update ids remembered since the ledger was last pruned (:meth:`_remember_update`).
-    _inserts_since_prune: int
-
-    # The connector: four ways in -----------------------------------------------------------
-
-    @abc.abstractmethod
-    async def _query(self, sql: str, params: Params,
-                     map_row: Callable[[Row], R]) -> list[R]:
-        """One query as one read (one snapshot), each row mapped by ``map_row``."""
-
-    @abc.abstractmethod
-    async def _modify(self, sql: str, params: Params) -> int:
-        """One statement as one write; how many rows it changed."""
-
-    @abc.abstractmethod
-    async def _in_read(self, op: TxOp[T]) -> T:
-        """``op`` in one read transaction, so that its queries agree."""
-
-    @abc.abstractmethod
-    async def _in_write(self, op: TxOp[T]) -> T:
-        """``op`` in one write transaction, committed before this returns; an exception
-        rolls all of it back."""
-
-    # Hooks: what one backend does more inside the same transaction ---------------------------
-
-    async def _lock_match(self, tx: Tx, match_id: int) -> None:
-        """Order this write after every other of the match under way (any process)."""
+class SqlStore(MatchSql):
+    """:class:`storage.base.Store`'s shared SQL; a backend adds its connector and dialect."""
 
     # Chats and users --------------------------------------------------------------------
 
@@ -121,160 +90,6 @@ class SqlStore(Store):
     async def get_user(self, user_id: int) -> UserRow | None:
         found = await self._query(q.GET_USER, (user_id,), rows.user_row)
         return found[0] if found else None
-
-    # Matches: readers ---------------------------------------------------------------------
-
-    async def _match_rows(self, tx: Tx, where: str, params: Params) -> list[MatchRow]:
-        """The matches ``where`` picks, with their seats, inside the caller's transaction."""
-        found = await tx.fetchall(
-            f"SELECT {self.dialect.match_columns()} FROM matches m {where}", params)
-        return [rows.match_row(r) for r in found]
-
-    async def _matches(self, where: str, params: Params = ()) -> list[MatchRow]:
-        """The matches ``where`` picks, with their seats and move counts: one query."""
-        return await self._query(
-            f"SELECT {self.dialect.match_columns()} FROM matches m {where}", params,
-            rows.match_row)
-
-    async def _get_match(self, tx: Tx, match_id: int) -> MatchRow:
-        found = await self._match_rows(tx, "WHERE m.match_id = ?", (match_id,))
-        if not found:
-            raise NotFound(f"no match {match_id}")
-        return found[0]
-
-    async def get_match(self, match_id: int) -> MatchRow:
-        found = await self._matches("WHERE m.match_id = ?", (match_id,))
-        if not found:
-            raise NotFound(f"no match {match_id}")
-        return found[0]
-
-    async def active_match(self, chat_id: int, thread_id: int | None = None) -> MatchRow | None:
-        found = await self._matches(
-            "WHERE m.chat_id = ? AND m.thread_id = ? AND m.status = 'active'",
-            (chat_id, thread_id or 0))
-        return found[0] if found else None
-
-    async def matches_of_user(
-        self, user_id: int, *, status: MatchStatus | None = MatchStatus.ACTIVE,
-        chat_id: int | None = None, thread_id: int | None = None, limit: int | None = None
-    ) -> list[MatchRow]:
-        where = "WHERE m.match_id IN (SELECT match_id FROM seats WHERE user_id = ?)"
-        params: tuple[Any, ...] = (user_id,)
-        if status is not None:
-            where += " AND m.status = ?"
-            params += (status.value,)
-        if chat_id is not None:
-            where += " AND m.chat_id = ? AND m.thread_id = ?"
-            params += (chat_id, thread_id or 0)
-        where += " ORDER BY m.match_id DESC"
-        if limit is not None:
-            where += " LIMIT ?"
-            params += (max(0, limit),)
-        return await self._matches(where, params)
-
-    async def active_matches(self) -> list[MatchRow]:
-        return await self._matches("WHERE m.status = 'active' ORDER BY m.match_id")
-
-    async def active_matches_of_chat(self, chat_id: int) -> list[MatchRow]:
-        return await self._matches(
-            "WHERE m.chat_id = ? AND m.status = 'active' ORDER BY m.match_id", (chat_id,))
-
-    async def count_active_matches(self, *, chat_id: int | None = None,
-                                   user_id: int | None = None) -> int:
-        if (chat_id is None) == (user_id is None):
-            raise ValueError("count the matches of a chat or of a user")
-        if chat_id is not None:
-            sql = "SELECT COUNT(*) AS n FROM matches WHERE chat_id = ? AND status = 'active'"
-            params: tuple[Any, ...] = (chat_id,)
-        else:
-            sql = ("SELECT COUNT(DISTINCT m.match_id) AS n FROM seats s JOIN matches m"
-                   " ON m.match_id = s.match_id WHERE s.user_id = ? AND m.status = 'active'")
-            params = (user_id,)
-        return (await self._query(sql, params, lambda r: int(r["n"])))[0]
-
-    async def unannounced_matches(self) -> list[MatchRow]:
-        return await self._matches(
-            "WHERE m.status = 'finished' AND m.announced_seq < (SELECT "
-            "COALESCE(MAX(v.seq), 0) FROM moves v WHERE v.match_id = m.match_id) "
-            "ORDER BY m.match_id")
-
-    async def recent_matches(self, chat_id: int, thread_id: int | None = None,
-                             limit: int = 10) -> list[MatchRow]:
-        return await self._matches(
-            "WHERE m.chat_id = ? AND m.thread_id = ? ORDER BY m.match_id DESC LIMIT ?",
-            (chat_id, thread_id or 0, max(0, limit)))
-
-    # Panels, the board post, what was told ------------------------------------------------
-
-    async def get_panel(self, match_id: int, user_id: int) -> tuple[int, bool] | None:
-        found = await self._query(q.GET_PANEL, (match_id, user_id), rows.panel)
-        return found[0] if found else None
-
-    async def set_panel(self, match_id: int, user_id: int,
-                        panel: tuple[int, bool] | None) -> tuple[int, bool] | None:
-        async def work(tx: Tx) -> tuple[int, bool] | None:
-            # Two senders must not both read the same old panel (a missing row cannot be
-            # locked with FOR UPDATE, so PostgreSQL takes the match's lock).
-            await self._lock_match(tx, match_id)
-            old = await tx.fetchone(q.GET_PANEL, (match_id, user_id))
-            if panel is None:
-                await tx.execute(
-                    "DELETE FROM panel_messages WHERE match_id = ? AND user_id = ?",
-                    (match_id, user_id))
-            else:
-                await tx.execute(
-                    "INSERT INTO panel_messages (match_id, user_id, message_id, is_photo) "
-                    "VALUES (?, ?, ?, ?) ON CONFLICT (match_id, user_id) DO UPDATE SET "
-                    "message_id = excluded.message_id, is_photo = excluded.is_photo",
-                    (match_id, user_id, panel[0], bool(panel[1])))
-            return rows.panel(old) if old else None
-
-        return await self._in_write(work)
-
-    async def get_panel_lines(self, match_id: int, user_id: int) -> list[str]:
-        found = await self._query(
-            "SELECT lines FROM panel_lines WHERE match_id = ? AND user_id = ?",
-            (match_id, user_id), lambda r: panel_lines_load(r["lines"]))
-        return found[0] if found else []
-
-    async def set_panel_lines(self, match_id: int,
-                              lines: Mapping[int, Sequence[str] | None]) -> None:
-        if not lines:
-            return
-        gone = [user_id for user_id, shown in lines.items() if shown is None]
-        kept = [(match_id, user_id, panel_lines_dump(shown))
-                for user_id, shown in lines.items() if shown is not None]
-
-        async def work(tx: Tx) -> None:
-            if gone:
-                users, params = self.dialect.any_of("user_id", gone)
-                await tx.execute(f"DELETE FROM panel_lines WHERE match_id = ? AND {users}",
-                                 (match_id, *params))
-            if kept:
-                await tx.executemany(
-                    "INSERT INTO panel_lines (match_id, user_id, lines) VALUES (?, ?, ?) "
-                    "ON CONFLICT (match_id, user_id) DO UPDATE SET lines = excluded.lines",
-                    kept)
-
-        await self._in_write(work)
-
-    async def board_message(self, match_id: int) -> tuple[int, str] | None:
-        found = await self._query(
-            "SELECT board_message_id, board_caption FROM matches WHERE match_id = ? "
-            "AND board_message_id IS NOT NULL", (match_id,),
-            lambda r: (int(r["board_message_id"]), str(r["board_caption"] or "")))
-        return found[0] if found else None
-
-    async def set_announced(self, match_id: int, seq: int) -> None:
-        await self._modify(self.dialect.set_announced(), (seq, match_id))
-
-    async def told(self, match_id: int) -> dict[str, int]:
-        found = await self._query("SELECT key, seq FROM told WHERE match_id = ?", (match_id,),
-                                  lambda r: (str(r["key"]), int(r["seq"])))
-        return dict(found)
-
-    async def note_told(self, match_id: int, key: str, seq: int = 0) -> None:
-        await self._modify(self.dialect.note_told(), (match_id, key, seq))
 
     # Ratings and history ----------------------------------------------------------------
 
@@ -424,6 +239,56 @@ class SqlStore(Store):
             (match_id,), rows.stand_in)
         return {r.seat: r for r in found}
 
+    async def arm_timer(self, match_id: int, seq: int | None, deadline: float | None) -> None:
+        async def work(tx: Tx) -> None:
+            row = await tx.fetchone(
+                "UPDATE turn_timers SET seq = ?, deadline = ?, reminded = FALSE "
+                "WHERE match_id = ? RETURNING seconds", (seq, deadline, match_id))
+            if row is not None and seq is not None and deadline is not None:
+                await self._after_arm(tx, match_id, seq, deadline, int(row["seconds"]))
+
+        await self._in_write(work)
+
+    async def set_stand_in(self, match_id: int, seat: int, *, timeouts: int,
+                           computer: bool, resigned: bool = False,
+                           update_id: int | None = None) -> None:
+        now = self._clock()
+
+        async def work(tx: Tx) -> None:
+            if update_id is not None:
+                await self._remember_update(tx, update_id, now)
+            await tx.execute(
+                "INSERT INTO stand_ins (match_id, seat, timeouts, computer, resigned) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (match_id, seat) DO UPDATE SET "
+                "timeouts = excluded.timeouts, computer = excluded.computer, "
+                "resigned = stand_ins.resigned OR excluded.resigned",
+                (match_id, seat, max(0, timeouts), bool(computer), bool(resigned)))
+            if computer:  # the seat may be the one to move
+                await self._after_computer(tx, match_id, None)
+
+        await self._in_write(work)
+
+    async def migrate_chat(self, old_chat_id: int, new_chat_id: int) -> None:
+        now = self._clock()
+        columns = ", ".join(("matches", "best_tour", *STATS_SUMS))
+
+        async def work(tx: Tx) -> None:
+            await tx.execute(
+                "INSERT INTO chats (chat_id, language, default_settings, created_at, "
+                "updated_at, tidy, title) SELECT ?, language, default_settings, created_at, "
+                "?, tidy, title FROM chats WHERE chat_id = ? "
+                "ON CONFLICT (chat_id) DO NOTHING", (new_chat_id, now, old_chat_id))
+            for table in ("matches", "lobbies"):
+                await tx.execute(f"UPDATE {table} SET chat_id = ? WHERE chat_id = ?",
+                                 (new_chat_id, old_chat_id))
+            await tx.execute(
+                f"INSERT INTO user_stats (user_id, chat_id, {columns}) SELECT user_id, ?, "
+                f"{columns} FROM user_stats WHERE chat_id = ? ON CONFLICT DO NOTHING",
+                (new_chat_id, old_chat_id))
+            await tx.execute("DELETE FROM user_stats WHERE chat_id = ?", (old_chat_id,))
+
+        await self._in_write(work)
+
     # Lobbies ----------------------------------------------------------------------------
 
     async def create_lobby(self, chat_id: int, creator_id: int, state: dict[str, Any], *,
@@ -504,20 +369,18 @@ class SqlStore(Store):
 
     # The update ledger ------------------------------------------------------------------
 
-    async def _remember_update(self, tx: Tx, update_id: int, now: float) -> None:
-        """Add an update id inside the caller's write (``append_move``): DuplicateUpdate if
-        it is there already (committed by any process; PostgreSQL waits for one still in
-        flight). Every PRUNE_EVERY insertions, forget ids past the TTL."""
-        if not await tx.execute(q.REMEMBER_UPDATE, (update_id, now)):
-            raise DuplicateUpdate(update_id)
-        self._inserts_since_prune += 1
-        if self._inserts_since_prune >= PRUNE_EVERY:
-            self._inserts_since_prune = 0
-            await self._forget_updates(tx, now - self._update_ttl)
+    async def mark_update(self, update_id: int) -> bool:
+        now = self._clock()
 
-    async def _forget_updates(self, tx: Tx, before: float) -> int:
-        """Forget the update ids processed before ``before``; how many."""
-        return await tx.execute(q.FORGET_UPDATES, (before,))
+        async def work(tx: Tx) -> bool:
+            await self._clear_failures(tx, update_id)
+            await self._remember_update(tx, update_id, now)
+            return True
+
+        try:
+            return await self._in_write(work)
+        except DuplicateUpdate:
+            return False
 
     async def prune_updates(self, older_than_seconds: float) -> int:
         before = self._clock() - older_than_seconds
@@ -548,3 +411,58 @@ class SqlStore(Store):
 
     async def engines_of(self, owner_id: int) -> list[EngineRow]:
         return await self._engines("WHERE owner_id = ? ORDER BY engine_id", (owner_id,))
+
+    async def create_engine(self, owner_id: int, name: str, token_hash: str) -> EngineRow:
+        now = self._clock()
+
+        async def work(tx: Tx) -> EngineRow:
+            if await tx.fetchone("SELECT 1 AS taken FROM engines WHERE name_key = ?",
+                                 (name_key(name),)) is not None:
+                raise EngineExists(f"an engine is called {name!r} already")
+            try:
+                made = await tx.fetchone(
+                    "INSERT INTO engines (owner_id, name, name_key, token_hash, created_at) "
+                    "VALUES (?, ?, ?, ?, ?) RETURNING engine_id",
+                    (owner_id, name, name_key(name), token_hash, now))
+            except UniqueViolation as exc:  # another process took the name meanwhile
+                raise EngineExists(f"an engine is called {name!r} already") from exc
+            assert made is not None
+            engine_id = int(made["engine_id"])
+            display = engine_display_name(name)
+            await tx.execute(
+                "INSERT INTO users (user_id, display_name, can_write_privately, created_at, "
+                "updated_at, name_key) VALUES (?, ?, FALSE, ?, ?, ?) ON CONFLICT (user_id) "
+                "DO UPDATE SET display_name = excluded.display_name, "
+                "name_key = excluded.name_key",
+                (engine_user_id(engine_id), display, now, now, name_key(display)))
+            row = await tx.fetchone(q.GET_ENGINE, (engine_id,))
+            assert row is not None
+            return engine_row(row)
+
+        return await self._in_write(work)
+
+    async def update_engine(self, engine_id: int, *, token_hash: str | None = None,
+                            visibility: Visibility | None = None,
+                            max_matches: int | None = None) -> EngineRow:
+        async def work(tx: Tx) -> EngineRow:
+            if token_hash is not None:  # the old token's streams close, in every process
+                await self._revoke(tx, engine_id)
+            await tx.execute(
+                "UPDATE engines SET token_hash = COALESCE(?, token_hash), "
+                "visibility = COALESCE(?, visibility), "
+                "max_matches = COALESCE(?, max_matches) WHERE engine_id = ?",
+                (token_hash, None if visibility is None else str(visibility), max_matches,
+                 engine_id))
+            row = await tx.fetchone(q.GET_ENGINE, (engine_id,))
+            if row is None:
+                raise NotFound(f"engine {engine_id}")
+            return engine_row(row)
+
+        return await self._in_write(work)
+
+    async def delete_engine(self, engine_id: int) -> bool:
+        async def work(tx: Tx) -> bool:
+            await self._revoke(tx, engine_id)  # its token's streams close, in every process
+            return await tx.execute("DELETE FROM engines WHERE engine_id = ?", (engine_id,)) > 0
+
+        return await self._in_write(work)

@@ -361,7 +361,7 @@ async def test_the_log_rules_hold_in_the_database_itself(pg_url: str) -> None:
 
 async def test_update_ids_are_pruned_automatically(pg_url: str,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    import storage.store as backend  # the ledger is pruned by the shared code
+    import storage.store_core as backend  # the ledger is pruned by the shared code
 
     monkeypatch.setattr(backend, "PRUNE_EVERY", 4)
     now = [0.0]

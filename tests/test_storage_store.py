@@ -421,7 +421,7 @@ async def test_update_ids_are_pruned_by_age(store_target: str) -> None:
 
 
 async def test_automatic_pruning_keeps_recent_ids(tmp_path: Path, monkeypatch) -> None:
-    import storage.store as backend  # the ledger is pruned by the shared code
+    import storage.store_core as backend  # the ledger is pruned by the shared code
 
     monkeypatch.setattr(backend, "PRUNE_EVERY", 4)
     now = [0.0]

@@ -1,0 +1,403 @@
+"""The shared SQL of matches (:mod:`storage.store`'s first part): made, read, played,
+finished, and what was posted and told of them.
+
+Written once over the connector (:mod:`storage.store_core`); where PostgreSQL does more in
+the same transaction (its match lock, ``NOTIFY``, the scaled mode's jobs) a hook says so.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from krendzu import Match, Outcome, PlayerAction, Settings, match_outcome
+from krendzu.stats import seat_statistics
+from storage import queries as q
+from storage import rows
+from storage.base import (
+    ActiveMatchExists,
+    MatchClosed,
+    MatchRow,
+    MatchStatus,
+    MoveRow,
+    NotFound,
+    SeatKind,
+    SeatSpec,
+    SequenceConflict,
+    StoredMatch,
+    rebuild_game,
+)
+from storage.common import (
+    MAX_SEED,
+    at,
+    check_new_match,
+    move_steps,
+    new_seats,
+    panel_lines_dump,
+    panel_lines_load,
+    settings_json,
+    stats_params,
+)
+from storage.connector import Tx, UniqueViolation
+from storage.store_core import SqlCore
+
+
+class MatchSql(SqlCore):
+    """The matches' methods of :class:`storage.base.Store`, written once."""
+
+    # Matches: readers ---------------------------------------------------------------------
+
+    async def get_match(self, match_id: int) -> MatchRow:
+        found = await self._matches("WHERE m.match_id = ?", (match_id,))
+        if not found:
+            raise NotFound(f"no match {match_id}")
+        return found[0]
+
+    async def active_match(self, chat_id: int, thread_id: int | None = None) -> MatchRow | None:
+        found = await self._matches(
+            "WHERE m.chat_id = ? AND m.thread_id = ? AND m.status = 'active'",
+            (chat_id, thread_id or 0))
+        return found[0] if found else None
+
+    async def matches_of_user(
+        self, user_id: int, *, status: MatchStatus | None = MatchStatus.ACTIVE,
+        chat_id: int | None = None, thread_id: int | None = None, limit: int | None = None
+    ) -> list[MatchRow]:
+        where = "WHERE m.match_id IN (SELECT match_id FROM seats WHERE user_id = ?)"
+        params: tuple[Any, ...] = (user_id,)
+        if status is not None:
+            where += " AND m.status = ?"
+            params += (status.value,)
+        if chat_id is not None:
+            where += " AND m.chat_id = ? AND m.thread_id = ?"
+            params += (chat_id, thread_id or 0)
+        where += " ORDER BY m.match_id DESC"
+        if limit is not None:
+            where += " LIMIT ?"
+            params += (max(0, limit),)
+        return await self._matches(where, params)
+
+    async def active_matches(self) -> list[MatchRow]:
+        return await self._matches("WHERE m.status = 'active' ORDER BY m.match_id")
+
+    async def active_matches_of_chat(self, chat_id: int) -> list[MatchRow]:
+        return await self._matches(
+            "WHERE m.chat_id = ? AND m.status = 'active' ORDER BY m.match_id", (chat_id,))
+
+    async def count_active_matches(self, *, chat_id: int | None = None,
+                                   user_id: int | None = None) -> int:
+        if (chat_id is None) == (user_id is None):
+            raise ValueError("count the matches of a chat or of a user")
+        if chat_id is not None:
+            sql = "SELECT COUNT(*) AS n FROM matches WHERE chat_id = ? AND status = 'active'"
+            params: tuple[Any, ...] = (chat_id,)
+        else:
+            sql = ("SELECT COUNT(DISTINCT m.match_id) AS n FROM seats s JOIN matches m"
+                   " ON m.match_id = s.match_id WHERE s.user_id = ? AND m.status = 'active'")
+            params = (user_id,)
+        return (await self._query(sql, params, lambda r: int(r["n"])))[0]
+
+    async def unannounced_matches(self) -> list[MatchRow]:
+        return await self._matches(
+            "WHERE m.status = 'finished' AND m.announced_seq < (SELECT "
+            "COALESCE(MAX(v.seq), 0) FROM moves v WHERE v.match_id = m.match_id) "
+            "ORDER BY m.match_id")
+
+    async def recent_matches(self, chat_id: int, thread_id: int | None = None,
+                             limit: int = 10) -> list[MatchRow]:
+        return await self._matches(
+            "WHERE m.chat_id = ? AND m.thread_id = ? ORDER BY m.match_id DESC LIMIT ?",
+            (chat_id, thread_id or 0, max(0, limit)))
+
+    # Matches: made, played, finished ---------------------------------------------------------
+
+    async def create_match(self, chat_id: int, settings: Settings, seats: Sequence[SeatSpec],
+                           *, thread_id: int | None = None, seed: int | None = None,
+                           board_message_id: int | None = None,
+                           lobby_id: int | None = None) -> StoredMatch:
+        if seed is None:
+            seed = secrets.randbelow(MAX_SEED)
+        check_new_match(seed, thread_id)
+        seat_rows = new_seats(seats)
+        game = Match([s.label for s in seat_rows], settings, seed=seed)  # validates them
+        now = self._clock()
+        settings_text = json.dumps(settings_json(settings))
+
+        async def work(tx: Tx) -> StoredMatch:
+            await tx.execute(q.ENSURE_CHAT, (chat_id, now, now))
+            humans = [s.user_id for s in seat_rows if s.user_id is not None]
+            if humans:
+                users, params = self.dialect.any_of("user_id", humans)
+                found = {r["user_id"]
+                         for r in await tx.fetchall(f"SELECT user_id FROM users WHERE {users}",
+                                                    params)}
+                missing = [u for u in humans if u not in found]
+                if missing:
+                    raise NotFound(f"users {missing} are not stored: upsert_user first")
+            busy = await tx.fetchone(
+                "SELECT match_id FROM matches WHERE chat_id = ? AND thread_id = ? "
+                "AND status = 'active'", (chat_id, thread_id or 0))
+            if busy is not None:
+                raise ActiveMatchExists(
+                    f"chat {chat_id} topic {thread_id} already plays match {busy['match_id']}")
+            try:
+                inserted = await tx.fetchone(
+                    "INSERT INTO matches (chat_id, thread_id, table_kind, settings, seed, "
+                    "status, board_message_id, created_at) "
+                    "VALUES (?, ?, ?, ?, ?, 'active', ?, ?) RETURNING match_id",
+                    (chat_id, thread_id or 0, settings.table.value, settings_text, seed,
+                     board_message_id, now))
+            except UniqueViolation as exc:  # another process started one meanwhile
+                raise ActiveMatchExists(f"chat {chat_id} topic {thread_id} already plays "
+                                        "a match") from exc
+            assert inserted is not None
+            match_id = int(inserted["match_id"])
+            if lobby_id is not None and not await tx.execute(
+                    "UPDATE lobbies SET status = 'started', match_id = ?, updated_at = ? "
+                    "WHERE lobby_id = ? AND status = 'open'", (match_id, now, lobby_id)):
+                raise NotFound(f"no open lobby {lobby_id}")
+            await tx.executemany(
+                "INSERT INTO seats (match_id, seat, kind, user_id, level, label) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [(match_id, s.seat, s.kind.value, s.user_id, s.level, s.label)
+                 for s in seat_rows])
+            await self._notify(tx, match_id)
+            if seat_rows[game.current_player].kind is SeatKind.COMPUTER:
+                await self._after_computer(tx, match_id, 1)  # commits with the match
+            row = MatchRow(match_id=match_id, chat_id=chat_id, thread_id=thread_id,
+                           settings=settings, seed=seed, status=MatchStatus.ACTIVE,
+                           seats=seat_rows, move_count=0, board_message_id=board_message_id,
+                           created_at=at(now), finished_at=None, totals=None)
+            return StoredMatch(row, (), game)
+
+        return await self._in_write(work)
+
+    async def load_match(self, match_id: int) -> StoredMatch:
+        row, moves = await self._match_and_moves(match_id)
+        game = rebuild_game(row, [m.action for m in moves])
+        return StoredMatch(row, tuple(moves), game)
+
+    async def _match_and_moves(self, match_id: int) -> tuple[MatchRow, list[MoveRow]]:
+        """A match's row and its move log, from one snapshot (two queries in one read;
+        PostgreSQL makes it one statement with arrays)."""
+
+        async def op(tx: Tx) -> tuple[MatchRow, list[MoveRow]]:
+            row = await self._get_match(tx, match_id)
+            moves = await tx.fetchall(
+                f"SELECT {q.MOVE_COLUMNS} FROM moves WHERE match_id = ? ORDER BY seq",
+                (match_id,))
+            return row, [rows.move_row(r) for r in moves]
+
+        return await self._in_read(op)
+
+    async def match_head(self, match_id: int) -> tuple[MatchRow, int]:
+        # The row's move count is the last stored move's number (the log has no gaps), and
+        # both come from one statement, so they agree.
+        row = await self.get_match(match_id)
+        return row, row.move_count
+
+    async def append_move(self, match_id: int, expected_seq: int, action: PlayerAction | str,
+                          *, update_id: int | None = None,
+                          final: Match | None = None) -> MoveRow:
+        return (await self.append_moves(match_id, [(expected_seq, action)],
+                                        update_id=update_id, final=final))[0]
+
+    #: One transaction stores every step of a move (:meth:`append_moves`).
+    appends_atomically = True
+
+    async def append_moves(self, match_id: int,
+                           moves: Sequence[tuple[int, PlayerAction | str]], *,
+                           update_id: int | None = None,
+                           final: Match | None = None) -> list[MoveRow]:
+        """:meth:`append_move` for the steps of one move (a card and "end" typed together)
+        in one transaction: all of them are stored, or none (a process killed in between
+        would otherwise leave the turn half made, and the update that made it recorded)."""
+        texts = move_steps(moves, final)
+        if not texts:
+            return []
+        now = self._clock()
+        notify, notify_params = self._notify_column(match_id)
+
+        async def work(tx: Tx) -> list[MoveRow]:
+            # Writers of this match queue here until COMMIT or ROLLBACK (PostgreSQL; SQLite
+            # has one writer), so the statements after it see everything they committed.
+            await self._lock_match(tx, match_id)
+            if update_id is not None:
+                await self._remember_update(tx, update_id, now)
+            first = texts[0][0]
+            r = await tx.fetchone(
+                "SELECT status, (SELECT COALESCE(MAX(seq), 0) FROM moves WHERE match_id = ?) "
+                f"AS last_seq{notify} FROM matches WHERE match_id = ?",
+                (match_id, *notify_params, match_id))
+            if r is None:
+                raise NotFound(f"no match {match_id}")
+            if r["status"] != MatchStatus.ACTIVE:
+                raise MatchClosed(f"match {match_id} is {r['status']}")
+            if r["last_seq"] + 1 != first:
+                raise SequenceConflict(match_id, first, r["last_seq"] + 1)
+            stored: list[MoveRow] = []
+            for i, (seq, text) in enumerate(texts):
+                mark = update_id if i == 0 else None
+                try:
+                    await tx.execute(
+                        "INSERT INTO moves (match_id, seq, action, update_id, created_at) "
+                        "VALUES (?, ?, ?, ?, ?)", (match_id, seq, text, mark, now))
+                except UniqueViolation as exc:  # a writer that skipped the lock won
+                    raise SequenceConflict(match_id, seq, seq + 1) from exc
+                stored.append(MoveRow(match_id, seq, text, mark, at(now)))
+            if final is not None:
+                await self._close_finished(tx, match_id, final, now)
+            await self._after_append(tx, match_id, texts[-1][0])  # commits with the moves
+            return stored
+
+        return await self._in_write(work)
+
+    async def _close_finished(self, tx: Tx, match_id: int, game: Match, now: float) -> None:
+        """Final status, totals and per-user statistics: inside the caller's transaction.
+
+        The statistics are the engine's (:func:`krendzu.stats.seat_statistics` of the
+        outcome with the seats that resigned): this only adds them up."""
+        row = await self._get_match(tx, match_id)
+        if tuple(row.labels) != game.players:
+            raise ValueError(f"that game is not match {match_id} (players differ)")
+        resigned = {r["seat"] for r in await tx.fetchall(
+            "SELECT seat FROM stand_ins WHERE match_id = ? AND resigned", (match_id,))}
+        gained = seat_statistics(game, match_outcome(game, resigned))
+        await tx.execute(
+            "UPDATE matches SET status = 'finished', finished_at = ?, totals = ? "
+            "WHERE match_id = ? AND status = 'active'",
+            (now, json.dumps(list(game.totals())), match_id))
+        params = [stats_params(seat.user_id, row.chat_id, gained[seat.seat])
+                  for seat in row.seats if seat.user_id is not None]
+        if params:
+            await tx.executemany(self.dialect.add_stats(), params)
+
+    async def abandon_match(self, match_id: int) -> bool:
+        now = self._clock()
+
+        async def work(tx: Tx) -> bool:
+            if await tx.execute(
+                    "UPDATE matches SET status = 'abandoned', finished_at = ? "
+                    "WHERE match_id = ? AND status = 'active'", (now, match_id)):
+                await self._notify(tx, match_id)
+                return True
+            if await tx.fetchone("SELECT 1 AS here FROM matches WHERE match_id = ?",
+                                 (match_id,)):
+                return False
+            raise NotFound(f"no match {match_id}")
+
+        return await self._in_write(work)
+
+    async def concede_match(self, match_id: int, seat: int) -> bool:
+        now = self._clock()
+
+        async def work(tx: Tx) -> bool:
+            row = await self._get_match(tx, match_id)
+            if not await tx.execute(
+                    "UPDATE matches SET status = 'abandoned', finished_at = ?, conceded_by = ? "
+                    "WHERE match_id = ? AND status = 'active'", (now, seat, match_id)):
+                return False
+            # The engine's outcome of a concession (the points so far decide nothing, so
+            # none are read): the conceding side loses, every other side wins.
+            outcome = Outcome.of_totals(row.table, [0] * row.table.players, conceded=seat)
+            params = [(s.user_id, row.chat_id, int(outcome.won(s.seat)))
+                      for s in row.seats if s.user_id is not None]
+            if params:
+                await tx.executemany(
+                    "INSERT INTO user_stats (user_id, chat_id, matches, wins) "
+                    "VALUES (?, ?, 1, ?) ON CONFLICT (user_id, chat_id) DO UPDATE SET "
+                    "matches = user_stats.matches + 1, "
+                    "wins = user_stats.wins + excluded.wins", params)
+            await self._notify(tx, match_id)
+            return True
+
+        return await self._in_write(work)
+
+    async def set_board_message(self, match_id: int, message_id: int | None,
+                                caption: str | None = None) -> int | None:
+        async def work(tx: Tx) -> int | None:
+            old = await tx.fetchone("SELECT board_message_id FROM matches WHERE match_id = ?"
+                                    f"{self.dialect.row_lock}", (match_id,))
+            if old is None:
+                raise NotFound(f"no match {match_id}")
+            await tx.execute(
+                "UPDATE matches SET board_message_id = ?, board_caption = ? WHERE match_id = ?",
+                (message_id, caption, match_id))
+            previous: int | None = old["board_message_id"]
+            return previous
+
+        return await self._in_write(work)
+
+    # Panels, the board post, what was told ------------------------------------------------
+
+    async def get_panel(self, match_id: int, user_id: int) -> tuple[int, bool] | None:
+        found = await self._query(q.GET_PANEL, (match_id, user_id), rows.panel)
+        return found[0] if found else None
+
+    async def set_panel(self, match_id: int, user_id: int,
+                        panel: tuple[int, bool] | None) -> tuple[int, bool] | None:
+        async def work(tx: Tx) -> tuple[int, bool] | None:
+            # Two senders must not both read the same old panel (a missing row cannot be
+            # locked with FOR UPDATE, so PostgreSQL takes the match's lock).
+            await self._lock_match(tx, match_id)
+            old = await tx.fetchone(q.GET_PANEL, (match_id, user_id))
+            if panel is None:
+                await tx.execute(
+                    "DELETE FROM panel_messages WHERE match_id = ? AND user_id = ?",
+                    (match_id, user_id))
+            else:
+                await tx.execute(
+                    "INSERT INTO panel_messages (match_id, user_id, message_id, is_photo) "
+                    "VALUES (?, ?, ?, ?) ON CONFLICT (match_id, user_id) DO UPDATE SET "
+                    "message_id = excluded.message_id, is_photo = excluded.is_photo",
+                    (match_id, user_id, panel[0], bool(panel[1])))
+            return rows.panel(old) if old else None
+
+        return await self._in_write(work)
+
+    async def get_panel_lines(self, match_id: int, user_id: int) -> list[str]:
+        found = await self._query(
+            "SELECT lines FROM panel_lines WHERE match_id = ? AND user_id = ?",
+            (match_id, user_id), lambda r: panel_lines_load(r["lines"]))
+        return found[0] if found else []
+
+    async def set_panel_lines(self, match_id: int,
+                              lines: Mapping[int, Sequence[str] | None]) -> None:
+        if not lines:
+            return
+        gone = [user_id for user_id, shown in lines.items() if shown is None]
+        kept = [(match_id, user_id, panel_lines_dump(shown))
+                for user_id, shown in lines.items() if shown is not None]
+
+        async def work(tx: Tx) -> None:
+            if gone:
+                users, params = self.dialect.any_of("user_id", gone)
+                await tx.execute(f"DELETE FROM panel_lines WHERE match_id = ? AND {users}",
+                                 (match_id, *params))
+            if kept:
+                await tx.executemany(
+                    "INSERT INTO panel_lines (match_id, user_id, lines) VALUES (?, ?, ?) "
+                    "ON CONFLICT (match_id, user_id) DO UPDATE SET lines = excluded.lines",
+                    kept)
+
+        await self._in_write(work)
+
+    async def board_message(self, match_id: int) -> tuple[int, str] | None:
+        found = await self._query(
+            "SELECT board_message_id, board_caption FROM matches WHERE match_id = ? "
+            "AND board_message_id IS NOT NULL", (match_id,),
+            lambda r: (int(r["board_message_id"]), str(r["board_caption"] or "")))
+        return found[0] if found else None
+
+    async def set_announced(self, match_id: int, seq: int) -> None:
+        await self._modify(self.dialect.set_announced(), (seq, match_id))
+
+    async def told(self, match_id: int) -> dict[str, int]:
+        found = await self._query("SELECT key, seq FROM told WHERE match_id = ?", (match_id,),
+                                  lambda r: (str(r["key"]), int(r["seq"])))
+        return dict(found)
+
+    async def note_told(self, match_id: int, key: str, seq: int = 0) -> None:
+        await self._modify(self.dialect.note_told(), (match_id, key, seq))
