@@ -1,392 +1,101 @@
-"""The storage interface: typed rows, errors and the abstract :class:`Store`.
+"""The storage interface: the abstract :class:`Store`, with the typed rows and errors of
+:mod:`storage.model` re-exported.
 
-Nothing here knows SQL. A backend (``storage.sqlite`` today, PostgreSQL later) subclasses
-:class:`Store`; the bot only ever sees these rows and errors. The stored form of a match is
-its settings, seat labels, seed and move log: :func:`rebuild_game` turns them back into a
-:class:`krendzu.Match` with the engine, so the database is the single source of truth.
+Nothing here knows SQL. A backend subclasses :class:`Store` (both do through the SQL written
+once, :class:`storage.store.SqlStore`); the bot only ever sees these rows and errors. The
+stored form of a match is its settings, seat labels, seed and move log:
+:func:`rebuild_game` turns them back into a :class:`krendzu.Match` with the engine, so the
+database is the single source of truth.
 """
 
 from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from enum import StrEnum
 from types import TracebackType
 from typing import Any, Self
 
-from krendzu import IllegalMove, KrendzuError, Match, PlayerAction, Redeal, Settings, Table
-from krendzu import parse_action as _parse_action
-
-
-def name_key(name: str) -> str:
-    """A display name as looked up: case-folded, so "ИВАН" finds "Иван" (SQLite's own
-    ``lower`` folds ASCII only)."""
-    return name.casefold()
-
-
-# Errors ---------------------------------------------------------------------------------
-
-
-class StorageError(Exception):
-    """Base of every error the storage layer raises on purpose."""
-
-
-class SchemaTooNew(StorageError):
-    """The database was written by a newer version of the bot: refuse rather than damage it."""
-
-    def __init__(self, found: int, supported: int) -> None:
-        super().__init__(
-            f"database schema version {found} is newer than this code supports "
-            f"({supported}); upgrade the bot or restore a matching backup"
-        )
-        self.found = found
-        self.supported = supported
-
-
-class NotFound(StorageError):
-    """A match (or user) that is not stored."""
-
-
-class SequenceConflict(StorageError):
-    """Another writer appended first: the caller's view of the match is stale. Reload."""
-
-    def __init__(self, match_id: int, expected: int, actual: int) -> None:
-        super().__init__(
-            f"match {match_id}: move {expected} was expected, but the next free "
-            f"sequence number is {actual}; reload the match"
-        )
-        self.match_id = match_id
-        self.expected = expected
-        self.actual = actual
-
-
-class DuplicateUpdate(StorageError):
-    """This Telegram update was processed already; nothing was written this time."""
-
-    def __init__(self, update_id: int) -> None:
-        super().__init__(f"update {update_id} was processed already")
-        self.update_id = update_id
-
-
-class MatchClosed(StorageError):
-    """The match is finished or abandoned: no more moves."""
-
-
-class ActiveMatchExists(StorageError):
-    """A chat (or forum topic) has at most one active match."""
-
-
-class LobbyExists(StorageError):
-    """A chat (or forum topic) has at most one open lobby."""
-
-
-class CorruptMatch(StorageError):
-    """Stored moves that the engine refuses: the log no longer rebuilds the match."""
-
-
-class EngineExists(StorageError):
-    """An engine of that name (compared case-insensitively) is registered already."""
-
-
-# Outside engines (issue 31) ---------------------------------------------------------------
-
-#: An outside engine plays under a user id of its own, far below every Telegram id (users
-#: are positive, groups down to about -10**13): its seat is a person's seat, so statistics,
-#: ratings, ``/top``, turn timers and stand-ins treat it exactly like a person's, and
-#: nothing is ever sent to it through Telegram (delivery drops notices addressed to it).
-ENGINE_USER_BASE = 4 * 10**15
-
-
-def engine_user_id(engine_id: int) -> int:
-    """The user id an engine plays under (its row in ``users`` is "🤖 NAME")."""
-    return -(ENGINE_USER_BASE + engine_id)
-
-
-def is_engine_user(user_id: int | None) -> bool:
-    """Whether ``user_id`` is an outside engine's (not a Telegram account)."""
-    return user_id is not None and user_id <= -ENGINE_USER_BASE
-
-
-class Visibility(StrEnum):
-    """Who may seat an engine: anyone, only its owner, nobody."""
-
-    OPEN = "open"
-    OWNER = "owner"
-    OFF = "off"
-
-
-#: Concurrent matches an engine plays unless its owner says otherwise.
-DEFAULT_ENGINE_MATCHES = 4
-
-
-@dataclass(frozen=True, slots=True)
-class EngineRow:
-    """A registered outside engine. Its token is never stored, only its SHA-256."""
-
-    engine_id: int
-    owner_id: int
-    name: str
-    visibility: Visibility
-    max_matches: int
-    created_at: datetime
-
-    @property
-    def user_id(self) -> int:
-        return engine_user_id(self.engine_id)
-
-    @property
-    def display_name(self) -> str:
-        return engine_display_name(self.name)
-
-
-def engine_display_name(name: str) -> str:
-    return f"🤖 {name}"
-
-
-def engine_row(r: Any) -> EngineRow:
-    """An ``engines`` row (SQLite's or PostgreSQL's, read by column name)."""
-    return EngineRow(engine_id=int(r["engine_id"]), owner_id=int(r["owner_id"]),
-                     name=str(r["name"]), visibility=Visibility(r["visibility"]),
-                     max_matches=int(r["max_matches"]),
-                     created_at=datetime.fromtimestamp(float(r["created_at"]), UTC))
-
-
-ENGINE_COLUMNS = "engine_id, owner_id, name, visibility, max_matches, created_at"
-
-
-# Rows -----------------------------------------------------------------------------------
-
-
-class SeatKind(StrEnum):
-    HUMAN = "human"
-    COMPUTER = "computer"
-
-
-class MatchStatus(StrEnum):
-    ACTIVE = "active"
-    FINISHED = "finished"
-    ABANDONED = "abandoned"
-
-
-@dataclass(frozen=True, slots=True)
-class SeatSpec:
-    """A seat to create: a human (Telegram user id) or a computer player (its level)."""
-
-    kind: SeatKind
-    user_id: int | None = None
-    level: int | None = None
-
-    @classmethod
-    def human(cls, user_id: int) -> SeatSpec:
-        return cls(SeatKind.HUMAN, user_id=user_id)
-
-    @classmethod
-    def computer(cls, level: int) -> SeatSpec:
-        return cls(SeatKind.COMPUTER, level=level)
-
-    def __post_init__(self) -> None:
-        if self.kind is SeatKind.HUMAN and (self.user_id is None or self.level is not None):
-            raise ValueError("a human seat has a user id and no level")
-        if self.kind is SeatKind.COMPUTER and (self.level is None or self.user_id is not None):
-            raise ValueError("a computer seat has a level and no user id")
-
-    def label(self, seat: int) -> str:
-        """Stable engine player name: ``u<telegram id>`` or ``cpu<seat number>``."""
-        return f"u{self.user_id}" if self.kind is SeatKind.HUMAN else f"cpu{seat + 1}"
-
-
-@dataclass(frozen=True, slots=True)
-class SeatRow:
-    seat: int
-    kind: SeatKind
-    user_id: int | None
-    level: int | None
-    label: str
-
-
-@dataclass(frozen=True, slots=True)
-class RatingRow:
-    """A user's current rating (OpenSkill mu and sigma) and how many matches it rests on."""
-
-    user_id: int
-    mu: float
-    sigma: float
-    rated_matches: int
-
-
-@dataclass(frozen=True, slots=True)
-class TimerRow:
-    """A match's turn timer: ``deadline`` (clock seconds) of the move numbered ``seq``."""
-
-    match_id: int
-    seconds: int
-    seq: int | None
-    deadline: float | None
-    reminded: bool
-
-
-@dataclass(frozen=True, slots=True)
-class StandIn:
-    """A seat whose player is absent: consecutive timeouts; the computer keeps the seat."""
-
-    seat: int
-    timeouts: int
-    computer: bool
-    resigned: bool = False  # resigned in a trio: ranks last whatever the totals
-
-
-@dataclass(frozen=True, slots=True)
-class ChatRow:
-    chat_id: int
-    language: str | None
-    default_settings: Settings | None
-    created_at: datetime
-    updated_at: datetime
-    tidy: bool = True  # keep only the newest board post (the default since schema v7)
-    title: str | None = None  # the group's title as last seen
-
-
-@dataclass(frozen=True, slots=True)
-class UserRow:
-    user_id: int
-    display_name: str
-    language: str | None
-    can_write_privately: bool
-    created_at: datetime
-    updated_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class MatchRow:
-    match_id: int
-    chat_id: int
-    thread_id: int | None  # forum topic, None outside forums
-    settings: Settings
-    seed: int
-    status: MatchStatus
-    seats: tuple[SeatRow, ...]
-    move_count: int
-    board_message_id: int | None
-    created_at: datetime
-    finished_at: datetime | None
-    totals: tuple[int, ...] | None  # final totals per seat once finished
-    announced_seq: int = 0  # moves up to this one were announced (outbox marker)
-    conceded_by: int | None = None  # the seat that resigned a duel or team match
-
-    @property
-    def table(self) -> Table:
-        return self.settings.table
-
-    @property
-    def labels(self) -> list[str]:
-        return [s.label for s in self.seats]
-
-    @property
-    def next_seq(self) -> int:
-        """The sequence number the next move will get (moves are numbered from 1)."""
-        return self.move_count + 1
-
-    def seat_of(self, user_id: int) -> int | None:
-        for s in self.seats:
-            if s.user_id == user_id:
-                return s.seat
-        return None
-
-
-class LobbyStatus(StrEnum):
-    OPEN = "open"
-    STARTED = "started"
-    CLOSED = "closed"
-
-
-@dataclass(frozen=True, slots=True)
-class LobbyRow:
-    """A match being gathered. ``state`` is the chat layer's JSON object, opaque here."""
-
-    lobby_id: int
-    chat_id: int
-    thread_id: int | None
-    creator_id: int
-    state: dict[str, Any]
-    message_id: int | None
-    status: LobbyStatus
-    match_id: int | None
-    created_at: datetime
-    updated_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class MoveRow:
-    match_id: int
-    seq: int
-    action: str  # ``str(action)``; ``krendzu.parse_action`` reads it back
-    update_id: int | None
-    created_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class StatsRow:
-    user_id: int
-    display_name: str
-    matches: int
-    wins: int
-    draws: int
-    points_scored: int  # points its side scored while it attacked
-    points_conceded: int  # points scored against it while it defended
-    tours_attacked: int = 0
-    tours_defended: int = 0
-    best_tour: int = 0
-    suit_combos: int = 0
-    progression_combos: int = 0
-    own_goals_conceded: int = 0
-
-    @property
-    def losses(self) -> int:
-        return self.matches - self.wins - self.draws
-
-
-@dataclass(slots=True)
-class StoredMatch:
-    """A match as stored plus the engine state rebuilt from it."""
-
-    row: MatchRow
-    moves: tuple[MoveRow, ...]
-    game: Match
-
-    @property
-    def match_id(self) -> int:
-        return self.row.match_id
-
-    @property
-    def next_seq(self) -> int:
-        return len(self.game.history) + 1
-
-
-# Engine glue shared by every backend ----------------------------------------------------
-
-
-def normalize_action(action: PlayerAction | str) -> str:
-    """Canonical text of a player action; refuses text the engine cannot parse."""
-    try:
-        parsed = _parse_action(action) if isinstance(action, str) else action
-    except IllegalMove as exc:
-        raise ValueError(f"not an action: {action!r}") from exc
-    if isinstance(parsed, Redeal):
-        raise ValueError("the exchange redeal is chance, dealt by the match, never stored")
-    return str(parsed)
-
-
-def rebuild_game(row: MatchRow, actions: Sequence[str]) -> Match:
-    """Replay the stored log through the engine; a refused move is :class:`CorruptMatch`."""
-    game = Match(row.labels, row.settings, seed=row.seed)
-    for seq, text in enumerate(actions, start=1):
-        try:
-            game.apply(text)
-        except KrendzuError as exc:
-            raise CorruptMatch(f"match {row.match_id}, move {seq} {text!r}: {exc}") from exc
-    return game
+from krendzu import Match, PlayerAction, Settings
+from storage.model import (
+    DEFAULT_ENGINE_MATCHES,
+    ENGINE_COLUMNS,
+    ENGINE_USER_BASE,
+    ActiveMatchExists,
+    ChatRow,
+    CorruptMatch,
+    DuplicateUpdate,
+    EngineExists,
+    EngineRow,
+    LobbyExists,
+    LobbyRow,
+    LobbyStatus,
+    MatchClosed,
+    MatchRow,
+    MatchStatus,
+    MoveRow,
+    NotFound,
+    RatingRow,
+    SchemaTooNew,
+    SeatKind,
+    SeatRow,
+    SeatSpec,
+    SequenceConflict,
+    StandIn,
+    StatsRow,
+    StorageError,
+    StoredMatch,
+    TimerRow,
+    UserRow,
+    Visibility,
+    engine_display_name,
+    engine_row,
+    engine_user_id,
+    is_engine_user,
+    name_key,
+    normalize_action,
+    rebuild_game,
+)
+
+__all__ = [
+    "DEFAULT_ENGINE_MATCHES",
+    "ENGINE_COLUMNS",
+    "ENGINE_USER_BASE",
+    "ActiveMatchExists",
+    "ChatRow",
+    "CorruptMatch",
+    "DuplicateUpdate",
+    "EngineExists",
+    "EngineRow",
+    "LobbyExists",
+    "LobbyRow",
+    "LobbyStatus",
+    "MatchClosed",
+    "MatchRow",
+    "MatchStatus",
+    "MoveRow",
+    "NotFound",
+    "RatingRow",
+    "SchemaTooNew",
+    "SeatKind",
+    "SeatRow",
+    "SeatSpec",
+    "SequenceConflict",
+    "StandIn",
+    "StatsRow",
+    "StorageError",
+    "Store",
+    "StoredMatch",
+    "TimerRow",
+    "UserRow",
+    "Visibility",
+    "engine_display_name",
+    "engine_row",
+    "engine_user_id",
+    "is_engine_user",
+    "name_key",
+    "normalize_action",
+    "rebuild_game",
+]
 
 
 # The interface --------------------------------------------------------------------------

@@ -8,7 +8,10 @@ thread id of 0 means "no forum topic" so that the partial unique index can see i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+from storage.base import SchemaTooNew, StorageError
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,6 +19,42 @@ class Migration:
     version: int
     name: str
     statements: tuple[str, ...]
+
+
+class Plan:
+    """What ``migrate`` does, whatever the backend: which step follows the version a
+    database is at, up to ``target`` (default: the newest of ``migrations``). Each backend's
+    ``migrate`` reads the version inside the transaction that applies the step (under
+    PostgreSQL's migration lock), so two processes migrating at once apply it once."""
+
+    def __init__(self, migrations: Sequence[Migration], target: int | None) -> None:
+        self.latest = migrations[-1].version if migrations else 0
+        self.want = self.latest if target is None else target
+        if self.want > self.latest:
+            raise ValueError(f"no migration {self.want}: the newest is {self.latest}")
+        self._steps = {m.version: m for m in migrations}
+
+    def after(self, version: int) -> Migration | None:
+        """The step to apply to a database at ``version``; ``None``: it is where it should
+        be. A database newer than the migrations raises :class:`SchemaTooNew` (and is left
+        untouched)."""
+        if version > self.latest:
+            raise SchemaTooNew(version, self.latest)
+        if version >= self.want:
+            return None
+        step = self._steps.get(version + 1)
+        if step is None:
+            raise StorageError(f"migration {version + 1} is missing")
+        return step
+
+
+def require_latest(version: int, latest: int, where: str) -> None:
+    """``open(upgrade=False)``: the schema must already be the newest (nothing is written)."""
+    if version > latest:
+        raise SchemaTooNew(version, latest)
+    if version < latest:
+        raise StorageError(f"{where} is at schema version {version}, not {latest}: "
+                           "migrate it first")
 
 
 VERSION_TABLE = """

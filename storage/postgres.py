@@ -51,7 +51,6 @@ from storage.base import (
     MatchRow,
     MoveRow,
     NotFound,
-    SchemaTooNew,
     StorageError,
 )
 from storage.common import (
@@ -60,7 +59,7 @@ from storage.common import (
     consume_exception,
 )
 from storage.connector import Params, Tx, UniqueViolation, format_style
-from storage.migrations import Migration
+from storage.migrations import Migration, Plan, require_latest
 from storage.pg_migrations import LATEST, MIGRATIONS, VERSION_TABLE
 from storage.pg_windows import FloodWindows
 from storage.queries import POSTGRES
@@ -135,28 +134,17 @@ async def migrate(
     migrations: Sequence[Migration] = MIGRATIONS,
     clock: Callable[[], float] = time.time,
 ) -> int:
-    """Bring the schema up to ``target`` (default: the newest), one transaction per step.
-
-    Each step takes an advisory lock first and reads the version under it, so processes
-    starting together apply every step once. A database newer than ``migrations`` raises
-    :class:`SchemaTooNew` and is left untouched. Returns the final version.
-    """
-    latest = migrations[-1].version if migrations else 0
-    want = latest if target is None else target
-    if want > latest:
-        raise ValueError(f"no migration {want}: the newest is {latest}")
-    by_version = {m.version: m for m in migrations}
+    """Apply the steps :class:`Plan` names up to ``target`` (default: the newest), one
+    transaction each, under the advisory lock :data:`MIGRATION_LOCK` (so processes starting
+    together apply every step once). Returns the final version."""
+    plan = Plan(migrations, target)
     while True:
         async with conn.transaction():
             await conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
             version = await current_version(conn)
-            if version > latest:
-                raise SchemaTooNew(version, latest)
-            if version >= want:
-                return version  # nothing was written
-            step = by_version.get(version + 1)
+            step = plan.after(version)
             if step is None:
-                raise StorageError(f"migration {version + 1} is missing")
+                return version  # nothing was written
             await conn.execute(VERSION_TABLE)
             for statement in step.statements:
                 await conn.execute(statement)
@@ -307,12 +295,7 @@ class PostgresStore(SqlStore):
             if upgrade:
                 await migrate(conn, clock=clock)
             else:
-                version = await current_version(conn)
-                if version > LATEST:
-                    raise SchemaTooNew(version, LATEST)
-                if version < LATEST:
-                    raise StorageError(f"the database is at schema version {version}, not "
-                                       f"{LATEST}: migrate it first")
+                require_latest(await current_version(conn), LATEST, "the database")
         except psycopg.Error as exc:
             raise StorageError(f"cannot migrate the database: {exc}") from exc
         finally:

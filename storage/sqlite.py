@@ -29,14 +29,13 @@ from typing import Any, TypeVar, cast
 import aiosqlite
 
 from storage.base import (
-    SchemaTooNew,
     StorageError,
     name_key,
 )
 from storage.common import UPDATE_TTL_SECONDS
 from storage.common import consume_exception as _consume_exception
 from storage.connector import Params, Row, Tx, UniqueViolation
-from storage.migrations import LATEST, MIGRATIONS, VERSION_TABLE, Migration
+from storage.migrations import LATEST, MIGRATIONS, VERSION_TABLE, Migration, Plan, require_latest
 from storage.queries import SQLITE
 from storage.store import SqlStore, TxOp
 
@@ -163,30 +162,19 @@ async def migrate(
     migrations: Sequence[Migration] = MIGRATIONS,
     clock: Callable[[], float] = time.time,
 ) -> int:
-    """Bring the schema up to ``target`` (default: the newest), one transaction per step.
-
-    The version is read inside each write transaction, so two processes migrating at once
-    cannot apply a step twice. A database newer than ``migrations`` raises
-    :class:`SchemaTooNew` and is left untouched. Returns the final version.
-    """
-    latest = migrations[-1].version if migrations else 0
-    want = latest if target is None else target
-    if want > latest:
-        raise ValueError(f"no migration {want}: the newest is {latest}")
-    by_version = {m.version: m for m in migrations}
+    """Bring the schema up to ``target`` (default: the newest) as :class:`Plan` says, one
+    ``BEGIN IMMEDIATE`` transaction per step (SQLite's write lock orders two processes).
+    Returns the final version."""
+    plan = Plan(migrations, target)
     while True:
         await conn.execute("BEGIN IMMEDIATE")
         try:
             await conn.execute(VERSION_TABLE)
             version = await current_version(conn)
-            if version > latest:
-                raise SchemaTooNew(version, latest)
-            if version >= want:
+            step = plan.after(version)
+            if step is None:
                 await conn.execute("ROLLBACK")  # nothing to do; keep the file as it was
                 return version
-            step = by_version.get(version + 1)
-            if step is None:
-                raise StorageError(f"migration {version + 1} is missing")
             for statement in step.statements:
                 await conn.execute(statement)
             await conn.execute(
@@ -341,13 +329,7 @@ class SqliteStore(SqlStore):
             if upgrade:
                 await migrate(conn, clock=clock)
             else:
-                version = await current_version(conn)
-                if version > LATEST:
-                    raise SchemaTooNew(version, LATEST)
-                if version < LATEST:
-                    raise StorageError(
-                        f"{path} is at schema version {version}, not {LATEST}: migrate it first"
-                    )
+                require_latest(await current_version(conn), LATEST, path)
         except BaseException as exc:
             await conn.close()
             if isinstance(exc, sqlite3.Error):
