@@ -12,7 +12,7 @@ import aiosqlite
 import pytest
 
 from krendzu import Match, Settings, Table, export_record
-from storage import SchemaTooNew, StorageError, open_store
+from storage import SchemaTooNew, SeatSpec, StorageError, open_store
 from storage.migrations import LATEST, MIGRATIONS, Migration
 from storage.sqlite import SqliteStore, connect, current_version, migrate
 from tests.storage_helpers import play_and_store
@@ -233,3 +233,46 @@ async def test_not_a_database(tmp_path: Path) -> None:
     path.write_bytes(b"this is not a database file at all" * 200)
     with pytest.raises(StorageError):
         await open_store(path)
+
+
+async def test_flags_written_as_integers_read_the_same(tmp_path: Path) -> None:
+    """A file written before the SQL was written once keeps working: the SQLite driver then
+    stored every flag with ``int()`` and compared it with ``= 0`` / ``= 1``; the shared SQL
+    passes booleans and reads ``WHERE resigned``, ``NOT t.reminded``, ``NOT m.rated``. Rows
+    with the old integers, put in beneath the store, read and select as they did."""
+    path = tmp_path / "flags.db"
+    async with await open_store(path) as store:
+        for uid in (1, 2):
+            await store.upsert_user(uid, f"player {uid}")
+        stored = await store.create_match(-5, Settings(table=Table.DUEL),
+                                          [SeatSpec.human(1), SeatSpec.human(2)], seed=3)
+        await store.set_timer(stored.match_id, 60)
+    with sqlite3.connect(path) as conn:
+        conn.execute("INSERT INTO chats (chat_id, created_at, updated_at, tidy) "
+                     "VALUES (-6, 0, 0, 0)")
+        conn.execute("UPDATE users SET can_write_privately = 1 WHERE user_id = 1")
+        conn.execute("UPDATE turn_timers SET seq = 1, deadline = 100, reminded = 0")
+        conn.execute("INSERT INTO stand_ins (match_id, seat, timeouts, computer, resigned) "
+                     "VALUES (?, 1, 2, 1, 1), (?, 0, 0, 0, 0)",
+                     (stored.match_id, stored.match_id))
+        conn.execute("UPDATE matches SET rated = 0")
+    async with await open_store(path) as store:
+        chat = await store.get_chat(-6)
+        assert chat is not None and chat.tidy is False
+        assert (await store.upsert_chat(-6, language="ru")).tidy is False  # kept
+        user = await store.get_user(1)
+        assert user is not None and user.can_write_privately is True
+        stand_ins = await store.stand_ins(stored.match_id)
+        assert {seat: (s.computer, s.resigned) for seat, s in stand_ins.items()} \
+            == {0: (False, False), 1: (True, True)}
+        await store.set_stand_in(stored.match_id, 1, timeouts=3, computer=False)
+        assert (await store.stand_ins(stored.match_id))[1].resigned  # stays resigned
+        # A timer not yet reminded is due at two thirds of its time, once.
+        [due] = await store.due_timers(100 - 60 / 3 + 1)
+        assert due.reminded is False
+        await store.set_reminded(stored.match_id, 1)
+        assert await store.due_timers(100 - 60 / 3 + 1) == []
+        assert await store.concede_match(stored.match_id, 1)
+        assert [m.match_id for m in await store.unrated_matches()] == [stored.match_id]
+        assert await store.apply_ratings(stored.match_id, {1: (25.0, 8.0)})
+        assert await store.unrated_matches() == []
