@@ -3,8 +3,10 @@
 Numbered apart from SQLite's (``storage.migrations``): version 1 is, in one step, the schema
 SQLite reached at its version 7, with PostgreSQL's types. Each migration's statements run in
 one transaction together with its ``schema_version`` row; a failure leaves the previous
-version. Never edit a migration that has shipped: add the next number, and when SQLite's
-schema gains something, add it here too (``tests/test_storage_postgres.py`` compares the two).
+version. Never edit a migration that has shipped, nor add to this history: every change
+from now on is written once in ``storage.migrations.CHANGES`` (``only="postgres"`` for one
+only this backend needs) and numbered on after this history (``tests/test_storage_postgres.py``
+compares the two schemas).
 
 The values are stored as SQLite stores them, so the code that reads them is shared
 (``storage.common``): times are Unix seconds (DOUBLE PRECISION), settings, lobby states,
@@ -15,7 +17,7 @@ bits; flags are BOOLEAN.
 
 from __future__ import annotations
 
-from storage.migrations import Migration
+from storage.migrations import CHANGES, Migration, numbered
 
 VERSION_TABLE = """
 CREATE TABLE IF NOT EXISTS schema_version (
@@ -348,7 +350,8 @@ _V6 = (
 POSTGRES_ONLY = frozenset({"flood_chats", "flood_groups", "update_failures", "reply_outbox",
                            "update_answers"})
 
-MIGRATIONS: tuple[Migration, ...] = (
+#: PostgreSQL's history as it shipped: never edited, never renumbered.
+HISTORY: tuple[Migration, ...] = (
     Migration(1, "the schema of SQLite's version 7: chats, users, matches, seats, move log, "
                  "updates, statistics, lobbies, timers, stand-ins, ratings, panels", _V1),
     Migration(2, "outside engines (SQLite's version 8)", _V2),
@@ -359,5 +362,8 @@ MIGRATIONS: tuple[Migration, ...] = (
               _V5),
     Migration(6, "what of each match's announcements was delivered (PostgreSQL only)", _V6),
 )
+
+#: Then the changes written once for both databases (storage.migrations.CHANGES).
+MIGRATIONS = numbered(HISTORY, "postgres", CHANGES)
 
 LATEST = MIGRATIONS[-1].version

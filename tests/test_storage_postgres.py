@@ -99,6 +99,50 @@ async def test_from_empty_to_the_same_tables_and_columns_as_sqlite(
     assert versions(empty_pg_url) == list(range(1, LATEST + 1))
 
 
+async def test_a_change_written_once_reaches_both_schemas(empty_pg_url: str,
+                                                           tmp_path: Path) -> None:
+    """A schema change after the shipped histories is written once (storage.migrations
+    .CHANGES) and numbered on after each: SQLite's version 11, PostgreSQL's 7, the same
+    columns in both with each database's types; one marked ``only`` reaches its own."""
+    from psycopg.rows import dict_row
+
+    from storage import postgres, sqlite
+    from storage.migrations import Change, numbered
+    from storage.pg_migrations import HISTORY as PG_HISTORY
+
+    changes = (
+        Change("notes", ("CREATE TABLE notes (note_id {id}, chat_id {bigint} NOT NULL, "
+                         "pinned {flag} NOT NULL DEFAULT {false}, at {real} NOT NULL)",
+                         "ALTER TABLE chats ADD COLUMN muted {flag} NOT NULL DEFAULT {true}")),
+        Change("a scaled mode's table", ("CREATE TABLE pg_extra (k {bigint} PRIMARY KEY)",),
+               only="postgres"),
+    )
+    lite_steps = numbered(sqlite_migrations.HISTORY, "sqlite", changes)
+    pg_steps = numbered(PG_HISTORY, "postgres", changes)
+    assert [m.version for m in lite_steps[-1:]] == [sqlite_migrations.HISTORY[-1].version + 1]
+    assert [m.version for m in pg_steps[-2:]] == [PG_HISTORY[-1].version + i for i in (1, 2)]
+    lite = await sqlite.connect(str(tmp_path / "k.sqlite3"))
+    try:
+        assert await sqlite.migrate(lite, migrations=lite_steps) == lite_steps[-1].version
+    finally:
+        await lite.close()
+    conn = await psycopg.AsyncConnection.connect(empty_pg_url, autocommit=True,
+                                                 row_factory=dict_row)
+    async with conn:
+        assert await postgres.migrate(conn, migrations=pg_steps) == pg_steps[-1].version
+    pg = pg_columns(empty_pg_url)
+    lite_columns = sqlite_columns(tmp_path / "k.sqlite3")
+    assert pg["notes"] == lite_columns["notes"] == {"note_id", "chat_id", "pinned", "at"}
+    assert "muted" in pg["chats"] and "muted" in lite_columns["chats"]
+    assert "pg_extra" in pg and "pg_extra" not in lite_columns
+    with raw(empty_pg_url) as pg_conn:
+        pg_conn.execute("INSERT INTO chats (chat_id, created_at, updated_at) VALUES (1, 0, 0)")
+        assert pg_conn.execute("SELECT muted FROM chats").fetchone() == (True,)
+    with sqlite3.connect(tmp_path / "k.sqlite3") as lite_conn:
+        lite_conn.execute("INSERT INTO chats (chat_id, created_at, updated_at) VALUES (1, 0, 0)")
+        assert lite_conn.execute("SELECT muted FROM chats").fetchone() == (1,)
+
+
 async def test_a_newer_schema_is_refused_and_left_alone(empty_pg_url: str) -> None:
     async with await open_store(empty_pg_url):
         pass
