@@ -170,3 +170,106 @@ REMEMBER_UPDATE = ("INSERT INTO processed_updates (update_id, processed_at) VALU
                    "ON CONFLICT (update_id) DO NOTHING")
 FORGET_UPDATES = "DELETE FROM processed_updates WHERE processed_at < ?"
 LAST_SEQ = "SELECT COALESCE(MAX(seq), 0) AS last FROM moves WHERE match_id = ?"
+
+
+# Named queries: people, ratings, timers, lobbies, engines, the ledger (storage/store.py) -
+
+RATE_MATCH_ONCE = ("UPDATE matches SET rated = TRUE WHERE match_id = ? AND NOT rated AND "
+                   "(status = 'finished' OR conceded_by IS NOT NULL)")
+UPSERT_RATING = ("INSERT INTO ratings (user_id, mu, sigma, rated_matches, updated_at) "
+                 "VALUES (?, ?, ?, 1, ?) ON CONFLICT (user_id) DO UPDATE SET "
+                 "mu = excluded.mu, sigma = excluded.sigma, "
+                 "rated_matches = ratings.rated_matches + 1, "
+                 "updated_at = excluded.updated_at")
+ADD_RATING_HISTORY = ("INSERT INTO rating_history (match_id, user_id, mu, sigma, rated_at) "
+                      "VALUES (?, ?, ?, ?, ?)")
+RATING_HISTORY = ("SELECT mu, sigma FROM (SELECT mu, sigma, rated_at, match_id FROM rating_history "
+                  "WHERE user_id = ? ORDER BY rated_at DESC, match_id DESC LIMIT ?) AS h "
+                  "ORDER BY rated_at, match_id")
+DELETE_TIMER = "DELETE FROM turn_timers WHERE match_id = ?"
+UPSERT_TIMER = ("INSERT INTO turn_timers (match_id, seconds) VALUES (?, ?) "
+                "ON CONFLICT (match_id) DO UPDATE SET seconds = excluded.seconds")
+GET_TIMER = f"SELECT {TIMER_COLUMNS} FROM turn_timers t WHERE match_id = ?"
+SET_REMINDED = "UPDATE turn_timers SET reminded = TRUE WHERE match_id = ? AND seq = ?"
+DUE_TIMERS = (f"SELECT {TIMER_COLUMNS} FROM turn_timers t JOIN matches m "
+              "ON m.match_id = t.match_id WHERE m.status = 'active' "
+              "AND t.deadline IS NOT NULL AND (t.deadline <= :now OR "
+              "(NOT t.reminded AND t.deadline - t.seconds / 3.0 <= :now)) "
+              "ORDER BY t.deadline")
+STRETCH_DEADLINES = ("UPDATE turn_timers SET deadline = :t WHERE deadline IS NOT NULL "
+                     "AND deadline < :t")
+GET_STAND_INS = "SELECT seat, timeouts, computer, resigned FROM stand_ins WHERE match_id = ?"
+ARM_TIMER = ("UPDATE turn_timers SET seq = ?, deadline = ?, reminded = FALSE "
+             "WHERE match_id = ? RETURNING seconds")
+UPSERT_STAND_IN = ("INSERT INTO stand_ins (match_id, seat, timeouts, computer, resigned) "
+                   "VALUES (?, ?, ?, ?, ?) ON CONFLICT (match_id, seat) DO UPDATE SET "
+                   "timeouts = excluded.timeouts, computer = excluded.computer, "
+                   "resigned = stand_ins.resigned OR excluded.resigned")
+COPY_CHAT = ("INSERT INTO chats (chat_id, language, default_settings, created_at, "
+             "updated_at, tidy, title) SELECT ?, language, default_settings, created_at, "
+             "?, tidy, title FROM chats WHERE chat_id = ? "
+             "ON CONFLICT (chat_id) DO NOTHING")
+DELETE_CHAT_STATS = "DELETE FROM user_stats WHERE chat_id = ?"
+OPEN_LOBBY_ID = ("SELECT lobby_id FROM lobbies WHERE chat_id = ? AND thread_id = ? "
+                 "AND status = 'open'")
+INSERT_LOBBY = ("INSERT INTO lobbies (chat_id, thread_id, creator_id, state, created_at, "
+                f"updated_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING {LOBBY_COLUMNS}")
+UPDATE_LOBBY = f"""
+    UPDATE lobbies SET updated_at = :now,
+        state = COALESCE(:state, state),
+        message_id = COALESCE(:message_id, message_id),
+        status = COALESCE(:status, status)
+    WHERE lobby_id = :id AND status = 'open'
+    RETURNING {LOBBY_COLUMNS}
+"""
+SEEN_UPDATE = "SELECT 1 AS seen FROM processed_updates WHERE update_id = ?"
+ENGINE_NAME_TAKEN = "SELECT 1 AS taken FROM engines WHERE name_key = ?"
+INSERT_ENGINE = ("INSERT INTO engines (owner_id, name, name_key, token_hash, created_at) "
+                 "VALUES (?, ?, ?, ?, ?) RETURNING engine_id")
+UPSERT_ENGINE_USER = ("INSERT INTO users (user_id, display_name, can_write_privately, created_at, "
+                      "updated_at, name_key) VALUES (?, ?, FALSE, ?, ?, ?) ON CONFLICT (user_id) "
+                      "DO UPDATE SET display_name = excluded.display_name, "
+                      "name_key = excluded.name_key")
+UPDATE_ENGINE = ("UPDATE engines SET token_hash = COALESCE(?, token_hash), "
+                 "visibility = COALESCE(?, visibility), "
+                 "max_matches = COALESCE(?, max_matches) WHERE engine_id = ?")
+DELETE_ENGINE = "DELETE FROM engines WHERE engine_id = ?"
+
+
+# Named queries: matches, panels, what was told (storage/store_matches.py) ----------------
+
+ACTIVE_MATCH_ID = ("SELECT match_id FROM matches WHERE chat_id = ? AND thread_id = ? "
+                   "AND status = 'active'")
+INSERT_MATCH = ("INSERT INTO matches (chat_id, thread_id, table_kind, settings, seed, "
+                "status, board_message_id, created_at) "
+                "VALUES (?, ?, ?, ?, ?, 'active', ?, ?) RETURNING match_id")
+START_LOBBY = ("UPDATE lobbies SET status = 'started', match_id = ?, updated_at = ? "
+               "WHERE lobby_id = ? AND status = 'open'")
+INSERT_SEATS = ("INSERT INTO seats (match_id, seat, kind, user_id, level, label) "
+                "VALUES (?, ?, ?, ?, ?, ?)")
+GET_MOVES = f"SELECT {MOVE_COLUMNS} FROM moves WHERE match_id = ? ORDER BY seq"
+INSERT_MOVE = ("INSERT INTO moves (match_id, seq, action, update_id, created_at) "
+               "VALUES (?, ?, ?, ?, ?)")
+RESIGNED_SEATS = "SELECT seat FROM stand_ins WHERE match_id = ? AND resigned"
+FINISH_MATCH = ("UPDATE matches SET status = 'finished', finished_at = ?, totals = ? "
+                "WHERE match_id = ? AND status = 'active'")
+ABANDON_MATCH = ("UPDATE matches SET status = 'abandoned', finished_at = ? "
+                 "WHERE match_id = ? AND status = 'active'")
+MATCH_EXISTS = "SELECT 1 AS here FROM matches WHERE match_id = ?"
+CONCEDE_MATCH = ("UPDATE matches SET status = 'abandoned', finished_at = ?, conceded_by = ? "
+                 "WHERE match_id = ? AND status = 'active'")
+ADD_CONCESSION_STATS = ("INSERT INTO user_stats (user_id, chat_id, matches, wins) "
+                        "VALUES (?, ?, 1, ?) ON CONFLICT (user_id, chat_id) DO UPDATE SET "
+                        "matches = user_stats.matches + 1, "
+                        "wins = user_stats.wins + excluded.wins")
+SET_BOARD_MESSAGE = "UPDATE matches SET board_message_id = ?, board_caption = ? WHERE match_id = ?"
+DELETE_PANEL = "DELETE FROM panel_messages WHERE match_id = ? AND user_id = ?"
+UPSERT_PANEL = ("INSERT INTO panel_messages (match_id, user_id, message_id, is_photo) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT (match_id, user_id) DO UPDATE SET "
+                "message_id = excluded.message_id, is_photo = excluded.is_photo")
+GET_PANEL_LINES = "SELECT lines FROM panel_lines WHERE match_id = ? AND user_id = ?"
+UPSERT_PANEL_LINES = ("INSERT INTO panel_lines (match_id, user_id, lines) VALUES (?, ?, ?) "
+                      "ON CONFLICT (match_id, user_id) DO UPDATE SET lines = excluded.lines")
+BOARD_MESSAGE = ("SELECT board_message_id, board_caption FROM matches WHERE match_id = ? "
+                 "AND board_message_id IS NOT NULL")
+GET_TOLD = "SELECT key, seq FROM told WHERE match_id = ?"

@@ -109,29 +109,17 @@ class SqlStore(MatchSql):
         now = self._clock()
 
         async def work(tx: Tx) -> bool:
-            if not await tx.execute(
-                    "UPDATE matches SET rated = TRUE WHERE match_id = ? AND NOT rated AND "
-                    "(status = 'finished' OR conceded_by IS NOT NULL)", (match_id,)):
+            if not await tx.execute(q.RATE_MATCH_ONCE, (match_id,)):
                 return False  # rated already (or not finished): once only
             for user_id, (mu, sigma) in ratings.items():
-                await tx.execute(
-                    "INSERT INTO ratings (user_id, mu, sigma, rated_matches, updated_at) "
-                    "VALUES (?, ?, ?, 1, ?) ON CONFLICT (user_id) DO UPDATE SET "
-                    "mu = excluded.mu, sigma = excluded.sigma, "
-                    "rated_matches = ratings.rated_matches + 1, "
-                    "updated_at = excluded.updated_at", (user_id, mu, sigma, now))
-                await tx.execute(
-                    "INSERT INTO rating_history (match_id, user_id, mu, sigma, rated_at) "
-                    "VALUES (?, ?, ?, ?, ?)", (match_id, user_id, mu, sigma, now))
+                await tx.execute(q.UPSERT_RATING, (user_id, mu, sigma, now))
+                await tx.execute(q.ADD_RATING_HISTORY, (match_id, user_id, mu, sigma, now))
             return True
 
         return await self._in_write(work)
 
     async def rating_history(self, user_id: int, limit: int = 100) -> list[tuple[float, float]]:
-        return await self._query(
-            "SELECT mu, sigma FROM (SELECT mu, sigma, rated_at, match_id FROM rating_history "
-            "WHERE user_id = ? ORDER BY rated_at DESC, match_id DESC LIMIT ?) AS h "
-            "ORDER BY rated_at, match_id", (user_id, max(0, limit)),
+        return await self._query(q.RATING_HISTORY, (user_id, max(0, limit)),
             lambda r: (r["mu"], r["sigma"]))
 
     async def top_players(self, chat_id: int | None = None, limit: int = 20, *,
@@ -202,48 +190,31 @@ class SqlStore(MatchSql):
 
     async def set_timer(self, match_id: int, seconds: int | None) -> None:
         if seconds is None:
-            await self._modify("DELETE FROM turn_timers WHERE match_id = ?", (match_id,))
+            await self._modify(q.DELETE_TIMER, (match_id,))
             return
-        await self._modify(
-            "INSERT INTO turn_timers (match_id, seconds) VALUES (?, ?) "
-            "ON CONFLICT (match_id) DO UPDATE SET seconds = excluded.seconds",
-            (match_id, int(seconds)))
+        await self._modify(q.UPSERT_TIMER, (match_id, int(seconds)))
 
     async def timer_of(self, match_id: int) -> TimerRow | None:
-        found = await self._query(
-            f"SELECT {q.TIMER_COLUMNS} FROM turn_timers t WHERE match_id = ?", (match_id,),
+        found = await self._query(q.GET_TIMER, (match_id,),
             rows.timer_row)
         return found[0] if found else None
 
     async def set_reminded(self, match_id: int, seq: int) -> None:
-        await self._modify(
-            "UPDATE turn_timers SET reminded = TRUE WHERE match_id = ? AND seq = ?",
-            (match_id, seq))
+        await self._modify(q.SET_REMINDED, (match_id, seq))
 
     async def due_timers(self, now: float) -> list[TimerRow]:
-        return await self._query(
-            f"SELECT {q.TIMER_COLUMNS} FROM turn_timers t JOIN matches m "
-            "ON m.match_id = t.match_id WHERE m.status = 'active' "
-            "AND t.deadline IS NOT NULL AND (t.deadline <= :now OR "
-            "(NOT t.reminded AND t.deadline - t.seconds / 3.0 <= :now)) "
-            "ORDER BY t.deadline", {"now": now}, rows.timer_row)
+        return await self._query(q.DUE_TIMERS, {"now": now}, rows.timer_row)
 
     async def stretch_deadlines(self, earliest: float) -> int:
-        return await self._modify(
-            "UPDATE turn_timers SET deadline = :t WHERE deadline IS NOT NULL "
-            "AND deadline < :t", {"t": earliest})
+        return await self._modify(q.STRETCH_DEADLINES, {"t": earliest})
 
     async def stand_ins(self, match_id: int) -> dict[int, StandIn]:
-        found = await self._query(
-            "SELECT seat, timeouts, computer, resigned FROM stand_ins WHERE match_id = ?",
-            (match_id,), rows.stand_in)
+        found = await self._query(q.GET_STAND_INS, (match_id,), rows.stand_in)
         return {r.seat: r for r in found}
 
     async def arm_timer(self, match_id: int, seq: int | None, deadline: float | None) -> None:
         async def work(tx: Tx) -> None:
-            row = await tx.fetchone(
-                "UPDATE turn_timers SET seq = ?, deadline = ?, reminded = FALSE "
-                "WHERE match_id = ? RETURNING seconds", (seq, deadline, match_id))
+            row = await tx.fetchone(q.ARM_TIMER, (seq, deadline, match_id))
             if row is not None and seq is not None and deadline is not None:
                 await self._after_arm(tx, match_id, seq, deadline, int(row["seconds"]))
 
@@ -257,11 +228,7 @@ class SqlStore(MatchSql):
         async def work(tx: Tx) -> None:
             if update_id is not None:
                 await self._remember_update(tx, update_id, now)
-            await tx.execute(
-                "INSERT INTO stand_ins (match_id, seat, timeouts, computer, resigned) "
-                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (match_id, seat) DO UPDATE SET "
-                "timeouts = excluded.timeouts, computer = excluded.computer, "
-                "resigned = stand_ins.resigned OR excluded.resigned",
+            await tx.execute(q.UPSERT_STAND_IN,
                 (match_id, seat, max(0, timeouts), bool(computer), bool(resigned)))
             if computer:  # the seat may be the one to move
                 await self._after_computer(tx, match_id, None)
@@ -273,11 +240,7 @@ class SqlStore(MatchSql):
         columns = ", ".join(("matches", "best_tour", *STATS_SUMS))
 
         async def work(tx: Tx) -> None:
-            await tx.execute(
-                "INSERT INTO chats (chat_id, language, default_settings, created_at, "
-                "updated_at, tidy, title) SELECT ?, language, default_settings, created_at, "
-                "?, tidy, title FROM chats WHERE chat_id = ? "
-                "ON CONFLICT (chat_id) DO NOTHING", (new_chat_id, now, old_chat_id))
+            await tx.execute(q.COPY_CHAT, (new_chat_id, now, old_chat_id))
             for table in ("matches", "lobbies"):
                 await tx.execute(f"UPDATE {table} SET chat_id = ? WHERE chat_id = ?",
                                  (new_chat_id, old_chat_id))
@@ -285,7 +248,7 @@ class SqlStore(MatchSql):
                 f"INSERT INTO user_stats (user_id, chat_id, {columns}) SELECT user_id, ?, "
                 f"{columns} FROM user_stats WHERE chat_id = ? ON CONFLICT DO NOTHING",
                 (new_chat_id, old_chat_id))
-            await tx.execute("DELETE FROM user_stats WHERE chat_id = ?", (old_chat_id,))
+            await tx.execute(q.DELETE_CHAT_STATS, (old_chat_id,))
 
         await self._in_write(work)
 
@@ -298,16 +261,12 @@ class SqlStore(MatchSql):
 
         async def work(tx: Tx) -> LobbyRow:
             await tx.execute(q.ENSURE_CHAT, (chat_id, now, now))
-            busy = await tx.fetchone(
-                "SELECT lobby_id FROM lobbies WHERE chat_id = ? AND thread_id = ? "
-                "AND status = 'open'", (chat_id, thread_id or 0))
+            busy = await tx.fetchone(q.OPEN_LOBBY_ID, (chat_id, thread_id or 0))
             if busy is not None:
                 raise LobbyExists(f"chat {chat_id} topic {thread_id} has lobby "
                                   f"{busy['lobby_id']}")
             try:
-                row = await tx.fetchone(
-                    "INSERT INTO lobbies (chat_id, thread_id, creator_id, state, created_at, "
-                    f"updated_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING {q.LOBBY_COLUMNS}",
+                row = await tx.fetchone(q.INSERT_LOBBY,
                     (chat_id, thread_id or 0, creator_id, state_text, now, now))
             except UniqueViolation as exc:  # another process opened one meanwhile
                 raise LobbyExists(f"chat {chat_id} topic {thread_id} has a lobby") from exc
@@ -354,13 +313,7 @@ class SqlStore(MatchSql):
         async def work(tx: Tx) -> LobbyRow:
             if update_id is not None:
                 await self._remember_update(tx, update_id, now)
-            row = await tx.fetchone(f"""
-                UPDATE lobbies SET updated_at = :now,
-                    state = COALESCE(:state, state),
-                    message_id = COALESCE(:message_id, message_id),
-                    status = COALESCE(:status, status)
-                WHERE lobby_id = :id AND status = 'open'
-                RETURNING {q.LOBBY_COLUMNS}""", params)
+            row = await tx.fetchone(q.UPDATE_LOBBY, params)
             if row is None:
                 raise NotFound(f"no open lobby {lobby_id}")
             return rows.lobby_row(row)
@@ -387,8 +340,7 @@ class SqlStore(MatchSql):
         return await self._in_write(lambda tx: self._forget_updates(tx, before))
 
     async def seen_update(self, update_id: int) -> bool:
-        return bool(await self._query(
-            "SELECT 1 AS seen FROM processed_updates WHERE update_id = ?", (update_id,),
+        return bool(await self._query(q.SEEN_UPDATE, (update_id,),
             lambda r: r))
 
     # Outside engines (issue 31) -----------------------------------------------------------
@@ -416,24 +368,17 @@ class SqlStore(MatchSql):
         now = self._clock()
 
         async def work(tx: Tx) -> EngineRow:
-            if await tx.fetchone("SELECT 1 AS taken FROM engines WHERE name_key = ?",
-                                 (name_key(name),)) is not None:
+            if await tx.fetchone(q.ENGINE_NAME_TAKEN, (name_key(name),)) is not None:
                 raise EngineExists(f"an engine is called {name!r} already")
             try:
-                made = await tx.fetchone(
-                    "INSERT INTO engines (owner_id, name, name_key, token_hash, created_at) "
-                    "VALUES (?, ?, ?, ?, ?) RETURNING engine_id",
+                made = await tx.fetchone(q.INSERT_ENGINE,
                     (owner_id, name, name_key(name), token_hash, now))
             except UniqueViolation as exc:  # another process took the name meanwhile
                 raise EngineExists(f"an engine is called {name!r} already") from exc
             assert made is not None
             engine_id = int(made["engine_id"])
             display = engine_display_name(name)
-            await tx.execute(
-                "INSERT INTO users (user_id, display_name, can_write_privately, created_at, "
-                "updated_at, name_key) VALUES (?, ?, FALSE, ?, ?, ?) ON CONFLICT (user_id) "
-                "DO UPDATE SET display_name = excluded.display_name, "
-                "name_key = excluded.name_key",
+            await tx.execute(q.UPSERT_ENGINE_USER,
                 (engine_user_id(engine_id), display, now, now, name_key(display)))
             row = await tx.fetchone(q.GET_ENGINE, (engine_id,))
             assert row is not None
@@ -447,10 +392,7 @@ class SqlStore(MatchSql):
         async def work(tx: Tx) -> EngineRow:
             if token_hash is not None:  # the old token's streams close, in every process
                 await self._revoke(tx, engine_id)
-            await tx.execute(
-                "UPDATE engines SET token_hash = COALESCE(?, token_hash), "
-                "visibility = COALESCE(?, visibility), "
-                "max_matches = COALESCE(?, max_matches) WHERE engine_id = ?",
+            await tx.execute(q.UPDATE_ENGINE,
                 (token_hash, None if visibility is None else str(visibility), max_matches,
                  engine_id))
             row = await tx.fetchone(q.GET_ENGINE, (engine_id,))
@@ -463,6 +405,6 @@ class SqlStore(MatchSql):
     async def delete_engine(self, engine_id: int) -> bool:
         async def work(tx: Tx) -> bool:
             await self._revoke(tx, engine_id)  # its token's streams close, in every process
-            return await tx.execute("DELETE FROM engines WHERE engine_id = ?", (engine_id,)) > 0
+            return await tx.execute(q.DELETE_ENGINE, (engine_id,)) > 0
 
         return await self._in_write(work)

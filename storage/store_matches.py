@@ -136,17 +136,12 @@ class MatchSql(SqlCore):
                 missing = [u for u in humans if u not in found]
                 if missing:
                     raise NotFound(f"users {missing} are not stored: upsert_user first")
-            busy = await tx.fetchone(
-                "SELECT match_id FROM matches WHERE chat_id = ? AND thread_id = ? "
-                "AND status = 'active'", (chat_id, thread_id or 0))
+            busy = await tx.fetchone(q.ACTIVE_MATCH_ID, (chat_id, thread_id or 0))
             if busy is not None:
                 raise ActiveMatchExists(
                     f"chat {chat_id} topic {thread_id} already plays match {busy['match_id']}")
             try:
-                inserted = await tx.fetchone(
-                    "INSERT INTO matches (chat_id, thread_id, table_kind, settings, seed, "
-                    "status, board_message_id, created_at) "
-                    "VALUES (?, ?, ?, ?, ?, 'active', ?, ?) RETURNING match_id",
+                inserted = await tx.fetchone(q.INSERT_MATCH,
                     (chat_id, thread_id or 0, settings.table.value, settings_text, seed,
                      board_message_id, now))
             except UniqueViolation as exc:  # another process started one meanwhile
@@ -155,12 +150,9 @@ class MatchSql(SqlCore):
             assert inserted is not None
             match_id = int(inserted["match_id"])
             if lobby_id is not None and not await tx.execute(
-                    "UPDATE lobbies SET status = 'started', match_id = ?, updated_at = ? "
-                    "WHERE lobby_id = ? AND status = 'open'", (match_id, now, lobby_id)):
+                    q.START_LOBBY, (match_id, now, lobby_id)):
                 raise NotFound(f"no open lobby {lobby_id}")
-            await tx.executemany(
-                "INSERT INTO seats (match_id, seat, kind, user_id, level, label) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
+            await tx.executemany(q.INSERT_SEATS,
                 [(match_id, s.seat, s.kind.value, s.user_id, s.level, s.label)
                  for s in seat_rows])
             await self._notify(tx, match_id)
@@ -185,9 +177,7 @@ class MatchSql(SqlCore):
 
         async def op(tx: Tx) -> tuple[MatchRow, list[MoveRow]]:
             row = await self._get_match(tx, match_id)
-            moves = await tx.fetchall(
-                f"SELECT {q.MOVE_COLUMNS} FROM moves WHERE match_id = ? ORDER BY seq",
-                (match_id,))
+            moves = await tx.fetchall(q.GET_MOVES, (match_id,))
             return row, [rows.move_row(r) for r in moves]
 
         return await self._in_read(op)
@@ -241,9 +231,7 @@ class MatchSql(SqlCore):
             for i, (seq, text) in enumerate(texts):
                 mark = update_id if i == 0 else None
                 try:
-                    await tx.execute(
-                        "INSERT INTO moves (match_id, seq, action, update_id, created_at) "
-                        "VALUES (?, ?, ?, ?, ?)", (match_id, seq, text, mark, now))
+                    await tx.execute(q.INSERT_MOVE, (match_id, seq, text, mark, now))
                 except UniqueViolation as exc:  # a writer that skipped the lock won
                     raise SequenceConflict(match_id, seq, seq + 1) from exc
                 stored.append(MoveRow(match_id, seq, text, mark, at(now)))
@@ -262,13 +250,9 @@ class MatchSql(SqlCore):
         row = await self._get_match(tx, match_id)
         if tuple(row.labels) != game.players:
             raise ValueError(f"that game is not match {match_id} (players differ)")
-        resigned = {r["seat"] for r in await tx.fetchall(
-            "SELECT seat FROM stand_ins WHERE match_id = ? AND resigned", (match_id,))}
+        resigned = {r["seat"] for r in await tx.fetchall(q.RESIGNED_SEATS, (match_id,))}
         gained = seat_statistics(game, match_outcome(game, resigned))
-        await tx.execute(
-            "UPDATE matches SET status = 'finished', finished_at = ?, totals = ? "
-            "WHERE match_id = ? AND status = 'active'",
-            (now, json.dumps(list(game.totals())), match_id))
+        await tx.execute(q.FINISH_MATCH, (now, json.dumps(list(game.totals())), match_id))
         params = [stats_params(seat.user_id, row.chat_id, gained[seat.seat])
                   for seat in row.seats if seat.user_id is not None]
         if params:
@@ -278,13 +262,10 @@ class MatchSql(SqlCore):
         now = self._clock()
 
         async def work(tx: Tx) -> bool:
-            if await tx.execute(
-                    "UPDATE matches SET status = 'abandoned', finished_at = ? "
-                    "WHERE match_id = ? AND status = 'active'", (now, match_id)):
+            if await tx.execute(q.ABANDON_MATCH, (now, match_id)):
                 await self._notify(tx, match_id)
                 return True
-            if await tx.fetchone("SELECT 1 AS here FROM matches WHERE match_id = ?",
-                                 (match_id,)):
+            if await tx.fetchone(q.MATCH_EXISTS, (match_id,)):
                 return False
             raise NotFound(f"no match {match_id}")
 
@@ -295,9 +276,7 @@ class MatchSql(SqlCore):
 
         async def work(tx: Tx) -> bool:
             row = await self._get_match(tx, match_id)
-            if not await tx.execute(
-                    "UPDATE matches SET status = 'abandoned', finished_at = ?, conceded_by = ? "
-                    "WHERE match_id = ? AND status = 'active'", (now, seat, match_id)):
+            if not await tx.execute(q.CONCEDE_MATCH, (now, seat, match_id)):
                 return False
             # The engine's outcome of a concession (the points so far decide nothing, so
             # none are read): the conceding side loses, every other side wins.
@@ -305,11 +284,7 @@ class MatchSql(SqlCore):
             params = [(s.user_id, row.chat_id, int(outcome.won(s.seat)))
                       for s in row.seats if s.user_id is not None]
             if params:
-                await tx.executemany(
-                    "INSERT INTO user_stats (user_id, chat_id, matches, wins) "
-                    "VALUES (?, ?, 1, ?) ON CONFLICT (user_id, chat_id) DO UPDATE SET "
-                    "matches = user_stats.matches + 1, "
-                    "wins = user_stats.wins + excluded.wins", params)
+                await tx.executemany(q.ADD_CONCESSION_STATS, params)
             await self._notify(tx, match_id)
             return True
 
@@ -322,9 +297,7 @@ class MatchSql(SqlCore):
                                     f"{self.dialect.row_lock}", (match_id,))
             if old is None:
                 raise NotFound(f"no match {match_id}")
-            await tx.execute(
-                "UPDATE matches SET board_message_id = ?, board_caption = ? WHERE match_id = ?",
-                (message_id, caption, match_id))
+            await tx.execute(q.SET_BOARD_MESSAGE, (message_id, caption, match_id))
             previous: int | None = old["board_message_id"]
             return previous
 
@@ -344,22 +317,15 @@ class MatchSql(SqlCore):
             await self._lock_match(tx, match_id)
             old = await tx.fetchone(q.GET_PANEL, (match_id, user_id))
             if panel is None:
-                await tx.execute(
-                    "DELETE FROM panel_messages WHERE match_id = ? AND user_id = ?",
-                    (match_id, user_id))
+                await tx.execute(q.DELETE_PANEL, (match_id, user_id))
             else:
-                await tx.execute(
-                    "INSERT INTO panel_messages (match_id, user_id, message_id, is_photo) "
-                    "VALUES (?, ?, ?, ?) ON CONFLICT (match_id, user_id) DO UPDATE SET "
-                    "message_id = excluded.message_id, is_photo = excluded.is_photo",
-                    (match_id, user_id, panel[0], bool(panel[1])))
+                await tx.execute(q.UPSERT_PANEL, (match_id, user_id, panel[0], bool(panel[1])))
             return rows.panel(old) if old else None
 
         return await self._in_write(work)
 
     async def get_panel_lines(self, match_id: int, user_id: int) -> list[str]:
-        found = await self._query(
-            "SELECT lines FROM panel_lines WHERE match_id = ? AND user_id = ?",
+        found = await self._query(q.GET_PANEL_LINES,
             (match_id, user_id), lambda r: panel_lines_load(r["lines"]))
         return found[0] if found else []
 
@@ -377,17 +343,12 @@ class MatchSql(SqlCore):
                 await tx.execute(f"DELETE FROM panel_lines WHERE match_id = ? AND {users}",
                                  (match_id, *params))
             if kept:
-                await tx.executemany(
-                    "INSERT INTO panel_lines (match_id, user_id, lines) VALUES (?, ?, ?) "
-                    "ON CONFLICT (match_id, user_id) DO UPDATE SET lines = excluded.lines",
-                    kept)
+                await tx.executemany(q.UPSERT_PANEL_LINES, kept)
 
         await self._in_write(work)
 
     async def board_message(self, match_id: int) -> tuple[int, str] | None:
-        found = await self._query(
-            "SELECT board_message_id, board_caption FROM matches WHERE match_id = ? "
-            "AND board_message_id IS NOT NULL", (match_id,),
+        found = await self._query(q.BOARD_MESSAGE, (match_id,),
             lambda r: (int(r["board_message_id"]), str(r["board_caption"] or "")))
         return found[0] if found else None
 
@@ -395,7 +356,7 @@ class MatchSql(SqlCore):
         await self._modify(self.dialect.set_announced(), (seq, match_id))
 
     async def told(self, match_id: int) -> dict[str, int]:
-        found = await self._query("SELECT key, seq FROM told WHERE match_id = ?", (match_id,),
+        found = await self._query(q.GET_TOLD, (match_id,),
                                   lambda r: (str(r["key"]), int(r["seq"])))
         return dict(found)
 
