@@ -9,12 +9,20 @@ queries in one ``REPEATABLE READ READ ONLY`` transaction, so they agree) and :me
 back as dicts and every row type is built from named columns. No group commit is needed:
 each call has its own connection and PostgreSQL groups concurrent commits itself.
 
+The SQL of the store's methods is not here: it is written once for both backends
+(:class:`storage.store.SqlStore`), and this module is its driver. It gives the shared code
+the connector's four ways in over those wrappers (:class:`PgTx` translates SQLite's
+parameter style to psycopg's) and the hooks where PostgreSQL does more in the same
+transaction: the match's advisory lock, ``NOTIFY``, the scaled mode's jobs. What only
+PostgreSQL has stays here: ``LISTEN``, the chats' flow locks, ``pg_dump``, the update
+failures and the webhook workers' reply outbox.
+
 One match is served by any process, so its writes are serialised in the database:
-``append_move`` takes ``pg_advisory_xact_lock(match_id)`` inside its transaction (released
-at COMMIT or ROLLBACK, so a pooled connection can never carry it to the next borrower, as a
-session-level lock would), then checks the status and the next sequence number. The primary
-key ``(match_id, seq)`` stays the real guarantee: a writer that bypassed the lock and won
-makes the insert fail with a unique violation, reported as the same
+``append_move`` takes ``pg_advisory_xact_lock(match_id)`` (the ``_lock_match`` hook) inside
+its transaction (released at COMMIT or ROLLBACK, so a pooled connection can never carry it
+to the next borrower, as a session-level lock would), then checks the status and the next
+sequence number. The primary key ``(match_id, seq)`` stays the real guarantee: a writer that
+bypassed the lock and won makes the insert fail with a unique violation, reported as the same
 :class:`SequenceConflict` SQLite gives. The update ledger is a primary key too, so a
 redelivered update id applies once whichever process receives it.
 

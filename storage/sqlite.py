@@ -13,6 +13,12 @@ Every call reaches the connection through one of two wrappers: :meth:`SqliteStor
 (one read transaction; ``_select`` runs one query through it) and
 :meth:`SqliteStore._write` (group commit; ``_change`` runs one statement through it). Rows
 come back as ``sqlite3.Row`` and each row type is built from named columns.
+
+The SQL of the store's methods is not here: it is written once for both backends
+(:class:`storage.store.SqlStore`), and this module is its driver, giving it the connector's
+four ways in over those wrappers (:class:`SqliteTx` around the connection). SQLite needs
+none of the shared code's hooks (one writer at a time, one process); what only it has stays
+here: the pragmas, the group commit, file backups and the embedded mode's group writes.
 """
 
 from __future__ import annotations
