@@ -33,7 +33,7 @@ test-packages:
 # then types: the engine strictly, pictures, storage and the chat layer with mypy's defaults.
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/lint-imports
+	$(BIN)/lint-imports pyproject.toml importlinter-typed.toml
 	$(BIN)/mypy --strict krendzu
 	$(BIN)/mypy render storage chat engines
 

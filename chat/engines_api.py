@@ -59,7 +59,7 @@ from storage import EngineRow, MatchRow, MatchStatus, NotFound, Store, StoredMat
 
 if TYPE_CHECKING:
     from chat.config import Config
-    from chat.handlers import Services
+    from chat.services import Services
 
 log = logging.getLogger(__name__)
 

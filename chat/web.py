@@ -39,7 +39,7 @@ from telegram.request import BaseRequest
 
 from chat.config import Config, ConfigError, load_config, split_listen
 from chat.eventloop import run
-from chat.handlers import Services
+from chat.services import Services
 from chat.webhook import WebhookReceiver
 
 log = logging.getLogger(__name__)

@@ -51,10 +51,10 @@ from telegram import Update
 from telegram.error import TelegramError
 from telegram.ext import Application
 
-from chat.handlers import Services
 from chat.handlers.errors import ATTEMPT, Attempt
 from chat.notices import HELD, Held
 from chat.outbox import ReplyOutbox
+from chat.services import Services
 
 log = logging.getLogger(__name__)
 

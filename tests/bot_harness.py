@@ -14,7 +14,7 @@ from telegram.ext import Application
 
 from chat.app import build_application
 from chat.config import Config
-from chat.handlers import Services
+from chat.services import Services
 from storage import MatchRow
 from tests.fakebot import Chat, FakeTelegram, FakeUser, Message
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from chat.handlers.services import PRIVATE_NUDGE_SECONDS
 from chat.i18n import Catalogs
+from chat.services import PRIVATE_NUDGE_SECONDS
 from krendzu import Card
 from krendzu.cards import DECK_SIZE
 from tests.bot_harness import BOT, FastClock, Harness, running_bot, start_group_duel

@@ -19,9 +19,9 @@ from telegram.ext import CallbackContext, ContextTypes, ExtBot
 from chat.answers import answer_key
 from chat.describe import person_name
 from chat.flow import Actor, Flow
-from chat.handlers.services import Services
 from chat.i18n import Tr
 from chat.notices import Notice, Outcome, Send
+from chat.services import Services
 from chat.throttle import INFO_COMMANDS
 
 if TYPE_CHECKING:  # handlers reach the store only through the flow
@@ -180,7 +180,7 @@ class Call:
         the bot cannot write to privately (never pressed Start, or blocked the bot). Then
         the command goes no further, and the group gets one line with a button that opens
         the private chat, at most once per person and group every
-        :data:`chat.handlers.services.PRIVATE_NUDGE_SECONDS`: the answer would meet
+        :data:`chat.services.PRIVATE_NUDGE_SECONDS`: the answer would meet
         Telegram's 403 and end in silence, and a repeated command must not repeat the line."""
         if self.private:
             return False

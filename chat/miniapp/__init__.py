@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from starlette.routing import BaseRoute
 
     from chat.config import Config
-    from chat.handlers import Services
+    from chat.services import Services
 
 __all__ = ["MiniApp", "miniapp_routes"]
 

@@ -59,7 +59,7 @@ from chat.throttle import Buckets
 from storage import MatchStatus, NotFound, StoredMatch
 
 if TYPE_CHECKING:
-    from chat.handlers import Services
+    from chat.services import Services
 
 log = logging.getLogger(__name__)
 

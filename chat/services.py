@@ -1,5 +1,7 @@
-"""Services: everything the handlers use, built once in ``post_init`` by the application
-(chat/app.py), never at import, and reached by every handler through its context."""
+"""Services: everything the bot's doors use (the Telegram handlers, the webhook, the engine API,
+the Mini App), built once in ``post_init`` by the composition root (chat/compose.py), never at
+import. A module of its own, below all of them, so that the HTTP doors need not import the
+Telegram handlers to reach the flow and delivery."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from chat.flow import Flow
 from chat.standings import Standings
 from chat.throttle import Throttle
 
-if TYPE_CHECKING:  # handlers reach the store only through the flow
+if TYPE_CHECKING:  # the handlers reach the store only through the flow
     from storage import MatchRow, Store
 
 #: How long an answer of getChatMember (admin or not) is trusted.
@@ -35,7 +37,7 @@ REPEAT_SECONDS = 300.0
 
 @dataclass
 class Services:
-    """Everything the handlers use, built in ``post_init`` (no singletons at import)."""
+    """Everything the doors use, built in ``post_init`` (no singletons at import)."""
 
     store: Store
     flow: Flow
