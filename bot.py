@@ -1,4 +1,5 @@
-"""Entry point: read the configuration, build the Telegram application, run it."""
+"""Entry point: read the configuration, build the Telegram application (the composition root,
+chat/compose.py), run it: polling, or webhook mode's web server (chat/web.py)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,13 @@ import asyncio
 import logging
 import sys
 
+from telegram.error import InvalidToken
+
+from chat.compose import build_application
 from chat.config import HOW_TO_GET_A_TOKEN, ConfigError, load_config
+from chat.eventloop import new_event_loop
 from chat.logs import configure as configure_logging
+from chat.web import serve
 
 #: Exit status without a token: EX_CONFIG of sysexits.h. Still a failure for a script or a
 #: service manager, but one `make run` can tell from a crash: it prints the guide and stops
@@ -28,14 +34,7 @@ def main() -> int:
     # (hands) are not logged even at DEBUG (see chat/logs.py).
     configure_logging(config.log_level, config.token, config.webhook_secret)
     if config.webhook_url:  # Telegram posts the updates to the bot's web server (chat/web.py)
-        from chat.web import serve
-
         return serve(config)
-    from telegram.error import InvalidToken
-
-    from chat.app import build_application
-    from chat.eventloop import new_event_loop
-
     app = build_application(config)
     asyncio.set_event_loop(new_event_loop())  # run_polling runs on the current loop
     try:

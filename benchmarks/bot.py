@@ -4,7 +4,7 @@
                              [--saturation-seconds 20] [--flood-seconds 20] [--probes 20]
                              [--probe-rate 5] [--seed 1] [--overall-rate 1000] [--dir DIR]
 
-The real application (``chat.app.build_application``, SQLite in a temporary directory or
+The real application (``chat.compose.build_application``, SQLite in a temporary directory or
 ``--dir``) runs against the in-process fake Telegram (``tests.fakebot``), as the end-to-end
 tests do: computer pacing off, the overall API rate lifted (the harness's 1000 calls/s, no
 global limit in the fake: a move takes three API calls (two photos, one edit), so the

@@ -44,7 +44,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chat.compose import serve_routes
 from chat.computer import Thinker
+from chat.config import split_listen
 from chat.engines_api import PREFIX, EngineApi
 from chat.flow import Actor, Flow
 from chat.flow.engines import new_token, token_hash
@@ -244,11 +246,6 @@ def report(opts: ArenaOptions, pairs: list[list[Played]], seconds: float
 async def arena(opts: ArenaOptions, *, ready: Any = None) -> dict[str, Any]:
     """Run the arena; ``ready(url, token)`` is called once the API listens (tests, and the
     printout for an engine connected by hand)."""
-    from starlette.applications import Starlette
-
-    from chat.config import split_listen
-    from chat.web import start_serving, web_server
-
     if opts.level not in LEVELS:
         raise SystemExit(f"unknown level {opts.level!r}: use one of {', '.join(LEVELS)}")
     with tempfile.TemporaryDirectory(prefix="krendzu-arena-") as tmp:
@@ -261,9 +258,8 @@ async def arena(opts: ArenaOptions, *, ready: Any = None) -> dict[str, Any]:
             engine, token = await arena_.register()
             host, port = (split_listen(opts.listen) if not opts.listen.endswith(":0")
                           else (opts.listen[:-2], 0))  # any free port
-            server = web_server(Starlette(routes=arena_.api.routes()), host, port,
-                                log_level="warning")
-            task = await start_serving(server)
+            server, task = await serve_routes(arena_.api.routes(), host, port,
+                                              log_level="warning")
             url = f"http://{host}:{server.port}{PREFIX}"
             if opts.program:
                 bridge = subprocess.Popen(

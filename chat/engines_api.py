@@ -58,8 +58,7 @@ from chat.throttle import Buckets
 from storage import EngineRow, MatchRow, MatchStatus, NotFound, Store, StoredMatch
 
 if TYPE_CHECKING:
-    from chat.config import Config
-    from chat.services import Services
+    pass
 
 log = logging.getLogger(__name__)
 
@@ -378,23 +377,3 @@ class EngineApi:
         outcome = await self.svc.flow.resign(stored, self._actor(engine))
         self.svc.delivery.run(outcome.notices)
         return JSONResponse({"ok": True, "message": outcome.reply or "Resigned."})
-
-
-async def run_in_polling(services: Callable[[], Services], listen: str, *,
-                         config: Config | None = None) -> Any:
-    """Serve the engine protocol (and, given the ``config``, the Mini App: chat/miniapp/)
-    without the webhook (the bot polls): a uvicorn server in the bot's own process and
-    loop, on ``KRENDZU_WEB_LISTEN``. Returns the server (``.port()``, and ``should_exit`` +
-    the task to stop it) and the engine API."""
-    from starlette.applications import Starlette
-
-    from chat.config import split_listen
-    from chat.miniapp import miniapp_routes
-    from chat.web import start_serving, web_server
-
-    api = EngineApi(services)
-    host, port = split_listen(listen)
-    routes = api.routes() + (miniapp_routes(config, services) if config is not None else [])
-    server = web_server(Starlette(routes=routes), host, port)
-    task = await start_serving(server)
-    return server, task, api

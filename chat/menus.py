@@ -1,10 +1,18 @@
 """The command menus: which commands each kind of chat lists, and their descriptions in a
-reader's language. Set for every chat by language at start (:mod:`chat.app`), and for one chat
-when its language is chosen with ``/lang`` (:mod:`chat.handlers.welcome`)."""
+reader's language. Set for every chat by language at start (:func:`set_commands`, called by
+:mod:`chat.compose`), and for one chat when its language is chosen with ``/lang``
+(:mod:`chat.handlers.welcome`)."""
 
 from __future__ import annotations
 
-from chat.i18n import Tr
+from telegram import (
+    Bot,
+    BotCommand,
+    BotCommandScopeAllGroupChats,
+    BotCommandScopeAllPrivateChats,
+)
+
+from chat.i18n import Catalogs, Tr
 
 PRIVATE_COMMANDS = ("new", "play", "pass", "hand", "board", "score", "hint", "exchange",
                     "discard", "back", "stats", "top", "history", "moves", "export", "resign",
@@ -50,3 +58,33 @@ def menu(tr: Tr, *, private: bool) -> list[tuple[str, str]]:
     """(command, description) pairs of the private or the group menu, in ``tr``'s language."""
     text = command_descriptions(tr)
     return [(name, text[name]) for name in (PRIVATE_COMMANDS if private else GROUP_COMMANDS)]
+
+
+async def set_commands(bot: Bot, catalogs: Catalogs) -> None:
+    """The command menu per scope (private, groups) and per language, with the bot's
+    descriptions, set for every chat at start (chat/compose.py)."""
+    for language in catalogs.languages:
+        tr = catalogs.get(language)
+        text = command_descriptions(tr)
+        code = None if language == "en" else language
+        for scope, names in ((BotCommandScopeAllPrivateChats(), PRIVATE_COMMANDS),
+                             (BotCommandScopeAllGroupChats(), GROUP_COMMANDS)):
+            await bot.set_my_commands([BotCommand(n, text[n]) for n in names], scope=scope,
+                                          language_code=code)
+        # What a person sees before pressing Start (an invitation link, the bot's profile).
+        await bot.set_my_description(bot_description(tr), language_code=code)
+        await bot.set_my_short_description(bot_short_description(tr), language_code=code)
+
+
+def bot_description(tr: Tr) -> str:
+    """The bot's description (at most 512 characters): shown in an empty private chat."""
+    return tr._("Krendzu («Крэндзю», card renju, «four in a row») with a 36-card deck, for 2 "
+                "to 4 players. Add me to a group and send /new to play with friends, or press "
+                "Start to play the computer (easy, normal or hard). Your cards always come "
+                "here, privately; the group sees only the board.")
+
+
+def bot_short_description(tr: Tr) -> str:
+    """The short description (at most 120 characters): the bot's profile and shared links."""
+    return tr._("Card renju, «four in a row»: play in groups with friends or alone against "
+                "the computer.")

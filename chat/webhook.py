@@ -1,4 +1,6 @@
-"""The webhook's endpoint: one update from Telegram, checked, processed and answered.
+"""The webhook's endpoint: one update from Telegram, checked, processed and answered; and the
+web app it is served in (:func:`build_web_app`: the webhook, ``/healthz`` and the other doors'
+routes) with its registration at Telegram (:func:`register_webhook`).
 
 The request must carry ``X-Telegram-Bot-Api-Secret-Token`` (403 otherwise). The update is
 processed *inside* the request (``Application.process_update`` through the app's
@@ -43,12 +45,16 @@ import hmac
 import json
 import logging
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import cast
+from urllib.parse import urlsplit
 
+from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import PlainTextResponse, Response
-from telegram import Update
-from telegram.error import TelegramError
+from starlette.routing import BaseRoute, Route
+from telegram import Bot, Update
+from telegram.error import RetryAfter, TelegramError
 from telegram.ext import Application
 
 from chat.handlers.errors import ATTEMPT, Attempt
@@ -65,6 +71,13 @@ SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 MAX_ATTEMPTS = 8
 #: Update ids whose failed tries are counted (the oldest forgotten first).
 FAILURES_KEPT = 10_000
+#: :func:`build_web_app`'s default path, the one the docs' example URL ends with (the bot
+#: serves its URL's own path, :func:`webhook_path`).
+DEFAULT_PATH = "/telegram/webhook"
+#: What Telegram sends when polling names no ``allowed_updates``: the webhook asks for the
+#: same, so both modes see the same updates.
+ALLOWED_UPDATES = tuple(t for t in Update.ALL_TYPES if t not in (
+    Update.CHAT_MEMBER, Update.MESSAGE_REACTION, Update.MESSAGE_REACTION_COUNT))
 
 
 class WebhookReceiver:
@@ -231,3 +244,45 @@ class WebhookReceiver:
         except Exception:  # processed all the same: a 500 would have it processed again
             log.exception("webhook: update %d could not be remembered", update_id)
         return 200
+
+
+def webhook_path(url: str | None) -> str:
+    """The path Telegram posts to: the URL's own (a proxy in front passes it through)."""
+    return urlsplit(url or "").path or "/"
+
+
+async def healthz(request: Request) -> Response:
+    return PlainTextResponse("ok")
+
+
+def build_web_app(application: Application, *, secret: str, path: str = DEFAULT_PATH,
+                  routes: Sequence[BaseRoute] = ()) -> Starlette:
+    """The bot's web app: the webhook at ``path``, ``/healthz`` and ``routes`` (the engine
+    protocol, the Mini App). ``application`` must be initialised and started (with its
+    ``post_init`` run) before requests come."""
+    receiver = WebhookReceiver(application, secret)
+    app = Starlette(routes=[
+        Route(path, receiver.endpoint, methods=["POST"], name="telegram_webhook"),
+        Route("/healthz", healthz, methods=["GET"], name="healthz"),
+        *routes,
+    ])
+    return app
+
+
+async def register_webhook(bot: Bot, url: str, secret: str) -> None:
+    """Tell Telegram where to post. Setting the same webhook again changes nothing (and is
+    how a changed secret reaches Telegram: ``getWebhookInfo`` does not show it), so every
+    worker may do it at start; when workers start together and Telegram answers one of them
+    "retry after", the webhook a sibling just set is left as it is."""
+    try:
+        await bot.set_webhook(url, secret_token=secret, allowed_updates=list(ALLOWED_UPDATES),
+                              drop_pending_updates=False)
+    except RetryAfter as exc:
+        await asyncio.sleep(float(exc.retry_after if isinstance(exc.retry_after, int | float)
+                                  else exc.retry_after.total_seconds()))
+        info = await bot.get_webhook_info()
+        if info.url != url:
+            await bot.set_webhook(url, secret_token=secret,
+                                  allowed_updates=list(ALLOWED_UPDATES),
+                                  drop_pending_updates=False)
+    log.info("webhook set: Telegram posts updates to %s", url)

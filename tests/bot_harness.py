@@ -12,7 +12,7 @@ from pathlib import Path
 
 from telegram.ext import Application
 
-from chat.app import build_application
+from chat.compose import build_application
 from chat.config import Config
 from chat.services import Services
 from storage import MatchRow

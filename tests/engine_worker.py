@@ -26,7 +26,7 @@ from storage import open_store
 async def serve(target: str, port: int, recheck: float) -> None:
     from starlette.applications import Starlette
 
-    from chat.web import start_serving, web_server
+    from chat.webserver import start_serving, web_server
 
     engines_api.RECHECK = recheck
     store = await open_store(target)

@@ -2,7 +2,7 @@
 
 Usage: python tests/shared_flood_child.py DATABASE_URL API_BASE TOKEN START SPEED GROUP COUNT
 TAG.
-It builds the bot's application as chat/app.py does (its rate limiter, against the fake Bot
+It builds the bot's application as chat/compose.py does (its rate limiter, against the fake Bot
 API served over HTTP at API_BASE), a PostgreSQL store and delivery with the shared windows
 (``share_windows``), sends COUNT group messages "TAG n" and prints ``done`` once all went
 out. Its clock is the test's :class:`tests.bot_harness.FastClock` (same START and SPEED), so
@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from chat.app import build_application, share_windows
+from chat.compose import build_application, share_windows
 from chat.config import Config
 from chat.delivery import Delivery
 from chat.notices import Send

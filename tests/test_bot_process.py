@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from chat.app import STOP_SECONDS
+from chat.compose import STOP_SECONDS
 from krendzu import Match, Pass, Place
 from krendzu.coords import frame_for
 from storage import MatchRow

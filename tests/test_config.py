@@ -104,7 +104,7 @@ def test_mini_app_links_need_an_https_public_url() -> None:
     """Telegram opens Mini Apps from https:// only (and refuses a message whose web_app
     button has another URL): an http:// public URL serves the engine protocol but offers
     no Mini App."""
-    from chat.app import app_links
+    from chat.compose import app_links
     from chat.config import Config
 
     base = Config(token="1:abc", database="x", log_level="INFO")

@@ -119,8 +119,8 @@ def test_make_test_installs_haproxy_when_it_is_missing() -> None:
 def test_compose_gives_a_webhook_worker_its_whole_stop() -> None:
     """Docker kills a container after stop_grace_period: a webhook worker first lets requests
     in progress finish (GRACEFUL_SECONDS), then stops like the bot (STOP_SECONDS)."""
-    from chat.app import STOP_SECONDS
-    from chat.web import GRACEFUL_SECONDS
+    from chat.compose import STOP_SECONDS
+    from chat.webserver import GRACEFUL_SECONDS
 
     compose = yaml.safe_load((ROOT / "deploy" / "compose.yaml").read_text())
     grace = compose["x-web"]["stop_grace_period"]

@@ -106,7 +106,7 @@ def test_configuration_table_names_every_variable_with_its_default() -> None:
 
 
 def test_how_to_play_names_every_command_of_the_menus() -> None:
-    from chat.app import GROUP_COMMANDS, PRIVATE_COMMANDS
+    from chat.menus import GROUP_COMMANDS, PRIVATE_COMMANDS
 
     how_to_play = sections(ROOT / "README.md")["How to play"]
     for command in {*GROUP_COMMANDS, *PRIVATE_COMMANDS}:

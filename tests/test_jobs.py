@@ -18,6 +18,7 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
+from chat.compose import open_job_services
 from chat.flow import Actor
 from chat.jobs import (
     ANNOUNCE_QUEUE,
@@ -25,7 +26,6 @@ from chat.jobs import (
     DEFAULT_QUEUES,
     JobServices,
     migrate,
-    serving,
     sweep_stalled,
     worker_options,
 )
@@ -94,7 +94,7 @@ async def bot_duel(tmp_path: Path, pg_url: str, group_id: int
 async def announce(h: Harness, group: Chat) -> None:
     """A job worker (another process's services on the bot's configuration, the same fake
     Telegram) runs the announcements waiting."""
-    async with serving(h.config, request=h.fake.request()) as svc:
+    async with open_job_services(h.config, request=h.fake.request()) as svc:
         await Scaled(h.fake, svc, h.config.database, group).run((ANNOUNCE_QUEUE,))
 
 
@@ -108,7 +108,7 @@ async def scaled(tmp_path: Path, pg_url: str) -> AsyncIterator[Scaled]:
     group = fake.group(GROUP, "Club", members=[fake.users[ANN.user_id],
                                                fake.users[BOB.user_id]])
     config = bot_config(tmp_path, fake, database=pg_url)
-    async with serving(config, request=fake.request()) as svc:
+    async with open_job_services(config, request=fake.request()) as svc:
         yield Scaled(fake, svc, pg_url, group)
 
 
@@ -792,7 +792,7 @@ async def test_python_m_chat_jobs_worker_stops_cleanly_when_its_process_group_is
     import signal
     import subprocess
 
-    from chat.app import STOP_SECONDS
+    from chat.compose import STOP_SECONDS
 
     s = scaled
     match_id = await group_duel(s)
@@ -847,7 +847,7 @@ async def test_a_stopped_job_worker_hands_back_the_announcement_it_could_not_fin
     import os
     import signal
 
-    from chat.app import STOP_SECONDS
+    from chat.compose import STOP_SECONDS
     from chat.jobs.worker import GRACEFUL_SECONDS
 
     s = scaled
@@ -913,7 +913,7 @@ async def test_a_job_worker_stopped_while_it_waits_for_the_bot_api_exits_quietly
     import subprocess
     import sys
 
-    from chat.app import STOP_SECONDS
+    from chat.compose import STOP_SECONDS
     from tests.webhook_harness import free_port
 
     root = Path(__file__).resolve().parent.parent

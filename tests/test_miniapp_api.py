@@ -484,7 +484,8 @@ async def test_a_move_in_the_scaled_mode_is_accepted_and_announced_by_the_job(
     """On PostgreSQL with announcement jobs (``KRENDZU_JOBS``) a Mini App move's notices
     are the job's: the move is answered as accepted (not "the position changed"), and the
     group sees its board once a job worker ran."""
-    from chat.jobs import ANNOUNCE_QUEUE, serving, worker_options
+    from chat.compose import open_job_services
+    from chat.jobs import ANNOUNCE_QUEUE, worker_options
     from tests.bot_harness import test_config
 
     fake = new_fake()
@@ -505,7 +506,7 @@ async def test_a_move_in_the_scaled_mode_is_accepted_and_announced_by_the_job(
         assert answer.json()["state"]["seq"] == seq + 1
         after = await a.h.services.flow.load(row.match_id)
         assert after.game.history[-1] == parse_action(legal[0])
-        async with serving(test_config(tmp_path, fake, database=pg_url),
+        async with open_job_services(test_config(tmp_path, fake, database=pg_url),
                            request=fake.request(), clock=fake.clock) as svc:
             options = worker_options(svc, (ANNOUNCE_QUEUE,), wait=False)
             options["install_signal_handlers"] = False

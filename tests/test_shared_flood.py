@@ -18,7 +18,7 @@ from typing import Any
 from telegram.error import RetryAfter
 from telegram.ext import Application
 
-from chat.app import build_application, share_windows
+from chat.compose import build_application, share_windows
 from chat.delivery import Delivery
 from chat.notices import Send
 from chat.ratelimit import ChatRateLimiter
@@ -48,7 +48,7 @@ class Instance:
 @contextlib.asynccontextmanager
 async def instances(tmp_path: Path, fake: FakeTelegram, url: str, count: int, *,
                     shared: bool = True) -> AsyncIterator[list[Instance]]:
-    """``count`` bot instances built as chat/app.py's post_init builds them."""
+    """``count`` bot instances built as chat/compose.py's post_init builds them."""
     config = bot_config(tmp_path, fake, database=url, overall_rate=30.0)
     made: list[Instance] = []
     try:

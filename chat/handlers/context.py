@@ -42,7 +42,7 @@ class BotContext(CallbackContext[ExtBot[None], dict[Any, Any], dict[Any, Any], d
         return cast(Services, self.application.bot_data["services"])
 
 
-#: Registered with the application builder (``chat/app.py``).
+#: Registered with the application builder (``chat/compose.py``).
 CONTEXT_TYPES = ContextTypes(context=BotContext)
 
 

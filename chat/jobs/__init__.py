@@ -53,7 +53,8 @@ Processes (each its own command; any number, on any machine)::
     python -m chat.jobs worker --queue computer # computer players (one per core)
 
 Nothing is built at import: :func:`build_jobs` makes the :class:`procrastinate.App` from a
-URL, :func:`start_services` the bot, store and flow a worker needs.
+URL; the composition root (:func:`chat.compose.open_job_services`) the bot, store and flow a
+worker needs.
 """
 
 from chat.jobs.attach import Attached, attach
@@ -71,7 +72,7 @@ from chat.jobs.core import (
     wire,
 )
 from chat.jobs.tasks import JobServices, build_jobs, sweep_stalled
-from chat.jobs.worker import main, serving, start_services, worker_options
+from chat.jobs.worker import worker_options
 
 __all__ = [
     "ANNOUNCE_QUEUE",
@@ -87,10 +88,7 @@ __all__ = [
     "defer_board",
     "defer_computer",
     "defer_timers",
-    "main",
     "migrate",
-    "serving",
-    "start_services",
     "sweep_stalled",
     "wire",
     "worker_options",

@@ -1,4 +1,5 @@
-"""The scaled mode in a process that receives updates (``KRENDZU_JOBS`` in chat/app.py)."""
+"""The scaled mode in a process that receives updates (``KRENDZU_JOBS``, attached by
+chat/compose.py)."""
 
 from __future__ import annotations
 
@@ -60,7 +61,7 @@ class Attached:
 async def attach(config: Config, store: object, flow: Flow, delivery: Delivery) -> Attached:
     """Switch a process that receives updates to the scaled mode (``KRENDZU_JOBS``):
     procrastinate's tables made if missing, moves and deadlines deferred as jobs with
-    their own transactions. Called by :func:`chat.app.build_application`'s start-up."""
+    their own transactions. Called by :func:`chat.compose.build_application`'s start-up."""
     if not isinstance(store, PostgresStore):
         raise TypeError("the scaled mode's jobs need the PostgreSQL store")
     await migrate(config.database)

@@ -1,0 +1,384 @@
+"""The composition root: every process of the bot is built here, and only here.
+
+Each entry point calls it and then only runs what it got:
+
+- ``python bot.py`` (polling): :func:`build_application`, the python-telegram-bot
+  ``Application`` whose ``post_init`` builds the store, flow, delivery, computer players and
+  :class:`chat.services.Services`, resumes after a restart and, when the bot is public,
+  serves the engine protocol and the Mini App beside it (:func:`serve_routes`);
+- the webhook worker (``python -m chat.web``): :func:`running`, the same application behind
+  the bot's web server (:func:`http_routes`: the webhook, the engine protocol, the Mini App);
+- the job worker (``python -m chat.jobs worker``): :func:`open_job_services`, a bot that
+  sends but never receives, with the same flow and delivery (:func:`flow_and_delivery`);
+- the arena (``python -m chat.arena``): its engine routes served by :func:`serve_routes`.
+
+Nothing below imports this module (the import contracts keep chat/ free of cycles): the doors,
+the handlers, the flow and the job tasks are handed what they need.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from starlette.applications import Starlette
+from starlette.routing import BaseRoute
+from telegram import Bot
+from telegram.ext import Application
+from telegram.request import BaseRequest
+
+from chat import handlers as h
+from chat.answers import RecentAnswers
+from chat.botapi import StoppedBeforeStart, reach_bot_api
+from chat.computer import Pacer, Thinker
+from chat.config import Config, ConfigError, split_listen
+from chat.delivery import Delivery
+from chat.engines_api import EngineApi
+from chat.flow import Flow
+from chat.flow.locks import Locks, SharedLocks
+from chat.flow.views.webapp import AppLinks, secret_from_token
+from chat.gates import WINDOW
+from chat.i18n import Catalogs
+from chat.jobs.attach import attach
+from chat.jobs.core import Jobs, wire
+from chat.jobs.tasks import JobServices, build_jobs
+from chat.menus import set_commands
+from chat.miniapp import miniapp_routes
+from chat.notices import Send
+from chat.outbox import start_outbox
+from chat.painter import Painter
+from chat.ratelimit import ChatRateLimiter
+from chat.services import Services
+from chat.throttle import Throttle
+from chat.updates import ChatOrderedProcessor
+from chat.webhook import build_web_app, register_webhook, webhook_path
+from chat.webserver import WebServer, start_serving, web_server
+from storage import Store, open_store
+from storage.postgres import PostgresStore
+
+log = logging.getLogger(__name__)
+
+#: How long a stopping bot waits for queued messages before it lets the restart send them.
+DRAIN_SECONDS = 5.0
+#: How long a stop (SIGTERM or SIGINT, to the bot alone or to its whole process group, as
+#: Ctrl-C and systemd send them) takes at most: the drain above, the engine server's end
+#: (as long again) and the task a drawing or computer worker has at hand, which it finishes
+#: before it exits (a computer's move: its budget, ``KRENDZU_HARD_MS``). A webhook worker
+#: first lets the requests in progress finish (``chat.webserver.GRACEFUL_SECONDS``), a job
+#: worker its running jobs (``chat.jobs.worker.GRACEFUL_SECONDS``, within this). Well within
+#: the 90 s a service manager waits before it kills (systemd's ``TimeoutStopSec``).
+STOP_SECONDS = 15.0
+
+
+def build_application(
+    config: Config,
+    *,
+    request: BaseRequest | None = None,
+    updates_request: BaseRequest | None = None,
+    clock: Callable[[], float] = time.time,
+) -> Application:
+    """The application. ``request``/``updates_request`` and ``clock`` are for tests (a fake
+    Bot API and a clock that may run faster than real time)."""
+    if not config.token:
+        raise ValueError("a bot token is required")
+    # Updates of one chat in arrival order, different chats at once (chat/updates.py).
+    builder = Application.builder().token(config.token).concurrent_updates(
+        ChatOrderedProcessor(256)).context_types(h.CONTEXT_TYPES)
+    if config.api_base_url:
+        base = config.api_base_url.rstrip("/")
+        builder = builder.base_url(f"{base}/bot").base_file_url(f"{base}/file/bot")
+    if request is not None:
+        builder = builder.request(request).get_updates_request(updates_request or request)
+    # The overall rate and per-chat pauses after a 429 (chat/ratelimit.py: PTB's own
+    # AIORateLimiter would halt every chat for one chat's 429); per-group pacing is delivery's
+    # own gate, which can coalesce board posts (a limiter could only delay them).
+    limiter = ChatRateLimiter(config.overall_rate, clock=clock)
+    builder = builder.rate_limiter(limiter)  # type: ignore[arg-type]  # PTB types it [None]
+
+    async def post_init(app: Application) -> None:
+        store = await open_store(config.database, clock=clock, prepare=config.pg_prepare)
+        thinker, flow, delivery = flow_and_delivery(config, app.bot, store, limiter, clock)
+
+        async def computer(match_id: int, seq: int) -> None:
+            outcome = await flow.computer_turn(match_id, seq)
+            delivery.run(outcome.notices)
+
+        pacer = Pacer(computer, config.ai_delay)
+        delivery.on_computer = pacer.schedule
+
+        async def cannot_write(match_id: int, user_id: int) -> None:
+            row = await store.get_match(match_id)
+            if row.chat_id > 0:
+                return
+            tr = await flow.chat_tr(row.chat_id)
+            name = await flow.name_of(user_id)
+            delivery.run([Send(row.chat_id, tr._(
+                "I cannot write to {name} privately, so their cards cannot reach them. "
+                "{name}, please open my private chat and press Start: your seat is kept.",
+                name=name) + f"\nhttps://t.me/{app.bot.username}", thread_id=row.thread_id,
+                group=True)])
+
+        delivery.on_forbidden = cannot_write
+        attached = None
+        if config.jobs:  # the scaled mode: announcements, timers, computers are jobs
+            attached = app.bot_data["jobs"] = await attach(config, store, flow, delivery)
+        throttle = Throttle(user_per_minute=config.user_per_minute,
+                            info_per_user=config.info_per_user,
+                            info_per_chat=config.info_per_chat)
+        services = app.bot_data["services"] = Services(
+            store, flow, delivery, thinker, pacer, lobby_seconds=config.lobby_minutes * 60,
+            throttle=throttle, clock=clock,
+            answers=RecentAnswers(config.info_repeat_minutes * 60))
+        delivery.on_answer = services.answers.sent  # which message a repeat points to
+        processor = app.update_processor
+        if isinstance(processor, ChatOrderedProcessor):
+            # Waiting updates of the match in progress go first; a flooder whose updates are
+            # dropped is told to slow down (chat/updates.py, chat/handlers/admission.py).
+            processor.urgent = functools.partial(h.urgent, services)
+            processor.on_drop = functools.partial(h.dropped, services)
+        try:
+            await set_commands(app.bot, flow.catalogs)
+        except Exception:
+            log.warning("could not register the command menu", exc_info=True)
+        if config.webhook_url:  # replies stored before each 200 (chat/outbox.py)
+            outbox = await start_outbox(store, delivery)
+            if outbox is not None:
+                app.bot_data["outbox"] = outbox
+        if attached is None:
+            delivery.seed_groups(await store.group_writes(clock() - WINDOW))
+            delivery.run(await flow.resume())
+        else:  # what was stored but not announced: the job workers' (chat/jobs/)
+            await attached.resume()
+        if config.public_url and not config.webhook_url:
+            # The engine protocol and the Mini App while polling: a web server for them
+            # alone, in this process (in webhook mode :func:`running` serves them beside the
+            # webhook).
+            doors = lambda: cast(Services, app.bot_data["services"])  # noqa: E731
+            api = EngineApi(doors)
+            app.bot_data["engine_server"] = (*await serve_routes(
+                http_routes(config, doors, api), *split_listen(config.web_listen)), api)
+        assert app.job_queue is not None, "python-telegram-bot[job-queue] is required"
+        app.job_queue.run_repeating(
+            turn_timers, interval=config.timer_tick, first=config.timer_tick,
+            name="turn timers",
+            # A slow tick is skipped by the tick itself (svc.ticking), without a warning.
+            job_kwargs={"max_instances": 2, "coalesce": True})
+
+    async def post_stop(app: Application) -> None:
+        """Stopping (SIGTERM): no new computer moves; give queued messages a few seconds to
+        go out. Whatever is still queued is announced again after the restart (outbox)."""
+        svc: Services | None = app.bot_data.get("services")
+        if svc is None:
+            return
+        await svc.pacer.close()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(svc.delivery.idle(), DRAIN_SECONDS)
+
+    async def post_shutdown(app: Application) -> None:
+        svc: Services | None = app.bot_data.get("services")
+        if svc is None:
+            return
+        engine_server = app.bot_data.pop("engine_server", None)
+        if engine_server is not None:
+            server, task, _api = engine_server
+            server.should_exit = True
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(task, DRAIN_SECONDS)
+        await svc.pacer.close()
+        await svc.delivery.close()
+        outbox = app.bot_data.pop("outbox", None)
+        if outbox is not None:  # after delivery: what went out is struck off
+            await outbox.close()
+        svc.thinker.close()
+        attached = app.bot_data.pop("jobs", None)
+        if attached is not None:
+            await attached.close()
+        await svc.store.close()
+
+    app = (builder.post_init(post_init).post_stop(post_stop).post_shutdown(post_shutdown)
+           .build())
+    h.register(app)
+    return app
+
+
+def app_links(config: Config, bot_username: str) -> AppLinks | None:
+    """The Mini App's links (issue 29) when the web server is public (over https, as Telegram
+    requires), else ``None``: then no panel or board post carries a Mini App button and the
+    bot behaves as without it."""
+    if not (config.public_url and config.token):
+        return None
+    if not config.public_url.startswith("https://"):
+        # Telegram opens Mini Apps from https:// only (and refuses a message whose web_app
+        # button has another URL): an http:// server still serves the engine protocol.
+        log.warning("KRENDZU_PUBLIC_URL is not https://, so no message offers the Mini App")
+        return None
+    return AppLinks(secret_from_token(config.token), config.public_url, bot_username,
+                    config.miniapp_name)
+
+
+def flow_locks(store: Store) -> Locks | None:
+    """On PostgreSQL any process may serve a match: the flow's chat locks are the
+    database's too (:class:`chat.flow.locks.SharedLocks`); else this process's own."""
+    if isinstance(store, PostgresStore):
+        return SharedLocks(store.hold_chat)
+    return None
+
+
+def share_windows(store: Store, limiter: ChatRateLimiter, delivery: Delivery,
+                  group_limit: int) -> None:
+    """On PostgreSQL any number of processes serve the bot: Telegram's windows (pauses,
+    the bot-wide rate, each group's writes) are kept there, shared by all of them. The
+    embedded mode (SQLite, one process) keeps them in memory."""
+    if isinstance(store, PostgresStore):
+        limiter.share(store.windows, group_limit=group_limit)
+        delivery.share(store.windows)
+
+
+def flow_and_delivery(config: Config, bot: Bot, store: Store, limiter: ChatRateLimiter,
+                      clock: Callable[[], float]) -> tuple[Thinker, Flow, Delivery]:
+    """The flow (with the computer players' thinker) and delivery of every process that
+    serves the bot, built the same way whether it receives updates or runs jobs."""
+    catalogs = Catalogs()
+    thinker = Thinker(workers=config.ai_workers, hard_budget_ms=config.hard_budget_ms)
+    flow = Flow(store, catalogs, thinker.decide, bot_username=bot.username,
+                clock=clock, timer_grace=config.timer_grace,
+                max_matches_per_user=config.max_matches_per_user,
+                max_matches_per_chat=config.max_matches_per_chat,
+                engine_api_url=config.engine_api_url,
+                app_links=app_links(config, bot.username),
+                locks=flow_locks(store))
+    delivery = Delivery(bot, store, painter=Painter(config.draw_workers, catalogs),
+                        group_limit=config.group_limit, clock=clock, limiter=limiter)
+    limiter.on_pause = delivery.flood_wait
+    share_windows(store, limiter, delivery, config.group_limit)
+    return thinker, flow, delivery
+
+
+async def turn_timers(context: Any) -> None:
+    """The job queue's tick: reminders and timeouts that are due (see chat/flow/ticker.py)."""
+    svc: Services | None = context.application.bot_data.get("services")
+    if svc is None or svc.ticking.locked():
+        return  # the previous tick is still at work
+    async with svc.ticking:
+        if "jobs" not in context.application.bot_data:  # else the timers are jobs
+            svc.delivery.run(await svc.flow.ticker.tick())
+        svc.delivery.run(await svc.flow.ticker.expire_lobbies(svc.lobby_seconds))
+
+
+# The HTTP doors ------------------------------------------------------------------------------
+
+
+def http_routes(config: Config, services: Callable[[], Services],
+                engine_api: EngineApi | None) -> list[BaseRoute]:
+    """The engine protocol (``engine_api``, when the bot serves it) and the Mini App (when
+    the bot is public), on ``services`` (read when a request comes: they are built in
+    ``post_init``, after the server is)."""
+    routes = engine_api.routes() if engine_api is not None else []
+    return routes + miniapp_routes(config, services)
+
+
+async def serve_routes(routes: Sequence[BaseRoute], host: str, port: int, *,
+                       log_level: str = "info") -> tuple[WebServer, asyncio.Task[None]]:
+    """A web server for ``routes`` alone on ``host`` and ``port`` (0: any free one) in this
+    process and loop: the engine protocol and the Mini App while polling, the arena's
+    engine routes. The server's ``should_exit`` and the task stop it."""
+    server = web_server(Starlette(routes=list(routes)), host, port, log_level=log_level)
+    return server, await start_serving(server)
+
+
+@dataclass(frozen=True, slots=True)
+class Running:
+    """A bot in webhook mode, serving (what :func:`running` yields)."""
+
+    application: Application
+    server: WebServer
+    #: The server's task: done when it stopped.
+    serving: asyncio.Task[None]
+
+
+@contextlib.asynccontextmanager
+async def running(config: Config, *, request: BaseRequest | None = None,
+                  clock: Callable[[], float] = time.time,
+                  stop: asyncio.Event | None = None) -> AsyncIterator[Running]:
+    """The bot in webhook mode for the ``async with`` block: the application started as
+    polling starts it (``post_init``, then the job queue with the turn timers), then the web
+    server, then the webhook set; leaving it stops them the other way round (requests in
+    progress finish first, then ``post_stop`` and ``post_shutdown`` as after polling).
+    ``request`` and ``clock`` are for tests, as in :func:`build_application`. It waits for
+    the Bot API first (:func:`reach_bot_api`, ``stop`` ends that)."""
+    if not (config.webhook_url and config.webhook_secret):
+        raise ConfigError("webhook mode needs KRENDZU_WEBHOOK_URL and KRENDZU_WEBHOOK_SECRET")
+    host, port = split_listen(config.web_listen)
+    application = build_application(config, request=request, clock=clock)
+    doors = lambda: cast(Services, application.bot_data["services"])  # noqa: E731
+    routes = http_routes(config, doors, EngineApi(doors) if config.engine_api_url else None)
+    web = build_web_app(application, secret=config.webhook_secret,
+                        path=webhook_path(config.webhook_url), routes=routes)
+    server = web_server(web, host, port, log_level=config.log_level)
+    if not await reach_bot_api(application, stop=stop):
+        raise StoppedBeforeStart
+    async with application:
+        assert application.post_init is not None
+        await application.post_init(application)
+        await application.start()
+        try:
+            serving = await start_serving(server)
+            try:
+                await register_webhook(application.bot, config.webhook_url,
+                                       config.webhook_secret)
+                yield Running(application, server, serving)
+            finally:
+                server.should_exit = True
+                await serving
+        finally:
+            await application.stop()
+            if application.post_stop is not None:
+                await application.post_stop(application)
+    if application.post_shutdown is not None:
+        await application.post_shutdown(application)
+
+
+# The job worker ------------------------------------------------------------------------------
+
+
+async def start_job_services(config: Config, jobs: Jobs, *,
+                             request: BaseRequest | None = None,
+                             clock: Callable[[], float] = time.time,
+                             stop: asyncio.Event | None = None) -> JobServices:
+    """The bot (built as :func:`build_application` builds it: the same rate limiter and API
+    address; it sends, it never polls), the store, the flow and delivery of a job worker,
+    wired to ``jobs``. ``request`` and ``clock`` are for tests; ``stop`` set while the Bot
+    API cannot be reached raises :class:`StoppedBeforeStart`."""
+    application = build_application(config, request=request, clock=clock)
+    if not await reach_bot_api(application, stop=stop):  # getMe: the username for links
+        raise StoppedBeforeStart
+    store = await PostgresStore.open(config.database, clock=clock, prepare=config.pg_prepare)
+    limiter = application.bot.rate_limiter
+    assert isinstance(limiter, ChatRateLimiter)
+    thinker, flow, delivery = flow_and_delivery(config, application.bot, store, limiter, clock)
+    wire(store, flow, jobs, config.ai_delay)
+    return JobServices(jobs, store, flow, delivery, ai_delay=config.ai_delay, clock=clock,
+                       thinker=thinker, application=application)
+
+
+@contextlib.asynccontextmanager
+async def open_job_services(config: Config, *, request: BaseRequest | None = None,
+                            clock: Callable[[], float] = time.time,
+                            stop: asyncio.Event | None = None) -> AsyncIterator[JobServices]:
+    """A job worker's procrastinate app open and its services, for the ``async with``
+    block (given to :meth:`procrastinate.App.run_worker_async` by
+    :func:`chat.jobs.worker.worker_options`)."""
+    jobs = build_jobs(config.database, prepare=config.pg_prepare)
+    async with jobs.app.open_async():
+        services = await start_job_services(config, jobs, request=request, clock=clock,
+                                            stop=stop)
+        try:
+            yield services
+        finally:
+            await services.close()
