@@ -18,11 +18,17 @@ here sleeps: each call answers how long its caller must wait.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, NamedTuple, Protocol, TypeVar
 
-if TYPE_CHECKING:
-    from storage.postgres import Conn, PostgresStore
+from psycopg import AsyncConnection
+from psycopg.rows import DictRow
+
+T = TypeVar("T")
+R = TypeVar("R")
+#: A connection of the store's pool (as :data:`storage.postgres.Conn`).
+Conn = AsyncConnection[DictRow]
+Params = Sequence[Any] | Mapping[str, Any]
 
 #: The row of ``flood_chats`` that stands for the whole bot (never a chat id).
 BOT = 0
@@ -88,10 +94,31 @@ SELECT old.recent, EXISTS (SELECT 1 FROM upd) AS took FROM old
 """
 
 
+class Transactions(Protocol):
+    """What the windows borrow of the store that owns them (a
+    :class:`~storage.postgres.PostgresStore`, which builds them): its ways of running work on
+    its pool. Named here, so that this module needs nothing of the store's and the store's
+    module and this one do not import each other."""
+
+    async def _guard(self, work: Callable[[Conn], Awaitable[T]]) -> T: ...
+
+    async def _write(self, op: Callable[[Conn], Awaitable[T]]) -> T: ...
+
+    async def _change(self, sql: str, params: Params) -> int: ...
+
+    async def _select(self, sql: str, params: Params,
+                      map_row: Callable[[dict[str, Any]], R]) -> list[R]: ...
+
+
+async def _fetch_one(conn: Conn, sql: str, params: Params) -> dict[str, Any] | None:
+    cur = await conn.execute(sql, params)
+    return await cur.fetchone()
+
+
 class FloodWindows:
     """The shared windows on a :class:`~storage.postgres.PostgresStore`'s pool."""
 
-    def __init__(self, store: PostgresStore) -> None:
+    def __init__(self, store: Transactions) -> None:
         self._store = store
 
     async def pause(self, chat_id: int | None, until: float, *,
@@ -184,11 +211,11 @@ class FloodWindows:
 
         async def work(conn: Conn) -> tuple[float, float | None, list[float]]:
             # One statement, no transaction block: a round trip per write, not five.
-            row = await self._store._one(conn, _CLAIM, params)
+            row = await _fetch_one(conn, _CLAIM, params)
             if row is None:  # the group's first write: its row, then the claim
                 await conn.execute("INSERT INTO flood_groups (chat_id) VALUES (%s) "
                                    "ON CONFLICT (chat_id) DO NOTHING", (chat_id,))
-                row = await self._store._one(conn, _CLAIM, params)
+                row = await _fetch_one(conn, _CLAIM, params)
                 assert row is not None
             recent = [float(t) for t in row["recent"]]
             if row["took"]:
