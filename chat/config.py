@@ -76,7 +76,7 @@ class Config:
     miniapp_max_age: float = 86400.0
     #: The scaled mode's durable jobs (``KRENDZU_JOBS=procrastinate``, PostgreSQL only):
     #: moves are announced, turns timed and computers moved by ``python -m chat.jobs worker``
-    #: processes instead of this one (chat/jobs.py).
+    #: processes instead of this one (chat/jobs/).
     jobs: bool = False
     #: PostgreSQL's prepared statements (``KRENDZU_PG_PREPARE``, on unless ``off``): a
     #: statement run a few times is parsed and planned once per connection. Off behind a

@@ -84,7 +84,7 @@ Row = dict[str, Any]
 Op = Callable[[Conn], Awaitable[T]]
 #: Called inside the transaction that stored move ``seq`` of a match, before its COMMIT
 #: (:attr:`PostgresStore.after_append`): whatever it writes commits or rolls back with the
-#: move. The scaled mode defers the match's announcement job there (chat/jobs.py).
+#: move. The scaled mode defers the match's announcement job there (chat/jobs/core.py).
 AfterAppend = Callable[[Conn, int, int], Awaitable[None]]
 #: Called inside the transaction that armed a match's turn timer for move ``seq`` with a
 #: ``deadline`` (epoch seconds) and the timer's ``seconds`` (:attr:`PostgresStore.after_arm`).
@@ -265,7 +265,7 @@ class PostgresStore(SqlStore):
         self._lock_pool_made = asyncio.Lock()
         #: The connection whose open transaction holds this process's reply-owner lock.
         self._owner_conn: AsyncConnection[Any] | None = None
-        #: Set by the scaled mode's wiring (chat/jobs.py); ``None``: nothing more to do.
+        #: Set by the scaled mode's wiring (chat/jobs/core.py); ``None``: nothing more to do.
         self.after_append: AfterAppend | None = None
         self.after_arm: AfterArm | None = None
         self.after_computer: AfterComputer | None = None

@@ -1,8 +1,11 @@
-"""Fixtures shared by the storage contract suite: every backend behind one ``store``.
+"""Fixtures shared by the test files: the storage contract suite's ``store`` on every backend,
+and the flow's tests' ``flow``.
 
 A test that takes ``store`` (or ``store_target``, to open and reopen stores itself) runs once
 per backend: a SQLite file and a PostgreSQL database of its own (``tests/pg.py`` starts the
-server once per session, only when a PostgreSQL case runs)."""
+server once per session, only when a PostgreSQL case runs). A test that takes ``flow`` gets
+the chat layer's logic without Telegram, on a store in memory, its computer players thinking
+in this process."""
 
 from __future__ import annotations
 
@@ -11,6 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from chat.computer import Thinker
+from chat.flow import Flow
+from chat.i18n import Catalogs
 from storage import Store, open_store
 from tests.pg import empty_pg_url, pg_server, pg_url  # noqa: F401 (fixtures)
 
@@ -31,3 +37,12 @@ async def store(store_target: str) -> AsyncIterator[Store]:
     s = await open_store(store_target)
     yield s
     await s.close()
+
+
+@pytest.fixture
+async def flow() -> AsyncIterator[Flow]:
+    store = await open_store(":memory:")
+    thinker = Thinker(workers=0)
+    yield Flow(store, Catalogs(), thinker.decide, bot_username="kbot")
+    thinker.close()
+    await store.close()

@@ -6,30 +6,19 @@ import asyncio
 import json
 import random
 import re
-from collections.abc import AsyncIterator
 
 import pytest
 
-from chat.computer import Thinker
 from chat.flow import Actor, Flow, lobby_text
 from chat.flow.base import begin_work
 from chat.i18n import Catalogs
 from chat.model import InputError, LobbyState
 from chat.notices import BoardPost, ComputerTurn, Send, ShowLobby
 from krendzu import Place, Table, replay
-from storage import MatchStatus, Store, open_store
+from storage import MatchStatus, Store
 
 ANN, BOB, CY, DEE = (Actor(1, "Ann", "en"), Actor(2, "Боб", "ru"), Actor(3, "Cy", "en"),
                      Actor(4, "Dee", "en"))
-
-
-@pytest.fixture
-async def flow() -> AsyncIterator[Flow]:
-    store = await open_store(":memory:")
-    thinker = Thinker(workers=0)
-    yield Flow(store, Catalogs(), thinker.decide, bot_username="kbot")
-    thinker.close()
-    await store.close()
 
 
 async def play_out(flow: Flow, match_id: int, humans: dict[int, Actor],

@@ -3,31 +3,17 @@ command that tries to play on after the player's turn ended."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 
-import pytest
-
-from chat.computer import Thinker
 from chat.describe import tour_frame
 from chat.flow import Actor, Flow
-from chat.i18n import Catalogs
 from krendzu import Action, Announce, Card, Discard, EndTurn, Pass, Place
-from storage import open_store
 from tests.bot_harness import BOT, FastClock, running_bot, start_group_duel
 from tests.fakebot import FakeTelegram
 
 ANN, BOB = Actor(1, "Ann", "en"), Actor(2, "Bob", "en")
 
 Steps = Callable[[list[Card], list[Card]], Sequence[Action]]
-
-
-@pytest.fixture
-async def flow() -> AsyncIterator[Flow]:
-    store = await open_store(":memory:")
-    thinker = Thinker(workers=0)
-    yield Flow(store, Catalogs(), thinker.decide, bot_username="kbot")
-    thinker.close()
-    await store.close()
 
 
 async def test_every_reason_gets_its_reply_and_changes_nothing(flow: Flow) -> None:

@@ -5,29 +5,23 @@ from __future__ import annotations
 
 import copy
 import random
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 import pytest
 
-from chat.computer import Thinker
 from chat.flow import Flow
-from chat.i18n import Catalogs
 from chat.notices import BoardPost, Send
 from chat.painter import draw_board
 from krendzu import DECK, Match, Settings, Table, export_record, import_record
-from storage import MatchRow, MatchStatus, SeatKind, SeatRow, StoredMatch, open_store
+from storage import MatchRow, MatchStatus, SeatKind, SeatRow, StoredMatch
 
 
 @pytest.fixture
-async def flow() -> AsyncIterator[Flow]:
-    store = await open_store(":memory:")
-    thinker = Thinker(workers=0)
+async def flow(flow: Flow) -> Flow:
+    """tests/conftest.py's flow, with the four people these tests seat."""
     for uid, name in ((1, "Ann"), (2, "Bob"), (3, "Cy"), (4, "Dee")):
-        await store.upsert_user(uid, name, language="en")
-    yield Flow(store, Catalogs(), thinker.decide, bot_username="kbot")
-    thinker.close()
-    await store.close()
+        await flow.store.upsert_user(uid, name, language="en")
+    return flow
 
 
 def permuted(record: dict, rng: random.Random) -> dict:

@@ -6,31 +6,19 @@ from __future__ import annotations
 import ast
 import asyncio
 import random
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from chat.computer import Thinker
 from chat.flow import Actor, Flow, MatchPress, parse_press
 from chat.flow.locks import MatchLocks
 from chat.flow.views import codec
-from chat.i18n import Catalogs
 from chat.model import Keyboard
 from chat.notices import EditPanel, Notice, Send
-from storage import MatchStatus, open_store
+from storage import MatchStatus
 
 ANN, BOB = Actor(1, "Ann", "en"), Actor(2, "Боб", "ru")
 FLOW_DIR = Path(__file__).resolve().parent.parent / "chat" / "flow"
-
-
-@pytest.fixture
-async def flow() -> AsyncIterator[Flow]:
-    store = await open_store(":memory:")
-    thinker = Thinker(workers=0)
-    yield Flow(store, Catalogs(), thinker.decide, bot_username="kbot")
-    thinker.close()
-    await store.close()
 
 
 # The lock -----------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The scaled mode's durable jobs (chat/jobs.py) on a real throwaway PostgreSQL (tests/pg.py)
+"""The scaled mode's durable jobs (chat/jobs/) on a real throwaway PostgreSQL (tests/pg.py)
 and the fake Bot API: announcements deferred in the move's own transaction, delivered by a
 worker that moves the marker, timers and computer moves keyed by the move number, stalled
 jobs of a killed worker swept."""

@@ -1,5 +1,5 @@
 """The typed context and the helpers every handler shares: who acted, where, in which
-language, and how to answer (the services they use: :mod:`chat.handlers.services`)."""
+language, and how to answer (the services they use: :mod:`chat.services`)."""
 
 from __future__ import annotations
 
