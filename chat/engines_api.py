@@ -44,7 +44,7 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from functools import partial
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -56,9 +56,6 @@ from chat.model import ascii_number
 from chat.notices import Accepted, Notice, Refusal, Refused
 from chat.throttle import Buckets
 from storage import EngineRow, MatchRow, MatchStatus, NotFound, Store, StoredMatch
-
-if TYPE_CHECKING:
-    pass
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ import logging
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from telegram import Chat, Update
 from telegram.constants import ChatMemberStatus, ChatType
@@ -23,9 +23,6 @@ from chat.i18n import Tr
 from chat.notices import Notice, Outcome, Send
 from chat.services import Services
 from chat.throttle import INFO_COMMANDS
-
-if TYPE_CHECKING:  # handlers reach the store only through the flow
-    pass
 
 log = logging.getLogger(__name__)
 
