@@ -159,10 +159,10 @@ def build_application(
             # The engine protocol and the Mini App while polling: a web server for them
             # alone, in this process (in webhook mode :func:`running` serves them beside the
             # webhook).
-            doors = lambda: cast(Services, app.bot_data["services"])  # noqa: E731
-            api = EngineApi(doors)
+            current_services = lambda: cast(Services, app.bot_data["services"])  # noqa: E731
+            api = EngineApi(current_services)
             app.bot_data["engine_server"] = (*await serve_routes(
-                http_routes(config, doors, api), *split_listen(config.web_listen)), api)
+                http_routes(config, current_services, api), *split_listen(config.web_listen)), api)
         assert app.job_queue is not None, "python-telegram-bot[job-queue] is required"
         app.job_queue.run_repeating(
             turn_timers, interval=config.timer_tick, first=config.timer_tick,
@@ -316,8 +316,9 @@ async def running(config: Config, *, request: BaseRequest | None = None,
         raise ConfigError("webhook mode needs KRENDZU_WEBHOOK_URL and KRENDZU_WEBHOOK_SECRET")
     host, port = split_listen(config.web_listen)
     application = build_application(config, request=request, clock=clock)
-    doors = lambda: cast(Services, application.bot_data["services"])  # noqa: E731
-    routes = http_routes(config, doors, EngineApi(doors) if config.engine_api_url else None)
+    current_services = lambda: cast(Services, application.bot_data["services"])  # noqa: E731
+    routes = http_routes(config, current_services,
+                         EngineApi(current_services) if config.engine_api_url else None)
     web = build_web_app(application, secret=config.webhook_secret,
                         path=webhook_path(config.webhook_url), routes=routes)
     server = web_server(web, host, port, log_level=config.log_level)
