@@ -51,7 +51,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Mount, Route
 
 from chat.engine_state import observation_json, parse_move
-from chat.flow import Actor, Flow
+from chat.flow import Actor, Door, Flow
 from chat.model import ascii_number
 from chat.notices import Accepted, Notice, Refusal, Refused
 from chat.throttle import Buckets
@@ -328,7 +328,7 @@ class EngineApi:
         actor = replace(self._actor(engine), reply_language="en")
         outcome = await self.svc.flow.play(stored.match_id, actor,
                                            partial(parse_move, text=body["move"]),
-                                           expected_seq=seq)
+                                           expected_seq=seq, door=Door.ENGINE)
         verdict = outcome.verdict
         if isinstance(verdict, Accepted):
             self.svc.delivery.run(outcome.notices)

@@ -20,9 +20,11 @@ from storage.model import (
     DEFAULT_ENGINE_MATCHES,
     ENGINE_COLUMNS,
     ENGINE_USER_BASE,
+    UNKNOWN_MOVER,
     ActiveMatchExists,
     ChatRow,
     CorruptMatch,
+    Door,
     DuplicateUpdate,
     EngineExists,
     EngineRow,
@@ -32,6 +34,7 @@ from storage.model import (
     MatchClosed,
     MatchRow,
     MatchStatus,
+    MovedBy,
     MoveRow,
     NotFound,
     RatingRow,
@@ -63,6 +66,7 @@ __all__ = [
     "ActiveMatchExists",
     "ChatRow",
     "CorruptMatch",
+    "Door",
     "DuplicateUpdate",
     "EngineExists",
     "EngineRow",
@@ -73,6 +77,7 @@ __all__ = [
     "MatchRow",
     "MatchStatus",
     "MoveRow",
+    "MovedBy",
     "NotFound",
     "RatingRow",
     "SchemaTooNew",
@@ -205,8 +210,10 @@ class Store(abc.ABC):
         *,
         update_id: int | None = None,
         final: Match | None = None,
+        by: MovedBy = UNKNOWN_MOVER,
     ) -> MoveRow:
-        """Append one move atomically, if and only if it gets number ``expected_seq``.
+        """Append one move atomically, if and only if it gets number ``expected_seq``,
+        with who made it and through which door (``by``, read back in :class:`MoveRow`).
 
         ``expected_seq`` is ``len(game.history) + 1`` of the caller's state before the move.
         A stale number raises :class:`SequenceConflict`; an ``update_id`` seen before raises
@@ -222,16 +229,20 @@ class Store(abc.ABC):
     async def append_moves(self, match_id: int,
                            moves: Sequence[tuple[int, PlayerAction | str]], *,
                            update_id: int | None = None,
-                           final: Match | None = None) -> list[MoveRow]:
+                           final: Match | None = None,
+                           by: MovedBy = UNKNOWN_MOVER) -> list[MoveRow]:
         """The steps of one move, ``(expected_seq, action)`` each, numbered one after
-        another; ``update_id`` goes with the first, ``final`` with the last. Here one
+        another; ``update_id`` goes with the first, ``final`` and ``by.then`` with the last,
+        ``by`` with every one. Here one
         :meth:`append_move` after another (a refused one raises, those before it stay);
         a backend with :attr:`appends_atomically` stores all of them or none."""
         rows: list[MoveRow] = []
         for i, (seq, action) in enumerate(moves):
+            last = i == len(moves) - 1
             rows.append(await self.append_move(
                 match_id, seq, action, update_id=update_id if i == 0 else None,
-                final=final if i == len(moves) - 1 else None))
+                final=final if last else None,
+                by=by if last else MovedBy(by.user_id, by.door)))
         return rows
 
     @abc.abstractmethod

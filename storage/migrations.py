@@ -426,7 +426,16 @@ HISTORY: tuple[Migration, ...] = (
 
 #: The schema changes after both histories, each written once (SQLite's version 11 and
 #: PostgreSQL's 7 will be the first): every new one goes here, not into a history.
-CHANGES: tuple[Change, ...] = ()
+CHANGES: tuple[Change, ...] = (
+    # Who made each move and through which door (storage.model.MovedBy), written with the
+    # move: whoever announces it (the storing process, a job worker, a restart) tells it
+    # from the row. Moves stored before read as unknown (no one named, typed).
+    Change("who made each move and through which door", (
+        "ALTER TABLE moves ADD COLUMN mover {bigint}",
+        "ALTER TABLE moves ADD COLUMN door {text}",
+        "ALTER TABLE moves ADD COLUMN then_card {text}",
+    )),
+)
 
 MIGRATIONS = numbered(HISTORY, "sqlite", CHANGES)
 

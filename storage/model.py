@@ -314,6 +314,44 @@ class LobbyRow:
     updated_at: datetime
 
 
+class Door(StrEnum):
+    """Through which door a move came, stored with it: the announcement reads it back from
+    the row (whoever announces, whenever), never from the memory of the process that
+    stored it."""
+
+    UNKNOWN = "unknown"  # stored before the doors were recorded (schema change 1)
+    BUTTON = "button"  # a key of the player's private panel
+    HINT = "hint"  # the "Play it" key under a hint (not the panel)
+    TYPED = "typed"  # /play words in a chat
+    MINIAPP = "miniapp"  # the Mini App's board
+    ENGINE = "engine"  # an outside engine, through the engine protocol
+    TIMER = "timer"  # the computer moved for a person: their time ran out, or it keeps the seat
+    COMPUTER = "computer"  # a computer seat's own move
+
+    @property
+    def from_panel(self) -> bool:
+        """The mover pressed their panel (or the Mini App, which replaces it): the panel is
+        edited into the record of the move; otherwise the record is a new message below."""
+        return self in (Door.BUTTON, Door.MINIAPP)
+
+
+@dataclass(frozen=True, slots=True)
+class MovedBy:
+    """Who made a move and through which door, written with each of its steps in the
+    move's transaction. ``user_id``: the person who moved (an engine's user too; ``None``:
+    a computer, or one made for an absent person). ``then``: a defender's first card was
+    placed from a key that named the second (its code): the panel the move redraws asks
+    for that card's cell at once (stored with the move's last step)."""
+
+    user_id: int | None = None
+    door: Door = Door.UNKNOWN
+    then: str | None = None
+
+
+#: A move stored before the rows said who made it.
+UNKNOWN_MOVER = MovedBy()
+
+
 @dataclass(frozen=True, slots=True)
 class MoveRow:
     match_id: int
@@ -321,6 +359,8 @@ class MoveRow:
     action: str  # ``str(action)``; ``krendzu.parse_action`` reads it back
     update_id: int | None
     created_at: datetime
+    #: Who made it and through which door (:class:`MovedBy`; old rows: unknown).
+    by: MovedBy = UNKNOWN_MOVER
 
 
 @dataclass(frozen=True, slots=True)

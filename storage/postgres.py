@@ -71,7 +71,7 @@ from storage.migrations import Migration, Plan, require_latest
 from storage.pg_migrations import LATEST, MIGRATIONS, VERSION_TABLE
 from storage.pg_windows import FloodWindows
 from storage.queries import POSTGRES
-from storage.rows import match_row
+from storage.rows import match_row, moved_by
 from storage.store import SqlStore, TxOp
 
 log = logging.getLogger(__name__)
@@ -441,16 +441,21 @@ class PostgresStore(SqlStore):
         # One statement (one snapshot, one round trip): the row and its log as arrays.
         def split(r: Row) -> tuple[MatchRow, list[MoveRow]]:
             log = zip(r["log_seq"] or [], r["log_action"] or [], r["log_update"] or [],
-                      r["log_at"] or [], strict=True)
-            return match_row(r), [MoveRow(match_id, seq, action, update, at(created))
-                                  for seq, action, update, created in log]
+                      r["log_at"] or [], r["log_mover"] or [], r["log_door"] or [],
+                      r["log_then"] or [], strict=True)
+            return match_row(r), [MoveRow(match_id, seq, action, update, at(created),
+                                          moved_by(mover, door, then))
+                                  for seq, action, update, created, mover, door, then in log]
 
         found = await self._query(
             f"SELECT {POSTGRES.match_columns()}, log.* FROM matches m, LATERAL ("
             "SELECT array_agg(seq ORDER BY seq) AS log_seq, "
             "array_agg(action ORDER BY seq) AS log_action, "
             "array_agg(update_id ORDER BY seq) AS log_update, "
-            "array_agg(created_at ORDER BY seq) AS log_at "
+            "array_agg(created_at ORDER BY seq) AS log_at, "
+            "array_agg(mover ORDER BY seq) AS log_mover, "
+            "array_agg(door ORDER BY seq) AS log_door, "
+            "array_agg(then_card ORDER BY seq) AS log_then "
             "FROM moves WHERE moves.match_id = m.match_id) AS log "
             "WHERE m.match_id = ?", (match_id,), split)
         if not found:

@@ -110,7 +110,7 @@ MATCH_COLUMNS = """
     m.announced_seq, m.conceded_by,
     {seats} AS seats
 """
-MOVE_COLUMNS = "match_id, seq, action, update_id, created_at"
+MOVE_COLUMNS = "match_id, seq, action, update_id, created_at, mover, door, then_card"
 CHAT_COLUMNS = "chat_id, language, default_settings, created_at, updated_at, tidy, title"
 USER_COLUMNS = "user_id, display_name, language, can_write_privately, created_at, updated_at"
 TIMER_COLUMNS = "t.match_id, t.seconds, t.seq, t.deadline, t.reminded"
@@ -248,8 +248,8 @@ START_LOBBY = ("UPDATE lobbies SET status = 'started', match_id = ?, updated_at 
 INSERT_SEATS = ("INSERT INTO seats (match_id, seat, kind, user_id, level, label) "
                 "VALUES (?, ?, ?, ?, ?, ?)")
 GET_MOVES = f"SELECT {MOVE_COLUMNS} FROM moves WHERE match_id = ? ORDER BY seq"
-INSERT_MOVE = ("INSERT INTO moves (match_id, seq, action, update_id, created_at) "
-               "VALUES (?, ?, ?, ?, ?)")
+INSERT_MOVE = ("INSERT INTO moves (match_id, seq, action, update_id, created_at, mover, door, "
+               "then_card) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
 RESIGNED_SEATS = "SELECT seat FROM stand_ins WHERE match_id = ? AND resigned"
 FINISH_MATCH = ("UPDATE matches SET status = 'finished', finished_at = ?, totals = ? "
                 "WHERE match_id = ? AND status = 'active'")

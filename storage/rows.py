@@ -13,10 +13,12 @@ from datetime import UTC, datetime
 
 from storage.base import (
     ChatRow,
+    Door,
     LobbyRow,
     LobbyStatus,
     MatchRow,
     MatchStatus,
+    MovedBy,
     MoveRow,
     RatingRow,
     SeatKind,
@@ -34,6 +36,7 @@ from storage.common import (
     settings_from,
 )
 from storage.connector import Row
+from storage.model import UNKNOWN_MOVER
 
 
 def match_row(r: Row) -> MatchRow:
@@ -71,7 +74,16 @@ def move_row(r: Row) -> MoveRow:
     # Positional arguments in field order (read by name all the same): a match's whole log
     # is mapped on every load, and keywords cost a third more here.
     return MoveRow(r["match_id"], r["seq"], r["action"], r["update_id"],
-                   datetime.fromtimestamp(r["created_at"], UTC))
+                   datetime.fromtimestamp(r["created_at"], UTC),
+                   moved_by(r["mover"], r["door"], r["then_card"]))
+
+
+def moved_by(mover: int | None, door: str | None, then: str | None) -> MovedBy:
+    """Who made a stored move (:class:`MovedBy`): a move stored before the doors were
+    recorded (no door) is :data:`UNKNOWN_MOVER`, one object for all of them."""
+    if door is None:
+        return UNKNOWN_MOVER
+    return MovedBy(mover, Door(door), then)
 
 
 def chat_row(r: Row) -> ChatRow:

@@ -21,6 +21,7 @@ from storage.base import (
     MatchClosed,
     MatchRow,
     MatchStatus,
+    MovedBy,
     MoveRow,
     NotFound,
     SeatKind,
@@ -41,6 +42,7 @@ from storage.common import (
     stats_params,
 )
 from storage.connector import Tx, UniqueViolation
+from storage.model import UNKNOWN_MOVER
 from storage.store_core import SqlCore
 
 
@@ -190,9 +192,9 @@ class MatchSql(SqlCore):
 
     async def append_move(self, match_id: int, expected_seq: int, action: PlayerAction | str,
                           *, update_id: int | None = None,
-                          final: Match | None = None) -> MoveRow:
+                          final: Match | None = None, by: MovedBy = UNKNOWN_MOVER) -> MoveRow:
         return (await self.append_moves(match_id, [(expected_seq, action)],
-                                        update_id=update_id, final=final))[0]
+                                        update_id=update_id, final=final, by=by))[0]
 
     #: One transaction stores every step of a move (:meth:`append_moves`).
     appends_atomically = True
@@ -200,10 +202,13 @@ class MatchSql(SqlCore):
     async def append_moves(self, match_id: int,
                            moves: Sequence[tuple[int, PlayerAction | str]], *,
                            update_id: int | None = None,
-                           final: Match | None = None) -> list[MoveRow]:
+                           final: Match | None = None,
+                           by: MovedBy = UNKNOWN_MOVER) -> list[MoveRow]:
         """:meth:`append_move` for the steps of one move (a card and "end" typed together)
         in one transaction: all of them are stored, or none (a process killed in between
-        would otherwise leave the turn half made, and the update that made it recorded)."""
+        would otherwise leave the turn half made, and the update that made it recorded).
+        Each step is stored with who made it and through which door (``by``; its ``then``
+        with the last step only)."""
         texts = move_steps(moves, final)
         if not texts:
             return []
@@ -230,11 +235,14 @@ class MatchSql(SqlCore):
             stored: list[MoveRow] = []
             for i, (seq, text) in enumerate(texts):
                 mark = update_id if i == 0 else None
+                step_by = by if i == len(texts) - 1 or by.then is None else \
+                    MovedBy(by.user_id, by.door)
                 try:
-                    await tx.execute(q.INSERT_MOVE, (match_id, seq, text, mark, now))
+                    await tx.execute(q.INSERT_MOVE, (match_id, seq, text, mark, now,
+                                                     by.user_id, by.door.value, step_by.then))
                 except UniqueViolation as exc:  # a writer that skipped the lock won
                     raise SequenceConflict(match_id, seq, seq + 1) from exc
-                stored.append(MoveRow(match_id, seq, text, mark, at(now)))
+                stored.append(MoveRow(match_id, seq, text, mark, at(now), step_by))
             if final is not None:
                 await self._close_finished(tx, match_id, final, now)
             await self._after_append(tx, match_id, texts[-1][0])  # commits with the moves

@@ -15,7 +15,7 @@ from chat.i18n import Catalogs
 from chat.model import InputError, LobbyState
 from chat.notices import BoardPost, ComputerTurn, Send, ShowLobby
 from krendzu import Place, Table, replay
-from storage import MatchStatus, Store
+from storage import Door, MatchStatus, Store
 
 ANN, BOB, CY, DEE = (Actor(1, "Ann", "en"), Actor(2, "Боб", "ru"), Actor(3, "Cy", "en"),
                      Actor(4, "Dee", "en"))
@@ -399,7 +399,7 @@ async def test_a_defenders_point_is_told_once_in_their_own_record(flow: Flow) ->
         stored = await flow.load(row.match_id)
         user_id = stored.row.seats[stored.game.current_player].user_id
         assert user_id is not None
-        outcome = await flow.play(row.match_id, actors[user_id], [step], from_panel=True)
+        outcome = await flow.play(row.match_id, actors[user_id], [step], door=Door.BUTTON)
         assert outcome.reply and outcome.reply.startswith("✓"), outcome.reply
     assert outcome is not None
     from chat.notices import EditPanel

@@ -280,6 +280,10 @@ async def test_conflict_rule_across_connections(store_target: str) -> None:
         await two.close()
 
 
+#: A move written by hand, as the log's first columns (those every version has).
+INSERT_MOVE = "INSERT INTO moves (match_id, seq, action, update_id, created_at) VALUES "
+
+
 async def test_log_rules_hold_in_the_database_itself(file_store: SqliteStore) -> None:
     """Even SQL that bypasses the store cannot leave gaps, rewrite or extend closed logs."""
     await add_users(file_store, 1)
@@ -288,17 +292,17 @@ async def test_log_rules_hold_in_the_database_itself(file_store: SqliteStore) ->
     with sqlite3.connect(file_store.path) as raw:
         raw.execute("PRAGMA foreign_keys = ON")
         for sql in (
-            "INSERT INTO moves VALUES (1, 5, 'pass', NULL, 0)",  # gap
-            "INSERT INTO moves VALUES (1, 3, 'pass', NULL, 0)",  # duplicate
+            INSERT_MOVE + "(1, 5, 'pass', NULL, 0)",  # gap
+            INSERT_MOVE + "(1, 3, 'pass', NULL, 0)",  # duplicate
             "UPDATE moves SET action = 'pass' WHERE seq = 2",
             "DELETE FROM moves WHERE seq = 3",
-            "INSERT INTO moves VALUES (999, 1, 'pass', NULL, 0)",  # no such match
+            INSERT_MOVE + "(999, 1, 'pass', NULL, 0)",  # no such match
         ):
             with pytest.raises(sqlite3.IntegrityError):
                 raw.execute(sql)
     await file_store.abandon_match(stored.match_id)
     with sqlite3.connect(file_store.path) as raw, pytest.raises(sqlite3.IntegrityError):
-        raw.execute("INSERT INTO moves VALUES (1, 4, 'pass', NULL, 0)")
+        raw.execute(INSERT_MOVE + "(1, 4, 'pass', NULL, 0)")
     assert (await file_store.get_match(stored.match_id)).move_count == 3
 
 

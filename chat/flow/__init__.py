@@ -25,11 +25,12 @@ from chat.flow.views.codec import (
 )
 from chat.flow.views.lobby_view import lobby_text
 from chat.flow.views.texts import hand_title
-from storage import StoredMatch  # the type the flow hands to its callers
+from storage import Door, StoredMatch  # the types the flow hands to and takes from its callers
 
 __all__ = [
     "Actor",
     "Decide",
+    "Door",
     "Flow",
     "HintRequest",
     "LobbyPress",

@@ -30,7 +30,7 @@ from chat.i18n import Catalogs, Tr
 from chat.model import LobbyState
 from chat.notices import Mover, Notice, Outcome, Send, thens
 from krendzu import Action
-from storage import MatchRow, Store, StoredMatch
+from storage import Door, MatchRow, Store, StoredMatch
 
 
 class Flow:
@@ -195,11 +195,12 @@ class Flow:
 
     async def play(self, match_id: int, actor: Actor, steps: Steps, *,
                    update_id: int | None = None, expected_seq: int | None = None,
-                   from_panel: bool = False) -> Outcome:
-        """A person's move, checked once and stored: the outcome's ``verdict`` says
-        accepted (the stored numbers) or refused (why), whichever door asked."""
+                   door: Door = Door.TYPED) -> Outcome:
+        """A person's move, checked once and stored with its ``door``: the outcome's
+        ``verdict`` says accepted (the stored numbers) or refused (why), whichever door
+        asked."""
         return await self.matches.play(match_id, actor, steps, update_id=update_id,
-                                       expected_seq=expected_seq, from_panel=from_panel)
+                                       expected_seq=expected_seq, door=door)
 
     async def panel_press(self, match_id: int, seq: int, op: str, actor: Actor, *,
                           update_id: int | None = None, private: bool = True) -> Outcome:
@@ -230,8 +231,9 @@ class Flow:
         begin_work()
         return await self.matches.computer_turn(match_id, seq)
 
-    async def play_for_seat(self, stored: StoredMatch, actions: Sequence[Action]) -> Outcome:
-        return await self.matches.play_for_seat(stored, actions)
+    async def play_for_seat(self, stored: StoredMatch, actions: Sequence[Action],
+                            door: Door) -> Outcome:
+        return await self.matches.play_for_seat(stored, actions, door)
 
     # Reports: chat.flow.reports -------------------------------------------------------------
 

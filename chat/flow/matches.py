@@ -24,9 +24,11 @@ from chat.notices import MOVING, Accepted, Mover, Outcome, Refusal, Refused, Sen
 from krendzu import Action, Card, EndTurn, IllegalMove, Match, PlayerAction, Redeal
 from krendzu.coords import frame_for
 from storage import (
+    Door,
     DuplicateUpdate,
     MatchClosed,
     MatchStatus,
+    MovedBy,
     MoveRow,
     NotFound,
     SeatKind,
@@ -58,13 +60,14 @@ class Matches(HoldsSharedParts):
 
     async def play(self, match_id: int, actor: Actor, steps: Steps, *,
                    update_id: int | None = None, expected_seq: int | None = None,
-                   from_panel: bool = False, then: Card | None = None) -> Outcome:
-        """Check a player's steps once (on a copy of the position), store them, announce
-        them; the outcome's :class:`~chat.notices.Verdict` says which, for every door alike.
-        ``steps``: the steps, or how to read them from the position under the lock (an
-        engine's words: :data:`Steps`). ``then``: a defender's first card was placed from a
-        key that named the second card, whose cells the redrawn panel then asks for at
-        once.
+                   door: Door = Door.TYPED, then: Card | None = None) -> Outcome:
+        """Check a player's steps once (on a copy of the position), store them with the
+        actor and the ``door`` they came through, announce them; the outcome's
+        :class:`~chat.notices.Verdict` says which, for every door alike. ``steps``: the
+        steps, or how to read them from the position under the lock (an engine's words:
+        :data:`Steps`). ``then``: a defender's first card was placed from a key that named
+        the second card, whose cells the redrawn panel then asks for at once (stored with
+        the move too).
 
         The refusals come in one order whatever the door: no such match, not seated, over,
         another position (``expected_seq``), not the actor's turn, illegal."""
@@ -106,26 +109,29 @@ class Matches(HoldsSharedParts):
             if isinstance(checked, str):
                 return refused(Refusal.ILLEGAL, checked, stored.next_seq, private=True)
             await self.deadlines.moved_by(match_id, seat)
-            return await self.commit(stored, checked, tr, update_id=update_id,
-                                     mover=actor.user_id, from_panel=from_panel, then=then)
+            by = MovedBy(actor.user_id, door, then.code() if then is not None else None)
+            return await self.commit(stored, checked, tr, update_id=update_id, by=by)
 
     async def commit(self, stored: StoredMatch, checked: Checked, tr: Tr, *,
-                     update_id: int | None, mover: int | None,
-                     from_panel: bool = False, then: Card | None = None) -> Outcome:
+                     update_id: int | None, by: MovedBy) -> Outcome:
         """Store checked steps (in one transaction where the store can, else one by one, a
-        refused one stopping there), rate a finished match, and announce what was stored.
-        Hold the chat's lock. The mover is known to the append as :data:`MOVING` (for the
-        scaled mode's announcement job)."""
+        refused one stopping there) with who made them and through which door (``by``),
+        rate a finished match, and announce what was stored. Hold the chat's lock. The
+        mover is known to the append as :data:`MOVING` (for the scaled mode's announcement
+        job)."""
+        mover = by.user_id
+        from_panel = by.door.from_panel
+        then = Card.parse(by.then) if by.then is not None else None
         token = MOVING.set(Mover(mover, from_panel, then) if mover is not None else None)
         try:
-            return await self._commit(stored, checked, tr, update_id=update_id, mover=mover,
-                                      from_panel=from_panel, then=then)
+            return await self._commit(stored, checked, tr, update_id=update_id, by=by,
+                                      mover=mover, from_panel=from_panel, then=then)
         finally:
             MOVING.reset(token)
 
     async def _commit(self, stored: StoredMatch, checked: Checked, tr: Tr, *,
-                      update_id: int | None, mover: int | None, from_panel: bool,
-                      then: Card | None = None) -> Outcome:
+                      update_id: int | None, by: MovedBy, mover: int | None,
+                      from_panel: bool, then: Card | None = None) -> Outcome:
         # The copy that checked the steps is the position after them: python-chess's habit
         # (a move checked once is pushed unchecked), so the move is simulated once. The
         # kept position stays as it was until the store took the steps.
@@ -146,7 +152,7 @@ class Matches(HoldsSharedParts):
             try:
                 added = list(await self.store.append_moves(
                     stored.match_id, planned, update_id=update_id,
-                    final=game if game.is_over else None))
+                    final=game if game.is_over else None, by=by))
             except DuplicateUpdate:
                 self.games.forget(stored.match_id)
                 return refused(Refusal.REPEATED, None, first)
@@ -163,6 +169,7 @@ class Matches(HoldsSharedParts):
                     update_id=update_id if i == 0 else None,
                     # Only the last step can end the match: the check refuses a step after.
                     final=game if game.is_over and i == len(steps) - 1 else None,
+                    by=by if i == len(steps) - 1 else MovedBy(by.user_id, by.door),
                 ))
             except DuplicateUpdate:
                 self.games.forget(stored.match_id)
@@ -266,14 +273,18 @@ class Matches(HoldsSharedParts):
                 log.debug("match %s: move %s was made or the seat changed hands while the "
                           "computer thought; its decision is dropped", match_id, seq)
                 return Outcome(None)
-            outcome = await self.play_for_seat(stored, actions)
+            door = Door.TIMER if level == STAND_IN_LEVEL else Door.COMPUTER
+            outcome = await self.play_for_seat(stored, actions, door)
             return Outcome(None, outcome.notices, verdict=outcome.verdict)
 
-    async def play_for_seat(self, stored: StoredMatch, actions: Sequence[Action]) -> Outcome:
-        """The computer makes the turn of the seat to move (a computer seat's, or an absent
-        person's) with ``actions`` decided beforehand. Hold the chat's lock, and check first
-        that the match is still at the move the actions were decided for; the store refuses
-        a stale move number anyway (:class:`SequenceConflict`)."""
+    async def play_for_seat(self, stored: StoredMatch, actions: Sequence[Action],
+                            door: Door) -> Outcome:
+        """The computer makes the turn of the seat to move with ``actions`` decided
+        beforehand: a computer seat's (``door`` :attr:`Door.COMPUTER`), or an absent
+        person's (:attr:`Door.TIMER`: their time ran out, or it keeps their seat). Hold the
+        chat's lock, and check first that the match is still at the move the actions were
+        decided for; the store refuses a stale move number anyway
+        (:class:`SequenceConflict`)."""
         game = stored.game
         tr = await self.people.chat_tr(stored.row.chat_id)
         checked = check(tr, game, actions)
@@ -282,7 +293,7 @@ class Matches(HoldsSharedParts):
                       "legal step instead", stored.match_id)
             checked = check(tr, game, [game.legal_actions()[0]])
             assert not isinstance(checked, str), "a legal action is legal"
-        return await self.commit(stored, checked, tr, update_id=None, mover=None)
+        return await self.commit(stored, checked, tr, update_id=None, by=MovedBy(None, door))
 
 
 def check(tr: Tr, game: Match, steps: Sequence[Action]) -> Checked | str:

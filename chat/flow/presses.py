@@ -11,7 +11,7 @@ from chat.flow.parts import HoldsSharedParts, SharedParts
 from chat.flow.views import codec
 from chat.flow.views import panel as panels
 from chat.notices import Outcome
-from storage import MatchStatus, NotFound
+from storage import Door, MatchStatus, NotFound
 
 
 class Presses(HoldsSharedParts):
@@ -46,7 +46,8 @@ class Presses(HoldsSharedParts):
             # (the announcement draws it, in the scaled mode the job's too).
             return await self.matches.play(match_id, actor, press.actions,
                                            update_id=update_id, expected_seq=seq,
-                                           from_panel=not press.suggested, then=press.then)
+                                           door=Door.HINT if press.suggested
+                                           else Door.BUTTON, then=press.then)
         async with self.locks.hold(row.chat_id, row.thread_id):
             stored = await self.games.load(match_id)
             seat = stored.row.seat_of(actor.user_id)

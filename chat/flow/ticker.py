@@ -25,7 +25,7 @@ from chat.i18n import Tr
 from chat.notices import BoardClock, Notice, Outcome, Send, thens
 from krendzu import Action, Announce
 from krendzu.tour import ANNOUNCE
-from storage import MatchStatus, StoredMatch
+from storage import Door, MatchStatus, StoredMatch
 
 log = logging.getLogger(__name__)
 
@@ -161,7 +161,7 @@ class Ticker(HoldsSharedParts):
                 return ended
         if not actions:  # only when the match was to end, and another ended it first
             return []
-        outcome = await self.matches.play_for_seat(stored, actions)
+        outcome = await self.matches.play_for_seat(stored, actions, Door.TIMER)
         group_tr = await self.people.chat_tr(stored.row.chat_id)
         return (await self._told(stored, user_id, handover, group_tr, illegal=illegal)
                 + outcome.notices)

@@ -25,8 +25,9 @@ of another; anyone else (a spectator, a player of another match) gets the public
 ``observation(None)``. Errors are ``{"code": ..., "message": ...}``, the message from the
 bot's catalog in the caller's language (their ``/lang``, else Telegram's ``language_code``).
 
-A move goes through :meth:`chat.flow.Flow.play` once, as a panel press does (``from_panel``:
-the player's private panel is edited into the record of the move, and stays in step): the
+A move goes through :meth:`chat.flow.Flow.play` once, as a panel press does (its door,
+``Door.MINIAPP``, is stored with it: the player's private panel is edited into the record
+of the move, and stays in step): the
 same lock, checks, stored sequence numbers and group post as buttons and commands; the
 answer is the flow's verdict in the page's codes (:func:`_refused`).
 """
@@ -46,7 +47,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 
-from chat.flow import Actor
+from chat.flow import Actor, Door
 from chat.flow.views.texts import steps_text
 from chat.flow.views.webapp import AppLinks
 from chat.i18n import Tr
@@ -264,7 +265,7 @@ class MiniApp:
         flow = self.svc.flow
         actor = Actor(user.user_id, user.name, user.language_code)
         outcome = await flow.play(stored.match_id, actor, steps, expected_seq=seq,
-                                  from_panel=True)
+                                  door=Door.MINIAPP)
         if isinstance(outcome.verdict, Refused):
             return _refused(tr, outcome.verdict)
         self.svc.delivery.run(outcome.notices)
