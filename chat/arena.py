@@ -166,7 +166,7 @@ class Arena:
                                                seed=seed)
         flow.games.keep(stored)
         await flow.deadlines.start(stored.match_id, self.opts.timer)
-        self.host.delivery.run(await flow.broadcast.change(stored, None, []))
+        self.host.delivery.run(await flow.broadcast.started(stored))
         while True:
             await flow.broadcast.signals.wait(stored.match_id, 1.0)
             row = await self.store.get_match(stored.match_id)

@@ -103,7 +103,8 @@ def build_application(
 
     async def post_init(app: Application) -> None:
         store = await open_store(config.database, clock=clock, prepare=config.pg_prepare)
-        thinker, flow, delivery = flow_and_delivery(config, app.bot, store, limiter, clock)
+        thinker, flow, delivery = flow_and_delivery(config, app.bot, store, limiter, clock,
+                                                    announced_by_jobs=bool(config.jobs))
 
         async def computer(match_id: int, seq: int) -> None:
             outcome = await flow.computer_turn(match_id, seq)
@@ -241,9 +242,11 @@ def share_windows(store: Store, limiter: ChatRateLimiter, delivery: Delivery,
 
 
 def flow_and_delivery(config: Config, bot: Bot, store: Store, limiter: ChatRateLimiter,
-                      clock: Callable[[], float]) -> tuple[Thinker, Flow, Delivery]:
+                      clock: Callable[[], float], *,
+                      announced_by_jobs: bool) -> tuple[Thinker, Flow, Delivery]:
     """The flow (with the computer players' thinker) and delivery of every process that
-    serves the bot, built the same way whether it receives updates or runs jobs."""
+    serves the bot, built the same way whether it receives updates or runs jobs; only who
+    runs the announcer differs (``announced_by_jobs``: the scaled mode's jobs)."""
     catalogs = Catalogs()
     thinker = Thinker(workers=config.ai_workers, hard_budget_ms=config.hard_budget_ms)
     flow = Flow(store, catalogs, thinker.decide, bot_username=bot.username,
@@ -252,7 +255,7 @@ def flow_and_delivery(config: Config, bot: Bot, store: Store, limiter: ChatRateL
                 max_matches_per_chat=config.max_matches_per_chat,
                 engine_api_url=config.engine_api_url,
                 app_links=app_links(config, bot.username),
-                locks=flow_locks(store))
+                locks=flow_locks(store), announced_by_jobs=announced_by_jobs)
     delivery = Delivery(bot, store, painter=Painter(config.draw_workers, catalogs),
                         group_limit=config.group_limit, clock=clock, limiter=limiter)
     limiter.on_pause = delivery.flood_wait
@@ -362,8 +365,9 @@ async def start_job_services(config: Config, jobs: Jobs, *,
     store = await PostgresStore.open(config.database, clock=clock, prepare=config.pg_prepare)
     limiter = application.bot.rate_limiter
     assert isinstance(limiter, ChatRateLimiter)
-    thinker, flow, delivery = flow_and_delivery(config, application.bot, store, limiter, clock)
-    wire(store, flow, jobs, config.ai_delay)
+    thinker, flow, delivery = flow_and_delivery(config, application.bot, store, limiter, clock,
+                                                announced_by_jobs=True)
+    wire(store, jobs, config.ai_delay)
     return JobServices(jobs, store, flow, delivery, ai_delay=config.ai_delay, clock=clock,
                        thinker=thinker, application=application)
 

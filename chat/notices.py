@@ -58,24 +58,6 @@ Told = tuple[int, str]
 BOARD_KEY = "board"
 
 
-def then_key(seq: int, card: Card) -> str:
-    """The key, among the told ones, of a move ``seq`` that was a defender's first card
-    placed from a key naming ``card`` as the second (:attr:`Mover.then`): noted with the
-    move (the scaled mode), so whichever job tells the move draws the panel asking for that
-    card's cell, also one that tells it with the move before (no mover named then)."""
-    return f"then:{seq}:{card.code()}"
-
-
-def thens(told: Mapping[str, int]) -> dict[int, Card]:
-    """The second cards named by moves, by move number (:func:`then_key`)."""
-    found: dict[int, Card] = {}
-    for key in told:
-        if key.startswith("then:"):
-            _, seq, code = key.split(":", 2)
-            found[int(seq)] = Card.parse(code)
-    return found
-
-
 @dataclass(frozen=True, slots=True)
 class Send:
     """A new message: text, or a picture with ``text`` as its caption."""
@@ -279,25 +261,6 @@ class Outcome:
         if self.verdict is not None:
             return isinstance(self.verdict, Accepted)
         return bool(self.notices) or self.announced_later
-
-
-@dataclass(frozen=True, slots=True)
-class Mover:
-    """Who made the move being stored, and how: a pressed panel is edited into the record
-    of the move; a typed move's record is sent below what was typed."""
-
-    user_id: int
-    from_panel: bool = False
-    #: A defender's first card placed from a key that named their second card: the panel
-    #: the move redraws asks for that card's cell at once (a two-card turn is four taps).
-    then: Card | None = None
-
-
-#: The move being stored in this task (set by the flow around its append). The scaled
-#: mode's announcement job is deferred inside the store's transaction, where only the
-#: match and the move number are known; it reads the mover here and carries it, so the
-#: worker that announces tells the mover as the process that stored the move would.
-MOVING: ContextVar[Mover | None] = ContextVar("moving", default=None)
 
 
 def untold(notices: Sequence[Notice], told: Mapping[str, int]) -> list[Notice]:

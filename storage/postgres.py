@@ -580,12 +580,6 @@ class PostgresStore(SqlStore):
 
         await self._write(work)
 
-    @staticmethod
-    async def note_told_on(conn: Conn, match_id: int, key: str, seq: int = 0) -> None:
-        """:meth:`note_told` inside ``conn``'s transaction (a move's, for what it says
-        about its announcement: :func:`chat.notices.then_key`)."""
-        await conn.execute(format_style(POSTGRES.note_told()), (match_id, key, seq))
-
     # Administration and inspection ------------------------------------------------------
 
     async def schema_version(self) -> int:

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from chat.flow import Flow
+from chat.flow.announce import Change
 from chat.notices import BoardPost, Send
 from chat.painter import draw_board
 from krendzu import DECK, Match, Settings, Table, export_record, import_record
@@ -56,7 +57,7 @@ async def public_output(flow: Flow, record: dict, cut: int) -> list[object]:
     before = import_record(before_record)
     actions = game.history[len(before.history):]
     stored = StoredMatch(row_for(game), (), game)
-    notices = await flow.broadcast.change(stored, before, actions)
+    notices = await flow.broadcast.tell(Change(stored, before, actions))
     out: list[object] = []
     for notice in notices:
         if isinstance(notice, BoardPost):

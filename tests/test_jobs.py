@@ -29,9 +29,9 @@ from chat.jobs import (
     sweep_stalled,
     worker_options,
 )
-from chat.notices import Mover, Send
+from chat.notices import Send
 from krendzu import Settings
-from storage import MatchRow, SeatSpec, StorageError
+from storage import Door, MatchRow, MovedBy, SeatSpec, StorageError
 from tests.bot_harness import Harness
 from tests.bot_harness import test_config as bot_config
 from tests.fakebot import Chat, FakeTelegram
@@ -159,9 +159,11 @@ async def test_a_move_commits_with_its_announcement_job(scaled: Scaled) -> None:
     mover = (await s.svc.flow.load(match_id)).row.seats[stored.game.current_player].user_id
     await move(s, match_id)
     jobs = await s.jobs("announce")
+    # The job carries the match alone: who moved and through which door are the move's rows.
     assert [(j["status"], j["args"], j["lock"], j["queueing_lock"]) for j in jobs] == [
-        ("todo", {"match_id": match_id, "mover": mover, "from_panel": False},
-         f"match:{match_id}", f"announce:{match_id}")]
+        ("todo", {"match_id": match_id}, f"match:{match_id}", f"announce:{match_id}")]
+    assert [m.by for m in (await store.load_match(match_id)).moves] == [
+        MovedBy(mover, Door.TYPED)]
     # A second move while that job waits: no second job (it announces both when it runs).
     await move(s, match_id)
     assert len(await s.jobs("announce")) == 1
@@ -214,9 +216,10 @@ async def test_workers_are_woken_for_jobs_due_now_not_for_later_ones(scaled: Sca
 
 
 async def test_a_job_telling_two_players_moves_names_no_mover(scaled: Scaled) -> None:
-    """The announcement job carries its move's mover; a job that waited while the next
-    player moved too (their own job refused by the queueing lock) tells both moves and
-    names no mover: no one is sent the record of moves that were not all theirs."""
+    """The announcement job tells its move's mover, read from the move's rows; a job that
+    waited while the next player moved too (their own job refused by the queueing lock)
+    tells both moves and names no mover: no one is sent the record of moves that were not
+    all theirs."""
     s = scaled
     match_id = await group_duel(s)
     flow = s.svc.flow
@@ -232,7 +235,7 @@ async def test_a_job_telling_two_players_moves_names_no_mover(scaled: Scaled) ->
                 and n.keyboard is None]
 
     if (await flow.load(match_id)).game.current_player != first.game.current_player:
-        assert records(await flow.announce_pending(match_id, Mover(opener)), opener), \
+        assert records(await flow.announce_pending(match_id), opener), \
             "its own move's record: the job tells the mover as the embedded mode does"
     for _ in range(6):  # until the other player has moved too
         stored = await flow.load(match_id)
@@ -241,11 +244,10 @@ async def test_a_job_telling_two_players_moves_names_no_mover(scaled: Scaled) ->
         if not mine:
             break
     jobs = await s.jobs("announce")
-    assert [j["args"] for j in jobs] == [
-        {"match_id": match_id, "mover": opener, "from_panel": False}], jobs
-    # Whoever the job names, moves of both players are told without a mover's record.
+    assert [j["args"] for j in jobs] == [{"match_id": match_id}], jobs
+    # Moves of both players are told without a mover's record.
+    told = await flow.announce_pending(match_id)
     for user_id in (opener, second):
-        told = await flow.announce_pending(match_id, Mover(user_id))
         assert not records(told, user_id), told
 
 

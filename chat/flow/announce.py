@@ -48,7 +48,9 @@ from storage import SeatKind, StoredMatch
 class Change:
     """``actions`` applied to ``before`` (``None``: the match just began) and stored: ``stored``
     is the match after them. ``mover``: the person who made them (``None``: a computer, a
-    timeout, a restart); ``from_panel``: they pressed their panel's buttons (else typed)."""
+    stand-in, moves of several people, or rows from before the doors were stored);
+    ``from_panel``: they pressed their panel's buttons (else typed). A stored move's is
+    read from its rows (:func:`stored_change`)."""
 
     stored: StoredMatch
     before: Match | None
@@ -62,6 +64,43 @@ class Change:
     #: to a later one: an announcement run again after its worker was killed): the match
     #: as that post shows it and the actions since, which are all the group is told.
     group_since: tuple[Match, Sequence[Action]] | None = None
+
+
+def stored_change(stored: StoredMatch, start: int, *, before: Match | None = None,
+                  board: int | None = None) -> Change:
+    """The change the stored moves after move ``start`` make, as the rows say it: who made
+    them and through which door (:attr:`storage.MoveRow.by`), whoever tells it, whenever
+    (the process that stored them, a job worker, a restart). A mover is named only when
+    every move told is theirs (a job that waited may tell the next player's move too:
+    then no one is sent a record of moves that were not all theirs); their panel is edited
+    into the record when the last move came from it (:attr:`storage.Door.from_panel`); the
+    second card named by the last move's key (``then``) is asked for at once.
+
+    ``before``: the position after move ``start`` when the caller holds it (the same as
+    :func:`replay`, not simulated again). ``board``: the last move the group's board post
+    shows, when later than ``start`` (the group is told only what follows it)."""
+    rows = stored.moves[start:]
+    game = stored.game
+    people = {row.by.user_id for row in rows}
+    mover = people.pop() if len(people) == 1 else None
+    last = rows[-1].by if rows else None
+    then = Card.parse(last.then) if last is not None and last.then else None
+    group_since = None
+    if board is not None and board > start:
+        group_since = (replay(stored, board), list(game.history[board:]))
+    return Change(stored, before if before is not None else replay(stored, start),
+                  list(game.history[start:]), mover,
+                  mover is not None and last is not None and last.door.from_panel, then,
+                  group_since)
+
+
+def replay(stored: StoredMatch, upto: int) -> Match:
+    """The match as it was after its move ``upto``, from the stored rows."""
+    row = stored.row
+    match = Match(row.labels, row.settings, seed=row.seed)
+    for text in (m.action for m in stored.moves[:upto]):
+        match.apply(text)
+    return match
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from chat.flow.announce import Audience, Change, announce
+from chat.flow.announce import Audience, Change, announce, stored_change
 from chat.flow.deadlines import Deadlines
 from chat.flow.games import Games
 from chat.flow.people import People
@@ -20,13 +20,14 @@ from chat.flow.views.texts import clock_text
 from chat.flow.views.webapp import AppLinks
 from chat.i18n import Tr
 from chat.notices import Notice
-from krendzu import Action, Card, Match
+from krendzu import Card, Match
 from storage import MatchRow, SeatKind, StoredMatch
 
 
 class Broadcast:
     def __init__(self, people: People, games: Games, deadlines: Deadlines, *,
-                 bot_username: str = "", app: AppLinks | None = None) -> None:
+                 bot_username: str = "", app: AppLinks | None = None,
+                 by_jobs: bool = False) -> None:
         self.bot_username = bot_username
         #: The Mini App's links (issue 29): its buttons on panels and board posts.
         self.app = app
@@ -35,29 +36,56 @@ class Broadcast:
         self.deadlines = deadlines
         #: Wakes the engine protocol's streams after each stored change (chat.flow.signals).
         self.signals = Signals()
-        #: The scaled mode (chat/jobs.py): a stored change is announced by the announcement
-        #: job deferred in the move's own transaction, not by the process that stored it, so
-        #: :meth:`change` only times the next turn unless ``drain`` (the job itself) asks. A
-        #: match's start (no moves: nothing for the job to find) is told at once as ever.
-        self.by_jobs = False
+        #: Who runs the announcer (:meth:`announce`), chosen once when the flow is built:
+        #: the process that stored a move (the embedded mode), or the announcement job
+        #: deferred in the move's own transaction (the scaled mode, chat/jobs/). The one
+        #: difference between the modes: the announcer and the rows it reads are the same.
+        self.by_jobs = by_jobs
 
     async def reader(self, row: MatchRow, tr: Tr) -> Reader:
         return Reader(tr, await self.people.seat_names(row, tr))
 
-    async def change(self, stored: StoredMatch, before: Match | None,
-                     actions: Sequence[Action], *, mover: int | None = None,
-                     from_panel: bool = False, drain: bool = False, then: Card | None = None,
-                     group_since: tuple[Match, Sequence[Action]] | None = None,
-                     record: bool = True) -> list[Notice]:
-        """Notices telling everyone about ``actions`` (applied to ``before``) and what next
-        (:class:`~chat.flow.announce.Change` for ``then`` and ``group_since``). Without
-        ``record`` the panels' lines are not remembered: the scaled mode's board job,
-        which tells the group alone, leaves them to the announcement's."""
-        row, game = stored.row, stored.game
-        if self.by_jobs and actions and not drain:
+    async def started(self, stored: StoredMatch) -> list[Notice]:
+        """A match's start (no moves: nothing for an announcement job to find), told at
+        once in both modes."""
+        return await self.tell(Change(stored, None, []))
+
+    async def stored(self, stored: StoredMatch, before: Match) -> list[Notice]:
+        """A move was just stored (``stored`` after it, ``before`` the position it was made
+        on): the embedded mode runs the announcer here, in the storing request's task, so
+        that the reply and the board keep their order; in the scaled mode the job deferred
+        with the move runs it (:attr:`by_jobs`), and this only times the next turn."""
+        if self.by_jobs:
             await self.deadlines.after_moves(stored)
-            self.signals.changed(row.match_id)
+            self.signals.changed(stored.match_id)
             return []
+        return await self.announce(stored, len(before.history), before=before)
+
+    async def announce(self, stored: StoredMatch, since: int | None = None, *,
+                       before: Match | None = None, board: int | None = None,
+                       record: bool = True) -> list[Notice]:
+        """The one announcer: every stored move after the match's ``announced`` marker (or
+        after move ``since``), told from the rows (who moved, through which door, the
+        position before: :func:`~chat.flow.announce.stored_change`), whoever calls it: the
+        process that stored them (:meth:`stored`), the scaled mode's announcement job
+        (:meth:`chat.flow.Flow.announce_pending`) or the restart
+        (:func:`chat.flow.restart.resume`). Its last notice
+        (:class:`~chat.notices.Announced`) says where the marker goes once delivered.
+        ``before``: the position after move ``since`` when the caller holds it; ``board``
+        and ``record``: the scaled mode's board job's (:func:`stored_change`, :meth:`tell`).
+        """
+        start = stored.row.announced_seq if since is None else since
+        if start >= len(stored.game.history):
+            return []
+        return await self.tell(stored_change(stored, start, before=before, board=board),
+                               record=record)
+
+    async def tell(self, change: Change, *, record: bool = True) -> list[Notice]:
+        """Notices telling everyone about ``change`` and what next. Without ``record`` the
+        panels' lines are not remembered: the scaled mode's board job, which tells the
+        group alone, leaves them to the announcement's."""
+        stored, mover = change.stored, change.mover
+        row, game = stored.row, stored.game
         group = await self.reader(row, await self.people.chat_tr(row.chat_id))
         players: dict[int, Reader] = {}
         for seat in row.seats:
@@ -76,7 +104,7 @@ class Broadcast:
             mover_shown = await self.games.shown(row.match_id, mover)
         # The next deadline first: the post and the panel show its clock.
         await self.deadlines.after_moves(stored)
-        out = announce(Change(stored, before, actions, mover, from_panel, then, group_since),
+        out = announce(change,
                        Audience(group, players, await self.people.title_of(row.chat_id),
                                 result, mover_shown, computer_next, self.bot_username,
                                 await self.deadlines.seconds_left(stored), self.app))

@@ -23,12 +23,12 @@ from chat.flow.parts import SharedParts
 from chat.flow.people import People
 from chat.flow.presses import Presses
 from chat.flow.reports import Reports
-from chat.flow.restart import pending, resume
+from chat.flow.restart import resume
 from chat.flow.ticker import Ticker
 from chat.flow.views.webapp import AppLinks
 from chat.i18n import Catalogs, Tr
 from chat.model import LobbyState
-from chat.notices import Mover, Notice, Outcome, Send, thens
+from chat.notices import Notice, Outcome, Send
 from krendzu import Action
 from storage import Door, MatchRow, Store, StoredMatch
 
@@ -44,7 +44,10 @@ class Flow:
                  bot_username: str, clock: Callable[[], float] = time.time,
                  timer_grace: float = 60.0, max_matches_per_user: int = 3,
                  max_matches_per_chat: int = 5, locks: Locks | None = None,
-                 engine_api_url: str | None = None, app_links: AppLinks | None = None) -> None:
+                 engine_api_url: str | None = None, app_links: AppLinks | None = None,
+                 announced_by_jobs: bool = False) -> None:
+        """``announced_by_jobs``: who runs the announcer, chosen here once (the scaled
+        mode's jobs, else the process that stores a move: :class:`Broadcast`)."""
         self.store = store
         self.catalogs = catalogs
         self.decide = decide
@@ -54,7 +57,8 @@ class Flow:
         self.deadlines = Deadlines(store, clock, timer_grace)
         self.games = Games(store, self.people)
         self.broadcast = Broadcast(self.people, self.games, self.deadlines,
-                                   bot_username=bot_username, app=app_links)
+                                   bot_username=bot_username, app=app_links,
+                                   by_jobs=announced_by_jobs)
         self.caps = Caps(store, self.people, per_user=max_matches_per_user,
                          per_chat=max_matches_per_chat)
         self.endings = Endings(store, self.locks, self.people, self.games, self.deadlines)
@@ -277,15 +281,14 @@ class Flow:
         return await resume(self.store, self.games, self.deadlines, self.broadcast,
                             self.endings)
 
-    async def announce_pending(self, match_id: int, mover: Mover | None = None,
-                               since: int | None = None, *, board: int | None = None,
-                               record: bool = True) -> list[Notice]:
-        """The scaled mode's announcement job: every stored move after the match's
-        ``announced`` marker (or after move ``since``, which the job told already), told
-        (chat.flow.restart.pending), the ``mover`` as the process that stored the move would
-        have; its last notice (:class:`~chat.notices.Announced`) says where the marker goes
-        once delivered. ``board`` and ``record``: as :func:`~chat.flow.restart.pending`'s
-        (the board job's).
+    async def announce_pending(self, match_id: int, since: int | None = None, *,
+                               board: int | None = None, record: bool = True) -> list[Notice]:
+        """The scaled mode's announcement job runs the one announcer
+        (:meth:`~chat.flow.broadcast.Broadcast.announce`): every stored move after the
+        match's ``announced`` marker (or after move ``since``, which the job told already),
+        told from the rows, the mover named as the process that stored the move would have;
+        its last notice (:class:`~chat.notices.Announced`) says where the marker goes once
+        delivered. ``board`` and ``record``: the board job's.
 
         The next turn's clock starts when its panel is composed here, not when the move was
         stored: a panel that waited (its announcement behind a killed worker's) gets the
@@ -294,10 +297,6 @@ class Flow:
         self.games.forget(match_id)  # another process stored the moves
         stored = await self.games.load(match_id)
         start = stored.row.announced_seq if since is None else since
-        then = None
         if record and start < len(stored.game.history):
             await self.deadlines.start_late(stored)
-            # A defender's first card, last: the second card its key named, if one did.
-            then = thens(await self.store.told(match_id)).get(len(stored.game.history))
-        return await pending(stored, self.broadcast, mover, since, board=board,
-                             record=record, then=then)
+        return await self.broadcast.announce(stored, since, board=board, record=record)

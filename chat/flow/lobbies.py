@@ -324,7 +324,7 @@ class Lobbies(HoldsSharedParts):
         await self.people.remember_title(lobby.chat_id, state.title)
         notices: list[Notice] = [closed_lobby(
             lobby, started_text(state, group_tr, await self.names(state)))]
-        notices += await self.broadcast.change(stored, None, [])
+        notices += await self.broadcast.started(stored)
         return Outcome(tr._("The match has started."), notices)
 
     async def rematch(self, row: MatchRow, actor: Actor) -> Outcome:

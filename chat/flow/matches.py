@@ -20,7 +20,7 @@ from chat.flow.views.messages import hint_message
 from chat.flow.views.texts import echo, illegal
 from chat.i18n import Tr
 from chat.model import LEVEL_NAMES, InputError
-from chat.notices import MOVING, Accepted, Mover, Outcome, Refusal, Refused, Send, then_key
+from chat.notices import Accepted, Outcome, Refusal, Refused, Send
 from krendzu import Action, Card, EndTurn, IllegalMove, Match, PlayerAction, Redeal
 from krendzu.coords import frame_for
 from storage import (
@@ -115,23 +115,10 @@ class Matches(HoldsSharedParts):
     async def commit(self, stored: StoredMatch, checked: Checked, tr: Tr, *,
                      update_id: int | None, by: MovedBy) -> Outcome:
         """Store checked steps (in one transaction where the store can, else one by one, a
-        refused one stopping there) with who made them and through which door (``by``),
-        rate a finished match, and announce what was stored. Hold the chat's lock. The
-        mover is known to the append as :data:`MOVING` (for the scaled mode's announcement
-        job)."""
-        mover = by.user_id
-        from_panel = by.door.from_panel
-        then = Card.parse(by.then) if by.then is not None else None
-        token = MOVING.set(Mover(mover, from_panel, then) if mover is not None else None)
-        try:
-            return await self._commit(stored, checked, tr, update_id=update_id, by=by,
-                                      mover=mover, from_panel=from_panel, then=then)
-        finally:
-            MOVING.reset(token)
-
-    async def _commit(self, stored: StoredMatch, checked: Checked, tr: Tr, *,
-                      update_id: int | None, by: MovedBy, mover: int | None,
-                      from_panel: bool, then: Card | None = None) -> Outcome:
+        refused one stopping there) with who made them and through which door (``by``, in
+        the rows the announcer reads), rate a finished match, and hand what was stored to
+        the announcer (:meth:`~chat.flow.broadcast.Broadcast.stored`). Hold the chat's
+        lock."""
         # The copy that checked the steps is the position after them: python-chess's habit
         # (a move checked once is pushed unchecked), so the move is simulated once. The
         # kept position stays as it was until the store took the steps.
@@ -191,12 +178,7 @@ class Matches(HoldsSharedParts):
             self.games.forget(stored.match_id)
             stored.row = await self.store.get_match(stored.match_id)
             await self.games.rate(stored.row, game)
-        if then is not None and done and not self.broadcast.by_jobs:
-            # The second card a defender's first card named, noted as the scaled mode notes
-            # it with the move: the turn's reminder, drawing a fresh panel, asks for its cell.
-            await self.store.note_told(stored.match_id, then_key(len(game.history), then))
-        notices = await self.broadcast.change(stored, before, done, mover=mover,
-                                              from_panel=from_panel, then=then)
+        notices = await self.broadcast.stored(stored, before) if done else []
         frame = frame_for(game.tours[before.tour_index].observation(None).placements)
         reply = echo(tr, done, frame)
         verdict = Accepted(tuple(row.seq for row in added), first + len(done), reply)

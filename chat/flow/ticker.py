@@ -22,8 +22,8 @@ from chat.flow.matches import Matches
 from chat.flow.parts import HoldsSharedParts, SharedParts
 from chat.flow.views.texts import clock_text
 from chat.i18n import Tr
-from chat.notices import BoardClock, Notice, Outcome, Send, thens
-from krendzu import Action, Announce
+from chat.notices import BoardClock, Notice, Outcome, Send
+from krendzu import Action, Announce, Card
 from krendzu.tour import ANNOUNCE
 from storage import Door, MatchStatus, StoredMatch
 
@@ -89,11 +89,11 @@ class Ticker(HoldsSharedParts):
         tr = await self.people.user_tr(user_id)
         names = await self.people.seat_names(stored.row, tr)
         shown = await self.games.shown(stored.match_id, user_id)
-        # Mid-turn after a first card whose key named the second (noted with the move in
-        # the scaled mode): the fresh panel asks for that card's cell, as the one it follows.
+        # Mid-turn after a first card whose key named the second (stored with the move):
+        # the fresh panel asks for that card's cell, as the one it follows.
         game = stored.game
-        then = thens(await self.store.told(stored.match_id)).get(len(game.history)) \
-            if game.tour.pending else None
+        named = stored.moves[-1].by.then if game.tour.pending and stored.moves else None
+        then = Card.parse(named) if named else None
         if then is not None and then not in game.observation(seat).tour.hand:
             then = None
         notices: list[Notice] = [await self.broadcast.panel(stored, seat, user_id, tr, names,

@@ -67,7 +67,7 @@ async def attach(config: Config, store: object, flow: Flow, delivery: Delivery) 
     await migrate(config.database)
     jobs = build_jobs(config.database, prepare=config.pg_prepare)
     await jobs.app.open_async()
-    wire(store, flow, jobs, config.ai_delay)
+    wire(store, jobs, config.ai_delay)
     attached = Attached(jobs, store, config.ai_delay)
     delivery.on_computer = attached.on_computer
     return attached

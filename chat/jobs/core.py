@@ -15,8 +15,6 @@ from procrastinate.schema import SchemaManager
 from procrastinate.tasks import Task
 from psycopg import AsyncConnection
 
-from chat.flow import Flow
-from chat.notices import MOVING, Mover, then_key
 from storage.postgres import PostgresStore
 
 log = logging.getLogger(__name__)
@@ -117,45 +115,17 @@ def at(epoch: float) -> datetime.datetime:
 
 
 async def defer_announce(jobs: Jobs, conn: AsyncConnection[Any], match_id: int,
-                         seq: int = 0, mover: Mover | None = None) -> None:
+                         seq: int = 0) -> None:
     """Queue the match's announcement inside ``conn``'s transaction (a SAVEPOINT, so that a
-    job already waiting, which will announce this move too, does not abort the move), with
-    the ``mover`` if known (the announcement tells them as the storing process would)."""
-    told = mover_args(mover)
+    job already waiting, which will announce this move too, does not abort the move). It
+    carries the match alone: who moved and through which door are in the move's rows."""
     try:
         async with conn.transaction():
             await jobs.announce.configure(
                 connection=conn, lock=f"match:{match_id}",
-                queueing_lock=announce_lock(match_id)).defer_async(match_id=match_id, **told)
+                queueing_lock=announce_lock(match_id)).defer_async(match_id=match_id)
     except AlreadyEnqueued:
         log.debug("match %s: an announcement is queued already (move %s)", match_id, seq)
-
-
-def mover_args(mover: Mover | None) -> dict[str, Any]:
-    """The announcement job's arguments that carry the mover (plain JSON)."""
-    if mover is None:
-        return {}
-    return {"mover": mover.user_id, "from_panel": mover.from_panel}
-
-
-def mover_of(args: dict[str, Any]) -> Mover | None:
-    """The mover an announcement job's arguments carry (:func:`mover_args`)."""
-    if not isinstance(args.get("mover"), int):
-        return None
-    return Mover(args["mover"], bool(args.get("from_panel")))
-
-
-async def queued_mover(jobs: Jobs, match_id: int) -> Mover | None:
-    """The mover the match's waiting announcement job carries (the first move stored after
-    the running job began), for a running job that tells that move itself."""
-    rows = await jobs.app.connector.execute_query_all_async(
-        "SELECT args FROM procrastinate_jobs WHERE queueing_lock = %(lock)s "
-        "AND status = 'todo' AND task_name = 'announce'", lock=announce_lock(match_id))
-    for row in rows:
-        args = row["args"]
-        if isinstance(args, dict) and (mover := mover_of(args)) is not None:
-            return mover
-    return None
 
 
 async def defer_board(jobs: Jobs, match_id: int, when: float | None = None) -> None:
@@ -227,20 +197,16 @@ async def defer_computer(jobs: Jobs, match_id: int, seq: int, delay: float = 0.0
         log.debug("match %s: the computer's move %s is queued already", match_id, seq)
 
 
-def wire(store: PostgresStore, flow: Flow, jobs: Jobs, ai_delay: float = 0.0) -> None:
-    """Switch a store and a flow to the scaled mode: moves are announced by ``announce``
-    jobs deferred with them, deadlines by timer jobs deferred with them, and a computer's
+def wire(store: PostgresStore, jobs: Jobs, ai_delay: float = 0.0) -> None:
+    """Switch a store to the scaled mode (its flow is built with ``announced_by_jobs``):
+    moves are announced by ``announce`` jobs deferred with them, deadlines by timer jobs
+    deferred with them, and a computer's
     turn that no move brought (a match starting with a computer to move, a seat handed to
     the computer) by a ``computer_move`` job deferred with the change that brought it (it
     does nothing if the computer is not to move after all)."""
 
     async def after_append(conn: AsyncConnection[Any], match_id: int, seq: int) -> None:
-        mover = MOVING.get()
-        await defer_announce(jobs, conn, match_id, seq, mover)
-        if mover is not None and mover.then is not None:
-            # With the move, not in the job's arguments: a job already waiting (which
-            # keeps its own mover) tells this move too.
-            await PostgresStore.note_told_on(conn, match_id, then_key(seq, mover.then))
+        await defer_announce(jobs, conn, match_id, seq)
 
     async def after_arm(conn: AsyncConnection[Any], match_id: int, seq: int, deadline: float,
                         seconds: int) -> None:
@@ -252,4 +218,3 @@ def wire(store: PostgresStore, flow: Flow, jobs: Jobs, ai_delay: float = 0.0) ->
     store.after_append = after_append
     store.after_arm = after_arm
     store.after_computer = after_computer
-    flow.broadcast.by_jobs = True

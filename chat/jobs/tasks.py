@@ -29,8 +29,6 @@ from chat.jobs.core import (
     at,
     defer_board,
     defer_computer,
-    mover_of,
-    queued_mover,
     timer_lock,
 )
 from chat.notices import BOARD_KEY, Announced, BoardPost, ComputerTurn, Notice, Send, untold
@@ -184,8 +182,10 @@ class NotDelivered(Exception):
 # The tasks (registered by build_jobs) --------------------------------------------------------
 
 
-async def _announce(context: JobContext, match_id: int, mover: int | None = None,
-                    from_panel: bool = False) -> None:
+async def _announce(context: JobContext, match_id: int, **_before: object) -> None:
+    """The announcer, run by a job: who moved and through which door are read from the
+    move's rows (a job deferred by an older version carried its mover in ``_before``'s
+    arguments, now read from the rows as well)."""
     svc = services_of(context)
     await svc.store.wait_for_writers(match_id)
     told = await svc.store.told(match_id)
@@ -194,17 +194,15 @@ async def _announce(context: JobContext, match_id: int, mover: int | None = None
         # board went out with the match's start, or a match from before the board jobs).
         row = await svc.store.get_match(match_id)
         await svc.store.note_told(match_id, GROUP_KEY, row.announced_seq)
-    notices = await svc.flow.announce_pending(
-        match_id, mover_of({"mover": mover, "from_panel": from_panel}))
+    notices = await svc.flow.announce_pending(match_id)
 
     async def more(told: int) -> list[Notice]:
-        """The moves after ``told`` (stored while this job's posts wait), with the mover
-        their own waiting job carries (that job then finds nothing left to tell)."""
+        """The moves after ``told`` (stored while this job's posts wait), their movers from
+        their rows (their own waiting job then finds nothing left to tell)."""
         _row, count = await svc.store.match_head(match_id)
         if count <= told:
             return []
-        return await svc.flow.announce_pending(
-            match_id, await queued_mover(svc.jobs, match_id), since=told)
+        return await svc.flow.announce_pending(match_id, since=told)
 
     if not await svc.deliver(notices, more, match_id=match_id):
         raise NotDelivered(f"match {match_id}: announcement not delivered")
