@@ -46,7 +46,7 @@ from chat.flow.views.webapp import AppLinks, secret_from_token
 from chat.gates import WINDOW
 from chat.i18n import Catalogs
 from chat.jobs.attach import attach
-from chat.jobs.core import Jobs, wire
+from chat.jobs.core import Jobs, job_hooks
 from chat.jobs.tasks import JobServices, build_jobs
 from chat.menus import set_commands
 from chat.miniapp import miniapp_routes
@@ -102,9 +102,13 @@ def build_application(
     builder = builder.rate_limiter(limiter)  # type: ignore[arg-type]  # PTB types it [None]
 
     async def post_init(app: Application) -> None:
-        store = await open_store(config.database, clock=clock, prepare=config.pg_prepare)
+        # The scaled mode is chosen here, once: the store defers the jobs in each change's
+        # transaction, and the flow leaves the announcer to them.
+        jobs = build_jobs(config.database, prepare=config.pg_prepare) if config.jobs else None
+        store = await open_store(config.database, clock=clock, prepare=config.pg_prepare,
+                                 hooks=job_hooks(jobs, config.ai_delay) if jobs else None)
         thinker, flow, delivery = flow_and_delivery(config, app.bot, store, limiter, clock,
-                                                    announced_by_jobs=bool(config.jobs))
+                                                    announced_by_jobs=jobs is not None)
 
         async def computer(match_id: int, seq: int) -> None:
             outcome = await flow.computer_turn(match_id, seq)
@@ -127,8 +131,9 @@ def build_application(
 
         delivery.on_forbidden = cannot_write
         attached = None
-        if config.jobs:  # the scaled mode: announcements, timers, computers are jobs
-            attached = app.bot_data["jobs"] = await attach(config, store, flow, delivery)
+        if jobs is not None:  # the scaled mode: announcements, timers, computers are jobs
+            assert isinstance(store, PostgresStore), "open_store refuses hooks elsewhere"
+            attached = app.bot_data["jobs"] = await attach(config, jobs, store, delivery)
         throttle = Throttle(user_per_minute=config.user_per_minute,
                             info_per_user=config.info_per_user,
                             info_per_chat=config.info_per_chat)
@@ -362,12 +367,12 @@ async def start_job_services(config: Config, jobs: Jobs, *,
     application = build_application(config, request=request, clock=clock)
     if not await reach_bot_api(application, stop=stop):  # getMe: the username for links
         raise StoppedBeforeStart
-    store = await PostgresStore.open(config.database, clock=clock, prepare=config.pg_prepare)
+    store = await PostgresStore.open(config.database, clock=clock, prepare=config.pg_prepare,
+                                     hooks=job_hooks(jobs, config.ai_delay))
     limiter = application.bot.rate_limiter
     assert isinstance(limiter, ChatRateLimiter)
     thinker, flow, delivery = flow_and_delivery(config, application.bot, store, limiter, clock,
                                                 announced_by_jobs=True)
-    wire(store, jobs, config.ai_delay)
     return JobServices(jobs, store, flow, delivery, ai_delay=config.ai_delay, clock=clock,
                        thinker=thinker, application=application)
 

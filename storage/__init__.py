@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from storage.base import (
     ENGINE_USER_BASE,
@@ -55,6 +56,9 @@ from storage.base import (
     is_engine_user,
     rebuild_game,
 )
+
+if TYPE_CHECKING:
+    from storage.postgres import JobHooks
 
 #: Environment variable naming the database; the default file is in the working directory.
 DB_ENV = "KRENDZU_DB"
@@ -96,20 +100,25 @@ def sqlite_path(target: str | os.PathLike[str]) -> str:
 
 
 async def open_store(target: str | os.PathLike[str] | None = None, *,
-                     clock: Callable[[], float] = time.time, prepare: bool = True) -> Store:
+                     clock: Callable[[], float] = time.time, prepare: bool = True,
+                     hooks: JobHooks | None = None) -> Store:
     """Open (creating and migrating as needed) the store ``target`` names.
 
     ``None`` means ``$KRENDZU_DATABASE_URL``, else ``$KRENDZU_DB`` or ``krendzu.sqlite3``;
     a ``postgresql://`` URL opens the PostgreSQL backend, anything else a SQLite file.
     ``clock`` dates what is stored (tests inject one); ``prepare``: PostgreSQL's prepared
-    statements (:meth:`~storage.postgres.PostgresStore.open`). Raises :class:`SchemaTooNew` for a
-    database written by a newer version of the code.
+    statements (:meth:`~storage.postgres.PostgresStore.open`); ``hooks``: the scaled mode's
+    jobs, deferred in the changes' own transactions (PostgreSQL only). Raises
+    :class:`SchemaTooNew` for a database written by a newer version of the code.
     """
     chosen = default_target() if target is None else target
     if is_postgres(chosen):
         from storage.postgres import PostgresStore
 
-        return await PostgresStore.open(os.fspath(chosen), clock=clock, prepare=prepare)
+        return await PostgresStore.open(os.fspath(chosen), clock=clock, prepare=prepare,
+                                        hooks=hooks)
+    if hooks is not None:
+        raise StorageError("the scaled mode's jobs need PostgreSQL (KRENDZU_DATABASE_URL)")
     path = sqlite_path(chosen)
     from storage.sqlite import SqliteStore
 

@@ -45,6 +45,7 @@ import secrets
 import shutil
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import psycopg
@@ -94,6 +95,17 @@ AfterArm = Callable[[Conn, int, int, float, int], Awaitable[None]]
 #: that starts with a computer to move, a seat handed to the computer. The scaled mode
 #: defers the computer's job there, so a process killed right after loses no turn.
 AfterComputer = Callable[[Conn, int, int], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class JobHooks:
+    """What the scaled mode does inside a change's own transaction (chat/jobs/core.py
+    :func:`~chat.jobs.core.job_hooks`), given to the store when it is opened: the one way
+    a store is built for the scaled mode, never switched on afterwards."""
+
+    after_append: AfterAppend | None = None
+    after_arm: AfterArm | None = None
+    after_computer: AfterComputer | None = None
 
 #: Connections per store (per process): enough for the requests one process serves at once.
 POOL_MIN, POOL_MAX = 1, 10
@@ -248,7 +260,7 @@ class PostgresStore(SqlStore):
     def __init__(self, pool: AsyncConnectionPool[Conn], *,
                  clock: Callable[[], float] = time.time,
                  update_ttl: float = UPDATE_TTL_SECONDS, url: str = "",
-                 kwargs: dict[str, Any] | None = None) -> None:
+                 kwargs: dict[str, Any] | None = None, hooks: JobHooks | None = None) -> None:
         self._pool = pool
         self._url = url  # for pg_dump and the lock pool: it may hold a password, never log it
         #: The connections' settings (the lock pool's connections are made alike).
@@ -265,10 +277,11 @@ class PostgresStore(SqlStore):
         self._lock_pool_made = asyncio.Lock()
         #: The connection whose open transaction holds this process's reply-owner lock.
         self._owner_conn: AsyncConnection[Any] | None = None
-        #: Set by the scaled mode's wiring (chat/jobs/core.py); ``None``: nothing more to do.
-        self.after_append: AfterAppend | None = None
-        self.after_arm: AfterArm | None = None
-        self.after_computer: AfterComputer | None = None
+        #: The scaled mode's (``hooks``, chat/jobs/core.py); ``None``: nothing more to do.
+        hooks = hooks or JobHooks()
+        self.after_append: AfterAppend | None = hooks.after_append
+        self.after_arm: AfterArm | None = hooks.after_arm
+        self.after_computer: AfterComputer | None = hooks.after_computer
         #: Telegram's flood windows shared by every process (storage/pg_windows.py).
         self.windows = FloodWindows(self)
 
@@ -283,10 +296,12 @@ class PostgresStore(SqlStore):
         min_size: int = POOL_MIN,
         max_size: int = POOL_MAX,
         prepare: bool = True,
+        hooks: JobHooks | None = None,
     ) -> PostgresStore:
         """Connect, migrate to the newest schema (refusing a newer one) and return a store.
         With ``prepare`` a statement run :data:`PREPARE_AFTER` times on a connection is
         prepared there (parsed and planned once); off behind an old transaction-mode pgbouncer.
+        ``hooks``: the scaled mode's jobs, deferred in the changes' own transactions.
 
         With ``upgrade=False`` the schema must already be the newest (nothing is written).
         The first connection is made alone, so a wrong URL or password is reported as the
@@ -317,7 +332,8 @@ class PostgresStore(SqlStore):
         except psycopg.Error as exc:
             await pool.close()
             raise StorageError(f"cannot connect to PostgreSQL: {exc}") from exc
-        return cls(pool, clock=clock, update_ttl=update_ttl, url=url, kwargs=kwargs)
+        return cls(pool, clock=clock, update_ttl=update_ttl, url=url, kwargs=kwargs,
+                   hooks=hooks)
 
     # Plumbing: one query, one read, one write ----------------------------------------------
 

@@ -10,7 +10,8 @@ as the matches, so a killed process loses nothing. The jobs:
   job's, so a private panel never waits behind a group's post for its window, and the next
   turn's deadline moves by the time its panel waited
   (:meth:`chat.flow.deadlines.Deadlines.start_late`). It is deferred **inside the transaction that
-  stored the move** (:attr:`storage.postgres.PostgresStore.after_append`): a move that
+  stored the move** (:attr:`storage.postgres.PostgresStore.after_append`, given to the
+  store when it is opened: :func:`chat.jobs.core.job_hooks`): a move that
   commits has its announcement queued, a move rolled back has none. ``lock=match:<id>`` runs
   one match's announcements one at a time, in order; ``queueing_lock=announce:<id>`` keeps
   one waiting job per match (a queued job announces everything up to the marker when it
@@ -68,8 +69,8 @@ from chat.jobs.core import (
     defer_board,
     defer_computer,
     defer_timers,
+    job_hooks,
     migrate,
-    wire,
 )
 from chat.jobs.tasks import JobServices, build_jobs, sweep_stalled
 from chat.jobs.worker import worker_options
@@ -88,8 +89,8 @@ __all__ = [
     "defer_board",
     "defer_computer",
     "defer_timers",
+    "job_hooks",
     "migrate",
     "sweep_stalled",
-    "wire",
     "worker_options",
 ]

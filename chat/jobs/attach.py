@@ -10,9 +10,7 @@ from procrastinate.exceptions import AlreadyEnqueued
 
 from chat.config import Config
 from chat.delivery import Delivery
-from chat.flow import Flow
-from chat.jobs.core import Jobs, announce_lock, migrate, wire
-from chat.jobs.tasks import build_jobs
+from chat.jobs.core import Jobs, announce_lock, migrate
 from storage.postgres import PostgresStore
 
 log = logging.getLogger(__name__)
@@ -58,16 +56,14 @@ class Attached:
         await self.jobs.app.close_async()
 
 
-async def attach(config: Config, store: object, flow: Flow, delivery: Delivery) -> Attached:
-    """Switch a process that receives updates to the scaled mode (``KRENDZU_JOBS``):
-    procrastinate's tables made if missing, moves and deadlines deferred as jobs with
-    their own transactions. Called by :func:`chat.compose.build_application`'s start-up."""
-    if not isinstance(store, PostgresStore):
-        raise TypeError("the scaled mode's jobs need the PostgreSQL store")
+async def attach(config: Config, jobs: Jobs, store: PostgresStore,
+                 delivery: Delivery) -> Attached:
+    """The scaled mode in a process that receives updates (``KRENDZU_JOBS``), whose store
+    was opened with the jobs' hooks (:func:`chat.jobs.core.job_hooks`) and whose flow
+    leaves announcements to the jobs: procrastinate's tables made if missing and its app
+    opened for deferring. Called by :func:`chat.compose.build_application`'s start-up."""
     await migrate(config.database)
-    jobs = build_jobs(config.database, prepare=config.pg_prepare)
     await jobs.app.open_async()
-    wire(store, jobs, config.ai_delay)
     attached = Attached(jobs, store, config.ai_delay)
     delivery.on_computer = attached.on_computer
     return attached

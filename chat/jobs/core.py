@@ -15,7 +15,7 @@ from procrastinate.schema import SchemaManager
 from procrastinate.tasks import Task
 from psycopg import AsyncConnection
 
-from storage.postgres import PostgresStore
+from storage.postgres import JobHooks
 
 log = logging.getLogger(__name__)
 
@@ -197,13 +197,14 @@ async def defer_computer(jobs: Jobs, match_id: int, seq: int, delay: float = 0.0
         log.debug("match %s: the computer's move %s is queued already", match_id, seq)
 
 
-def wire(store: PostgresStore, jobs: Jobs, ai_delay: float = 0.0) -> None:
-    """Switch a store to the scaled mode (its flow is built with ``announced_by_jobs``):
-    moves are announced by ``announce`` jobs deferred with them, deadlines by timer jobs
-    deferred with them, and a computer's
+def job_hooks(jobs: Jobs, ai_delay: float = 0.0) -> JobHooks:
+    """What a store of the scaled mode does in a change's own transaction, given to it when
+    it is opened (:func:`storage.open_store`'s ``hooks``; its flow is built with
+    ``announced_by_jobs``): a move defers its ``announce`` job (the announcer, which reads
+    who moved from the move's rows), an armed deadline its timer jobs, and a computer's
     turn that no move brought (a match starting with a computer to move, a seat handed to
-    the computer) by a ``computer_move`` job deferred with the change that brought it (it
-    does nothing if the computer is not to move after all)."""
+    the computer) a ``computer_move`` job (it does nothing if the computer is not to move
+    after all)."""
 
     async def after_append(conn: AsyncConnection[Any], match_id: int, seq: int) -> None:
         await defer_announce(jobs, conn, match_id, seq)
@@ -215,6 +216,4 @@ def wire(store: PostgresStore, jobs: Jobs, ai_delay: float = 0.0) -> None:
     async def after_computer(conn: AsyncConnection[Any], match_id: int, seq: int) -> None:
         await defer_computer(jobs, match_id, seq, ai_delay, conn=conn)
 
-    store.after_append = after_append
-    store.after_arm = after_arm
-    store.after_computer = after_computer
+    return JobHooks(after_append, after_arm, after_computer)
