@@ -45,7 +45,7 @@ from chat.flow.locks import Locks, SharedLocks
 from chat.flow.views.webapp import AppLinks, secret_from_token
 from chat.gates import WINDOW
 from chat.i18n import Catalogs
-from chat.jobs.attach import attach
+from chat.jobs.attach import Attached, attach
 from chat.jobs.core import Jobs, job_hooks
 from chat.jobs.tasks import JobServices, build_jobs
 from chat.menus import set_commands
@@ -115,7 +115,9 @@ def build_application(
             delivery.run(outcome.notices)
 
         pacer = Pacer(computer, config.ai_delay)
-        delivery.on_computer = pacer.schedule
+        # A computer's turn: this process's pacer, or (the scaled mode) the job deferred
+        # with the change that brought it (chat.jobs.attach.Attached.on_computer).
+        delivery.on_computer = pacer.schedule if jobs is None else Attached.on_computer
 
         async def cannot_write(match_id: int, user_id: int) -> None:
             row = await store.get_match(match_id)
@@ -133,7 +135,7 @@ def build_application(
         attached = None
         if jobs is not None:  # the scaled mode: announcements, timers, computers are jobs
             assert isinstance(store, PostgresStore), "open_store refuses hooks elsewhere"
-            attached = app.bot_data["jobs"] = await attach(config, jobs, store, delivery)
+            attached = app.bot_data["jobs"] = await attach(config, jobs, store)
         throttle = Throttle(user_per_minute=config.user_per_minute,
                             info_per_user=config.info_per_user,
                             info_per_chat=config.info_per_chat)

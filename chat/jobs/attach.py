@@ -9,7 +9,6 @@ import logging
 from procrastinate.exceptions import AlreadyEnqueued
 
 from chat.config import Config
-from chat.delivery import Delivery
 from chat.jobs.core import Jobs, announce_lock, migrate
 from storage.postgres import PostgresStore
 
@@ -30,7 +29,8 @@ class Attached:
         self.store = store
         self.ai_delay = ai_delay
 
-    def on_computer(self, match_id: int, seq: int) -> None:
+    @staticmethod
+    def on_computer(match_id: int, seq: int) -> None:
         """Delivery's hook for a :class:`~chat.notices.ComputerTurn`: its job was deferred
         with the change that brought it (see the class), nothing is left to do here."""
         log.debug("match %s: the computer's move %s was queued with its change", match_id,
@@ -56,14 +56,11 @@ class Attached:
         await self.jobs.app.close_async()
 
 
-async def attach(config: Config, jobs: Jobs, store: PostgresStore,
-                 delivery: Delivery) -> Attached:
+async def attach(config: Config, jobs: Jobs, store: PostgresStore) -> Attached:
     """The scaled mode in a process that receives updates (``KRENDZU_JOBS``), whose store
     was opened with the jobs' hooks (:func:`chat.jobs.core.job_hooks`) and whose flow
     leaves announcements to the jobs: procrastinate's tables made if missing and its app
     opened for deferring. Called by :func:`chat.compose.build_application`'s start-up."""
     await migrate(config.database)
     await jobs.app.open_async()
-    attached = Attached(jobs, store, config.ai_delay)
-    delivery.on_computer = attached.on_computer
-    return attached
+    return Attached(jobs, store, config.ai_delay)
