@@ -10,13 +10,16 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+import pytest
 
 from chat.compose import open_job_services
+from chat.flow import Actor, Flow
+from chat.flow.announce import stored_change
 from chat.flow.broadcast import Broadcast
 from chat.jobs import ANNOUNCE_QUEUE, TIMERS_QUEUE, worker_options
-from krendzu import Place
+from krendzu import Place, Settings, Table
 from krendzu.coords import frame_for
-from storage import Door, MovedBy
+from storage import Door, MovedBy, SeatKind, SeatSpec
 from tests.bot_harness import (
     BOT,
     FastClock,
@@ -31,25 +34,32 @@ from tests.test_engines_e2e import register
 from tests.test_engines_protocol import Engine
 from tests.test_one_verdict import typed
 
+ANN = Actor(391, "Ann", "en")
+
 
 class Killed(Exception):
     """Stands for the process dying between the store and the announcement."""
 
 
+@pytest.mark.parametrize("mode", ["embedded", "scaled"])
 async def test_a_move_stored_but_never_announced_is_told_once_after_the_restart(
-        tmp_path: Path, monkeypatch: Any) -> None:
+        tmp_path: Path, monkeypatch: Any, request: pytest.FixtureRequest, mode: str) -> None:
     """A typed move is stored, then the process dies before telling anyone (an exception
-    in its place, raised right after the store committed). The restarted bot tells it once,
-    and names the mover as the process that stored it would have: the record of the typed
-    move below, in their private chat. Before the mover and door were stored with the
-    move, the restart told it with no mover (the mover was in the dead process's memory):
-    the player got no record of the move they made."""
+    in its place, raised right after the store committed). The restarted bot (in the
+    scaled mode, a job worker after it) tells it once, and names the mover as the process
+    that stored it would have: the record of the typed move below, in their private chat.
+    Before the mover and door were stored with the move, the embedded mode's restart told
+    it with no mover (the mover was in the dead process's memory): the player got no
+    record of the move they made."""
+    config: dict[str, object] = {}
+    if mode == "scaled":
+        config = {"database": request.getfixturevalue("pg_url"), "jobs": True}
     fake = FakeTelegram(bot_username=BOT)
     ann, bob = fake.user(1, "Ann"), fake.user(2, "Bob")
     group = fake.group(-3901, "Restarted", members=[ann, bob])
     for user in (ann, bob):
         fake.user_starts(user)
-    async with running_bot(tmp_path, fake) as h:
+    async with running_bot(tmp_path, fake, **config) as h:
         await h.settle()
         row = await start_group_duel(h, group, ann, bob)
         await h.settle()
@@ -74,8 +84,11 @@ async def test_a_move_stored_but_never_announced_is_told_once_after_the_restart(
         assert not [m for m in fake.sent(group)[posts:] if card in (m.caption or "")], \
             "the move is not told before the restart"
         monkeypatch.undo()
-    async with running_bot(tmp_path, fake) as h:  # the same database: a restart
+    async with running_bot(tmp_path, fake, **config) as h:  # the same database: a restart
         await h.settle()
+        if config:  # the scaled mode: a job worker announces
+            await work(h, (ANNOUNCE_QUEUE,))  # its board job too, deferred meanwhile
+            await h.settle()
         loaded = await h.services.store.load_match(row.match_id)
         assert [m.by for m in loaded.moves] == [MovedBy(mover.id, Door.TYPED)]
         assert loaded.row.announced_seq == 1, fake.describe()
@@ -246,3 +259,30 @@ async def work(h: Harness, queues: tuple[str, ...]) -> None:
 async def sql(url: str, query: str) -> None:
     async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
         await conn.execute(query)
+
+
+async def test_a_computers_turn_is_stored_as_the_computers_and_names_no_mover(
+        flow: Flow) -> None:
+    """A computer seat's move is stored with the computer's door and no person; the
+    announcer, reading the rows, names no mover (no one gets a record of it)."""
+    store = flow.store
+    await store.upsert_user(ANN.user_id, ANN.name)
+    stored = await store.create_match(-3902, Settings(table=Table.DUEL), [
+        SeatSpec.human(ANN.user_id), SeatSpec.computer(level=1)], seed=11)
+    match_id = stored.match_id
+    for _ in range(12):
+        stored = await flow.load(match_id)
+        first = stored.next_seq
+        if stored.row.seats[stored.game.current_player].kind is SeatKind.COMPUTER:
+            outcome = await flow.computer_turn(match_id, first)
+            assert outcome.accepted, outcome
+            break
+        assert (await flow.play(match_id, ANN, [stored.game.legal_actions()[0]])).accepted
+    else:
+        raise AssertionError("the computer never moved")
+    moves = (await store.load_match(match_id)).moves
+    computers = [m.by for m in moves[first - 1:]]
+    assert computers and set(computers) == {MovedBy(None, Door.COMPUTER)}, computers
+    assert {m.by for m in moves[:first - 1]} <= {MovedBy(ANN.user_id, Door.TYPED)}
+    change = stored_change(await store.load_match(match_id), first - 1)
+    assert change.mover is None and not change.from_panel
