@@ -173,7 +173,8 @@ def build_application(
                 http_routes(config, current_services, api), *split_listen(config.web_listen)), api)
         assert app.job_queue is not None, "python-telegram-bot[job-queue] is required"
         app.job_queue.run_repeating(
-            turn_timers, interval=config.timer_tick, first=config.timer_tick,
+            functools.partial(turn_timers, timers_are_jobs=jobs is not None),
+            interval=config.timer_tick, first=config.timer_tick,
             name="turn timers",
             # A slow tick is skipped by the tick itself (svc.ticking), without a warning.
             job_kwargs={"max_instances": 2, "coalesce": True})
@@ -270,13 +271,15 @@ def flow_and_delivery(config: Config, bot: Bot, store: Store, limiter: ChatRateL
     return thinker, flow, delivery
 
 
-async def turn_timers(context: Any) -> None:
-    """The job queue's tick: reminders and timeouts that are due (see chat/flow/ticker.py)."""
+async def turn_timers(context: Any, *, timers_are_jobs: bool) -> None:
+    """The job queue's tick: reminders and timeouts that are due (see chat/flow/ticker.py),
+    unless they are the scaled mode's jobs (``timers_are_jobs``, chosen at start-up), and
+    idle set-ups in both modes."""
     svc: Services | None = context.application.bot_data.get("services")
     if svc is None or svc.ticking.locked():
         return  # the previous tick is still at work
     async with svc.ticking:
-        if "jobs" not in context.application.bot_data:  # else the timers are jobs
+        if not timers_are_jobs:
             svc.delivery.run(await svc.flow.ticker.tick())
         svc.delivery.run(await svc.flow.ticker.expire_lobbies(svc.lobby_seconds))
 
