@@ -32,7 +32,8 @@ def main() -> int:
         return NO_TOKEN
     # The token is masked in every log line and traceback; request and update contents
     # (hands) are not logged even at DEBUG (see chat/logs.py).
-    configure_logging(config.log_level, config.token, config.webhook_secret)
+    configure_logging(config.log_level, config.token, config.webhook_secret,
+                      log_format=config.log_format)
     if config.webhook_url:  # Telegram posts the updates to the bot's web server (chat/web.py)
         return serve(config)
     app = build_application(config)

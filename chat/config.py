@@ -28,6 +28,8 @@ class Config:
     database: str
     log_level: str
     api_base_url: str | None = None
+    #: ``LOG_FORMAT``: ``text`` (readable lines) or ``json`` (one object a line, chat/logs.py).
+    log_format: str = "text"
     #: Seconds a computer player waits before moving, so people can follow.
     ai_delay: float = 1.5
     #: Worker processes for computer players (0: a thread pool, for tests).
@@ -137,6 +139,7 @@ def load_config(env_file: Path | None = Path(".env")) -> Config:
         database=(get("KRENDZU_DATABASE_URL")
                   or get("KRENDZU_DB", "krendzu.sqlite3") or "krendzu.sqlite3"),
         log_level=(get("LOG_LEVEL", "INFO") or "INFO").upper(),
+        log_format=log_format(get("LOG_FORMAT")),
         api_base_url=get("TELEGRAM_API_BASE_URL", "https://api.telegram.org"),
         ai_delay=number("KRENDZU_AI_DELAY", 1.5, 0.0, 10.0),
         ai_workers=int(number("KRENDZU_AI_WORKERS", 2, 0, 8)),
@@ -177,6 +180,14 @@ def miniapp_name(value: str | None) -> str | None:
         raise ConfigError("KRENDZU_MINIAPP_NAME must be the Mini App's short name from "
                           f"@BotFather (3-30 of A-Z, a-z, 0-9, _), not {value!r}")
     return name
+
+
+def log_format(value: str | None) -> str:
+    """``LOG_FORMAT``: ``text`` (the default) or ``json``."""
+    chosen = (value or "").strip().lower() or "text"
+    if chosen not in ("text", "json"):
+        raise ConfigError(f"LOG_FORMAT must be text or json, not {value!r}")
+    return chosen
 
 
 def switch(name: str, value: str | None, *, default: bool) -> bool:

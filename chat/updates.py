@@ -32,6 +32,7 @@ import asyncio
 import heapq
 import itertools
 import logging
+import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -39,6 +40,8 @@ from typing import Any
 
 from telegram import Update
 from telegram.ext import BaseUpdateProcessor
+
+from chat.logs import HANDLING
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +128,21 @@ class ChatOrderedProcessor(BaseUpdateProcessor):
         """Nothing to release."""
 
     async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
+        if not isinstance(update, Update):
+            await self._in_turn(update, coroutine)
+            return
+        chat = update.effective_chat
+        # What this update's tasks log carries its id and chat kind (chat/logs.py).
+        HANDLING.set((update.update_id, chat.type if chat is not None else None))
+        started = time.perf_counter()
+        try:
+            await self._in_turn(update, coroutine)
+        finally:
+            log.debug("update %d handled in %.0f ms (its wait for its turn included)",
+                      update.update_id, (time.perf_counter() - started) * 1000)
+
+    async def _in_turn(self, update: object, coroutine: Awaitable[Any]) -> None:
+        """Runs ``coroutine`` in its chat's fair turn (the module docstring)."""
         key = chat_key(update)
         if key is None:
             await coroutine

@@ -83,7 +83,8 @@ def main() -> int:
         print("KRENDZU_WEBHOOK_URL is not set: `python bot.py` polls for updates instead.",
               file=sys.stderr)
         return 1
-    configure_logging(config.log_level, config.token, config.webhook_secret)
+    configure_logging(config.log_level, config.token, config.webhook_secret,
+                      log_format=config.log_format)
     return serve(config)
 
 

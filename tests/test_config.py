@@ -114,3 +114,15 @@ def test_mini_app_links_need_an_https_public_url() -> None:
                       "bot")
     assert links is not None and links.page_url(7).startswith("https://k.example/app?m=7-")
     assert (links.group_url(7) or "").startswith("https://t.me/bot/play?startapp=7-")
+
+
+def test_the_log_format_is_text_or_json(monkeypatch) -> None:
+    """LOG_FORMAT: readable text by default, json on request; anything else is refused."""
+    monkeypatch.delenv("LOG_FORMAT", raising=False)
+    assert load_config(None).log_format == "text"
+    for value, expected in (("json", "json"), ("JSON", "json"), ("text", "text"), ("", "text")):
+        monkeypatch.setenv("LOG_FORMAT", value)
+        assert load_config(None).log_format == expected, value
+    monkeypatch.setenv("LOG_FORMAT", "xml")
+    with pytest.raises(ConfigError, match="LOG_FORMAT must be text or json"):
+        load_config(None)

@@ -8,6 +8,7 @@ Bot API and reads everything that was logged.
 from __future__ import annotations
 
 import io
+import json
 import logging
 import os
 import re
@@ -39,10 +40,14 @@ def restore_logging() -> Iterator[None]:
     level = root.level
     levels = {name: logging.getLogger(name).level for name in logs.QUIET}
     hooks = sys.excepthook, threading.excepthook
+    formatters = {handler: handler.formatter for handler in root.handlers}
     yield
     for handler in root.handlers:
-        for found in [f for f in handler.filters if isinstance(f, logs.Redactor)]:
+        for found in [f for f in handler.filters
+                      if isinstance(f, logs.Redactor | logs.UpdateFields)]:
             handler.removeFilter(found)
+        if handler in formatters:
+            handler.setFormatter(formatters[handler])
     root.setLevel(level)
     for name, saved in levels.items():
         logging.getLogger(name).setLevel(saved)
@@ -220,3 +225,56 @@ async def test_a_deal_at_debug_logs_neither_the_token_nor_a_card(
     for pattern in card_patterns(hands):
         assert not pattern.search(text), (pattern.pattern, text[-3000:])
     assert not any(suit in text for suit in "♠♣♥♦")
+
+
+async def test_the_json_log_has_one_object_a_line_with_the_update_and_no_secret(
+        tmp_path: Path, restore_logging: None) -> None:
+    """``LOG_FORMAT=json``: each line parses as an object with time, level, logger and
+    message; lines written while an update is handled carry its id and chat kind (never
+    the chat's id or a text); a traceback is masked as in the text log; and a deal played
+    at DEBUG leaves no card of the hands in it."""
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        fake = FakeTelegram(bot_username=BOT, clock=FastClock())
+        logs.configure("DEBUG", fake.token, log_format="json")
+        ann = fake.user(62, "Ann")
+        async with running_bot(tmp_path, fake) as h:
+            ann.start_bot()
+            ann.send(ann.chat, "/new deal=short level=easy")
+            await h.settle()
+            lobby = fake.last(ann)
+            assert lobby is not None
+            ann.press(lobby, data=next(b["callback_data"] for b in lobby.buttons()
+                                       if b["callback_data"].endswith(":go")))
+            await h.settle()
+            stored = (await h.services.store.matches_of_user(62))[0]
+            game = (await h.services.flow.load(stored.match_id)).game
+            hands = {card for seat in range(2) for card in game.tour.hand(seat)}
+            card = game.tour.hand(stored.seat_of(62))[0]
+            # An illegal step (far from the centre): logged at DEBUG while it is handled.
+            ann.send(ann.chat, f"/play {card.code()} A1")
+            await h.settle()
+        try:
+            raise InvalidToken(f"The token `{fake.token}` was rejected by the server.")
+        except InvalidToken:
+            logging.getLogger("chat.test").exception("initialising failed")
+    finally:
+        root.removeHandler(handler)
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert len(lines) > 20
+    for line in lines:
+        assert {"time", "level", "logger", "message", "update_id", "chat_kind"} <= set(line)
+    handled = [line for line in lines if line["update_id"] is not None]
+    assert handled and {line["chat_kind"] for line in handled} == {"private"}, handled[:3]
+    assert all(isinstance(line["update_id"], int) for line in handled)
+    text = out.getvalue()
+    assert fake.token.partition(":")[2] not in text
+    failed = lines[-1]
+    assert failed["level"] == "ERROR" and "The token `<token>` was rejected" in (
+        failed["exc_info"]), failed
+    assert hands, "the panel showed the hand"
+    for pattern in card_patterns(hands):
+        assert not pattern.search(text), pattern.pattern

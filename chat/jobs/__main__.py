@@ -77,7 +77,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("KRENDZU_DATABASE_URL (postgresql://…) is required: jobs live in PostgreSQL.",
               file=sys.stderr)
         return 1
-    configure_logging(config.log_level, config.token, config.webhook_secret)
+    configure_logging(config.log_level, config.token, config.webhook_secret,
+                      log_format=config.log_format)
     if args.command == "migrate":
         try:
             asyncio.run(migrate(config.database))
