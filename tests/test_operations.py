@@ -1,0 +1,104 @@
+"""The operator's side (issue 41): the metrics' exposition, and the alert rules and the
+Grafana dashboard in deploy/, which must parse and name only metrics the bot exports."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import yaml
+from prometheus_client.parser import text_string_to_metric_families
+
+from chat.metrics import Metrics, update_kind
+
+ROOT = Path(__file__).resolve().parent.parent
+#: A metric's name inside a PromQL expression (ours and the process collector's).
+NAME = re.compile(r"\b((?:krendzu|process)_[a-z_]+)\b")
+#: Prometheus' own series, not the bot's.
+BUILTIN = {"up"}
+
+
+async def exported_names() -> set[str]:
+    """Every sample name a fresh :class:`Metrics` exposes (histogram parts included)."""
+    metrics = Metrics()
+    metrics.update_handled(object(), 0.1)
+    metrics.decided("easy", 0.01)
+    metrics.active.labels("matches").set(1)
+    text = (await metrics.render()).decode()
+    return {sample.name for family in text_string_to_metric_families(text)
+            for sample in family.samples}
+
+
+def names_in(expr: str) -> set[str]:
+    return set(NAME.findall(expr))
+
+
+async def test_the_alert_rules_parse_and_name_only_exported_metrics() -> None:
+    rules = yaml.safe_load((ROOT / "deploy" / "alerts.yml").read_text())
+    alerts = {rule["alert"]: rule for group in rules["groups"] for rule in group["rules"]}
+    assert set(alerts) == {"KrendzuNotAnswering", "KrendzuAnnouncementBacklogGrowing",
+                           "KrendzuFloodWaitsSustained"}
+    exported = await exported_names()
+    for name, rule in alerts.items():
+        used = names_in(rule["expr"])
+        assert used, name
+        assert used <= exported, (name, used - exported)
+        assert rule["for"] and rule["annotations"]["summary"], name
+
+
+async def test_the_dashboard_parses_and_names_only_exported_metrics() -> None:
+    dashboard = json.loads((ROOT / "deploy" / "grafana.json").read_text())
+    exprs = [t["expr"] for panel in dashboard["panels"] for t in panel["targets"]]
+    exported = await exported_names()
+    used = set().union(*(names_in(e) for e in exprs))
+    assert used <= exported, used - exported
+    # Every metric of the bot's own is on the dashboard.
+    ours = {re.sub(r"_(bucket|count|sum|total|created)$", "", n) for n in exported
+            if n.startswith("krendzu_")}
+    shown = {re.sub(r"_(bucket|count|sum|total|created)$", "", n) for n in used}
+    assert ours <= shown, ours - shown
+
+
+async def test_the_exposition_follows_prometheus_conventions_and_holds_no_ids() -> None:
+    metrics = Metrics()
+    metrics.update_handled(object(), 0.2)
+    metrics.moves_committed(2)
+    metrics.flood_wait(3.0)
+    text = (await metrics.render()).decode()
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+    assert families["krendzu_moves"].type == "counter"
+    assert "krendzu_moves_total 2.0" in text
+    assert "krendzu_flood_wait_seconds_total 3.0" in text
+    assert families["krendzu_update_seconds"].type == "histogram"
+    assert "process_resident_memory_bytes" in text
+    for family in families.values():
+        for sample in family.samples:
+            assert set(sample.labels) <= {"kind", "level", "what", "le"}, sample
+
+
+def test_an_update_kind_never_names_its_chat_or_text() -> None:
+    class Msg:
+        def __init__(self, text: str) -> None:
+            self.text = text
+
+    class Upd:
+        def __init__(self, **kw: object) -> None:
+            self.message = kw.get("message")
+            self.callback_query = kw.get("callback_query")
+
+    assert update_kind(Upd(message=Msg("/play QC M12"))) == "command"
+    assert update_kind(Upd(message=Msg("QC M12"))) == "message"
+    assert update_kind(Upd(callback_query=object())) == "button"
+    assert update_kind(Upd()) == "other"
+
+
+async def test_a_store_that_fails_leaves_the_scrape_whole() -> None:
+    metrics = Metrics(process=False)
+
+    async def broken() -> dict[str, int]:
+        raise OSError("database gone")
+
+    metrics.active_counts = broken
+    text = (await metrics.render()).decode()
+    assert "krendzu_metrics_read_errors_total 1.0" in text
