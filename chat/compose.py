@@ -49,8 +49,10 @@ from chat.jobs.attach import Attached, attach
 from chat.jobs.core import Jobs, job_hooks
 from chat.jobs.tasks import JobServices, build_jobs
 from chat.menus import set_commands
+from chat.metrics import Metrics
 from chat.miniapp import miniapp_routes
 from chat.notices import Send
+from chat.operations import JobQueue, Readiness, instrument, operations_routes, readiness
 from chat.outbox import start_outbox
 from chat.painter import Painter
 from chat.ratelimit import ChatRateLimiter
@@ -100,6 +102,8 @@ def build_application(
     # own gate, which can coalesce board posts (a limiter could only delay them).
     limiter = ChatRateLimiter(config.overall_rate, clock=clock)
     builder = builder.rate_limiter(limiter)  # type: ignore[arg-type]  # PTB types it [None]
+    # The process's Prometheus figures (KRENDZU_METRICS=on; chat/metrics.py).
+    metrics = Metrics() if config.metrics else None
 
     async def post_init(app: Application) -> None:
         # The scaled mode is chosen here, once: the store defers the jobs in each change's
@@ -109,6 +113,9 @@ def build_application(
                                  hooks=job_hooks(jobs, config.ai_delay) if jobs else None)
         thinker, flow, delivery = flow_and_delivery(config, app.bot, store, limiter, clock,
                                                     announced_by_jobs=jobs is not None)
+        if metrics is not None:
+            instrument(metrics, store=store, limiter=limiter, processor=app.update_processor,
+                       thinker=thinker)
 
         async def computer(match_id: int, seq: int) -> None:
             outcome = await flow.computer_turn(match_id, seq)
@@ -163,14 +170,16 @@ def build_application(
             delivery.run(await flow.resume())
         else:  # what was stored but not announced: the job workers' (chat/jobs/)
             await attached.resume()
-        if config.public_url and not config.webhook_url:
-            # The engine protocol and the Mini App while polling: a web server for them
-            # alone, in this process (in webhook mode :func:`running` serves them beside the
-            # webhook).
+        if (config.public_url or metrics is not None) and not config.webhook_url:
+            # The engine protocol and the Mini App while polling (when public), /readyz and
+            # /metrics (when metrics are on): a web server for them alone, in this process
+            # (in webhook mode :func:`running` serves them beside the webhook).
             current_services = lambda: cast(Services, app.bot_data["services"])  # noqa: E731
-            api = EngineApi(current_services)
+            api = EngineApi(current_services) if config.public_url else None
+            routes = http_routes(config, current_services, api) if api is not None else []
             app.bot_data["engine_server"] = (*await serve_routes(
-                http_routes(config, current_services, api), *split_listen(config.web_listen)), api)
+                [*routes, *operations_routes(ready_of(app), metrics)],
+                *split_listen(config.web_listen)), api)
         assert app.job_queue is not None, "python-telegram-bot[job-queue] is required"
         app.job_queue.run_repeating(
             functools.partial(turn_timers, timers_are_jobs=jobs is not None),
@@ -212,6 +221,8 @@ def build_application(
 
     app = (builder.post_init(post_init).post_stop(post_stop).post_shutdown(post_shutdown)
            .build())
+    if metrics is not None:
+        app.bot_data["metrics"] = metrics
     h.register(app)
     return app
 
@@ -287,6 +298,20 @@ async def turn_timers(context: Any, *, timers_are_jobs: bool) -> None:
 # The HTTP doors ------------------------------------------------------------------------------
 
 
+def ready_of(app: Application) -> Readiness:
+    """``/readyz`` of ``app``: started once its Services are built, then its store (and in
+    the scaled mode its job queue) must answer."""
+    def store() -> Store | None:
+        svc = app.bot_data.get("services")
+        return svc.store if svc is not None else None
+
+    def jobs() -> JobQueue | None:
+        attached = app.bot_data.get("jobs")
+        return JobQueue(attached.jobs.app.connector) if attached is not None else None
+
+    return readiness(lambda: "services" in app.bot_data, store, jobs)
+
+
 def http_routes(config: Config, services: Callable[[], Services],
                 engine_api: EngineApi | None) -> list[BaseRoute]:
     """The engine protocol (``engine_api``, when the bot serves it) and the Mini App (when
@@ -332,6 +357,7 @@ async def running(config: Config, *, request: BaseRequest | None = None,
     current_services = lambda: cast(Services, application.bot_data["services"])  # noqa: E731
     routes = http_routes(config, current_services,
                          EngineApi(current_services) if config.engine_api_url else None)
+    routes += operations_routes(ready_of(application), application.bot_data.get("metrics"))
     web = build_web_app(application, secret=config.webhook_secret,
                         path=webhook_path(config.webhook_url), routes=routes)
     server = web_server(web, host, port, log_level=config.log_level)
@@ -393,7 +419,29 @@ async def open_job_services(config: Config, *, request: BaseRequest | None = Non
     async with jobs.app.open_async():
         services = await start_job_services(config, jobs, request=request, clock=clock,
                                             stop=stop)
+        doors = None
         try:
+            if config.metrics:  # /readyz and /metrics on this worker's own listener
+                doors = await serve_job_doors(config, services)
             yield services
         finally:
+            if doors is not None:
+                doors[0].should_exit = True
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(doors[1], DRAIN_SECONDS)
             await services.close()
+
+
+async def serve_job_doors(config: Config, services: JobServices
+                          ) -> tuple[WebServer, asyncio.Task[None]]:
+    """A job worker's ``/readyz`` and ``/metrics`` (``KRENDZU_METRICS=on``): its figures are
+    its own (the jobs' 429s and computer decisions, the store's gauges)."""
+    metrics = Metrics()
+    limiter = services.application.bot.rate_limiter if services.application else None
+    instrument(metrics, store=services.store,
+               limiter=limiter if isinstance(limiter, ChatRateLimiter) else None,
+               thinker=services.thinker)
+    ready = readiness(lambda: True, lambda: services.store,
+                      lambda: JobQueue(services.jobs.app.connector))
+    return await serve_routes(operations_routes(ready, metrics),
+                              *split_listen(config.web_listen), log_level=config.log_level)

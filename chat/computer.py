@@ -8,6 +8,7 @@ import heapq
 import itertools
 import logging
 import random
+import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Any
@@ -55,6 +56,8 @@ class Thinker:
         self._queue: list[tuple[int, int, asyncio.Future[None]]] = []
         self._arrivals = itertools.count()
         self._closed = False
+        #: Set by the application: told each decision's level and seconds (metrics).
+        self.on_decided: Callable[[str, float], None] | None = None
 
     def _limit(self, urgent: bool) -> int:
         """Decisions in flight under which a request may start: background work leaves one
@@ -72,6 +75,7 @@ class Thinker:
     async def decide(self, level: str, view: Any, seed: int, *,
                      urgent: bool = False) -> list[Action]:
         await self._admit(urgent)
+        started = time.perf_counter()
         try:
             loop = asyncio.get_running_loop()
             return await loop.run_in_executor(self._executor, self._work, level, view, seed,
@@ -79,6 +83,8 @@ class Thinker:
         finally:
             self._running -= 1
             self._wake()
+            if self.on_decided is not None:  # the decision's own time, not its wait
+                self.on_decided(level, time.perf_counter() - started)
 
     async def _admit(self, urgent: bool) -> None:
         """Wait for a slot: at once if one is free and nobody of the same or a higher

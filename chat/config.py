@@ -84,6 +84,9 @@ class Config:
     #: statement run a few times is parsed and planned once per connection. Off behind a
     #: transaction-mode pgbouncer older than 1.21 (newer ones need max_prepared_statements).
     pg_prepare: bool = True
+    #: ``KRENDZU_METRICS=on``: ``GET /metrics`` (Prometheus) on the web listener, which a
+    #: polling bot then opens even without a public URL (chat/metrics.py).
+    metrics: bool = False
 
     @property
     def engine_api_url(self) -> str | None:
@@ -163,6 +166,7 @@ def load_config(env_file: Path | None = Path(".env")) -> Config:
         miniapp_max_age=number("KRENDZU_MINIAPP_MAX_AGE", 86400.0, 60.0, 30 * 86400.0),
         jobs=jobs_setting(get("KRENDZU_JOBS"), get("KRENDZU_DATABASE_URL")),
         pg_prepare=switch("KRENDZU_PG_PREPARE", get("KRENDZU_PG_PREPARE"), default=True),
+        metrics=switch("KRENDZU_METRICS", get("KRENDZU_METRICS"), default=False),
     )
 
 

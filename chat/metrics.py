@@ -19,7 +19,8 @@ what each means and its healthy range.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -41,10 +42,23 @@ DECISION_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0)
 #: What :data:`ACTIVE` counts.
 ACTIVE_KINDS = ("lobbies", "matches", "arenas", "pool_players")
 
-#: How the figures that live in the store are read at a scrape: kind → count.
-ActiveCounts = Callable[[], Awaitable[Mapping[str, int]]]
-#: The announcements waiting (how many, the oldest one's age in seconds), read at a scrape.
-Backlog = Callable[[], Awaitable[tuple[int, float]]]
+
+
+class StoreFigures(Protocol):
+    """What a scrape reads of the store (storage.OperatingFigures has these)."""
+
+    @property
+    def open_lobbies(self) -> int: ...
+    @property
+    def active_matches(self) -> int: ...
+    @property
+    def unannounced_moves(self) -> int: ...
+    @property
+    def oldest_unannounced(self) -> float | None: ...
+
+
+#: How the figures that live in the store are read at a scrape.
+ReadStore = Callable[[], Awaitable[StoreFigures]]
 
 
 def update_kind(update: object) -> str:
@@ -92,17 +106,18 @@ class Metrics:
                             "players, running matches, arenas and their pool players.",
                             ["what"], registry=r)
         self.backlog_size = Gauge(
-            "krendzu_announcement_backlog", "Announcements waiting to be sent (stored moves "
-            "not yet told, or notices queued in this process).", registry=r)
+            "krendzu_announcement_backlog", "Moves of running matches stored but not yet "
+            "announced (read from the store: the same figure in every process).", registry=r)
         self.backlog_age = Gauge(
-            "krendzu_announcement_backlog_oldest_seconds", "Age of the oldest announcement "
-            "waiting (0 when none waits).", registry=r)
+            "krendzu_announcement_backlog_oldest_seconds", "Age of the oldest move stored "
+            "but not yet announced (0 when none waits).", registry=r)
         self.scrape_errors = Counter(
             "krendzu_metrics_read_errors", "Scrapes whose store figures could not be read.",
             registry=r)
         #: Read at each scrape (``None``: not known in this process).
-        self.active_counts: ActiveCounts | None = None
-        self.backlog: Backlog | None = None
+        self.read_store: ReadStore | None = None
+        #: Open now but not in the store: kind → count (the arenas' pools, when served).
+        self.counts: dict[str, Callable[[], int]] = {}
 
     # -- what the bot's parts report --------------------------------------------------
 
@@ -130,18 +145,23 @@ class Metrics:
     async def refresh(self) -> None:
         """Read the figures that live in the store (the gauges); a failure is counted and
         leaves the last figures, so a slow database never breaks the scrape."""
+        for kind, count in self.counts.items():
+            self.active.labels(kind).set(count())
+        if self.read_store is None:
+            return
         try:
-            if self.active_counts is not None:
-                counts = await self.active_counts()
-                for kind in ACTIVE_KINDS:
-                    if kind in counts:
-                        self.active.labels(kind).set(counts[kind])
-            if self.backlog is not None:
-                size, age = await self.backlog()
-                self.backlog_size.set(size)
-                self.backlog_age.set(age)
+            figures = await self.read_store()
         except Exception:
             self.scrape_errors.inc()
+            return
+        self.set_store_figures(figures)
+
+    def set_store_figures(self, figures: StoreFigures, now: float | None = None) -> None:
+        self.active.labels("lobbies").set(figures.open_lobbies)
+        self.active.labels("matches").set(figures.active_matches)
+        self.backlog_size.set(figures.unannounced_moves)
+        oldest = figures.oldest_unannounced
+        self.backlog_age.set(0.0 if oldest is None else max(0.0, (now or time.time()) - oldest))
 
     async def render(self) -> bytes:
         """The text Prometheus scrapes: the gauges read afresh, then every instrument."""

@@ -84,6 +84,8 @@ class ChatRateLimiter(BaseRateLimiter[int]):
         #: Told of every pause of one chat: (chat id, seconds). Delivery's group gate learns
         #: from it that Telegram's window is full (after a restart it cannot know).
         self.on_pause: Callable[[int | str, float], None] | None = None
+        #: Set by the application: told of each 429 and the seconds it asked (metrics).
+        self.on_flood_wait: Callable[[float], None] | None = None
         #: The windows every process shares (:meth:`share`); ``None``: this process's own.
         self.windows: FloodWindows | None = None
         self.overall_rate = overall_max_rate
@@ -167,6 +169,8 @@ class ChatRateLimiter(BaseRateLimiter[int]):
 
     async def _record_pause(self, chat_id: int | str | None, seconds: float) -> None:
         """A 429: pause here, and for every process when the windows are shared."""
+        if self.on_flood_wait is not None:
+            self.on_flood_wait(seconds)
         self.pause(chat_id, seconds)
         if self.windows is not None and not isinstance(chat_id, str):
             now = self.clock()

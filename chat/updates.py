@@ -113,6 +113,8 @@ class ChatOrderedProcessor(BaseUpdateProcessor):
         self.urgent: Urgent | None = None
         #: Set by the application: told of every update dropped (its sender is told once).
         self.on_drop: Callable[[Update], None] | None = None
+        #: Set by the application: told each update handled and its seconds (metrics).
+        self.on_handled: Callable[[Update, float], None] | None = None
         self._lines: dict[Key, _Line] = {}
         #: Updates each person has waiting, in every chat.
         self._waiting: Counter[int] = Counter()
@@ -138,8 +140,11 @@ class ChatOrderedProcessor(BaseUpdateProcessor):
         try:
             await self._in_turn(update, coroutine)
         finally:
+            took = time.perf_counter() - started
             log.debug("update %d handled in %.0f ms (its wait for its turn included)",
-                      update.update_id, (time.perf_counter() - started) * 1000)
+                      update.update_id, took * 1000)
+            if self.on_handled is not None:
+                self.on_handled(update, took)
 
     async def _in_turn(self, update: object, coroutine: Awaitable[Any]) -> None:
         """Runs ``coroutine`` in its chat's fair turn (the module docstring)."""

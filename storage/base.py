@@ -37,6 +37,7 @@ from storage.model import (
     MovedBy,
     MoveRow,
     NotFound,
+    OperatingFigures,
     RatingRow,
     SchemaTooNew,
     SeatKind,
@@ -79,6 +80,7 @@ __all__ = [
     "MoveRow",
     "MovedBy",
     "NotFound",
+    "OperatingFigures",
     "RatingRow",
     "SchemaTooNew",
     "SeatKind",
@@ -474,6 +476,16 @@ class Store(abc.ABC):
         """``(chat_id, at)`` of the group writes noted at ``since`` or later, oldest first
         (:meth:`note_group_write`)."""
         return []
+
+    @abc.abstractmethod
+    async def ping(self) -> None:
+        """One trivial query, for readiness (``/readyz``): raises when the database does
+        not answer."""
+
+    @abc.abstractmethod
+    async def operating_figures(self) -> OperatingFigures:
+        """Open set-ups, running matches, and their moves stored but not yet announced
+        (how many, the oldest one's time): read at each metrics scrape, so one statement."""
 
     @abc.abstractmethod
     async def unannounced_matches(self) -> list[MatchRow]:

@@ -364,6 +364,18 @@ class MoveRow:
 
 
 @dataclass(frozen=True, slots=True)
+class OperatingFigures:
+    """What an operator reads of the store at a metrics scrape (chat/metrics.py)."""
+
+    open_lobbies: int
+    active_matches: int
+    #: Moves of running matches stored but not yet announced, and the oldest one's time
+    #: (Unix seconds; ``None`` when none waits).
+    unannounced_moves: int
+    oldest_unannounced: float | None
+
+
+@dataclass(frozen=True, slots=True)
 class StatsRow:
     user_id: int
     display_name: str

@@ -69,6 +69,9 @@ class SqlStore(MatchSql):
 
         return await self._in_write(work)
 
+    async def ping(self) -> None:
+        await self._query("SELECT 1 AS one", (), lambda r: r["one"])
+
     async def get_chat(self, chat_id: int) -> ChatRow | None:
         found = await self._query(q.GET_CHAT, (chat_id,), rows.chat_row)
         return found[0] if found else None

@@ -24,6 +24,7 @@ from storage.base import (
     MovedBy,
     MoveRow,
     NotFound,
+    OperatingFigures,
     SeatKind,
     SeatSpec,
     SequenceConflict,
@@ -100,6 +101,11 @@ class MatchSql(SqlCore):
                    " ON m.match_id = s.match_id WHERE s.user_id = ? AND m.status = 'active'")
             params = (user_id,)
         return (await self._query(sql, params, lambda r: int(r["n"])))[0]
+
+    async def operating_figures(self) -> OperatingFigures:
+        return (await self._query(q.OPERATING_FIGURES, (), lambda r: OperatingFigures(
+            int(r["lobbies"]), int(r["matches"]), int(r["waiting"]),
+            None if r["oldest"] is None else float(r["oldest"]))))[0]
 
     async def unannounced_matches(self) -> list[MatchRow]:
         return await self._matches(

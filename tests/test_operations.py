@@ -10,7 +10,8 @@ from pathlib import Path
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-from chat.metrics import Metrics, update_kind
+from chat.healthcheck import readyz_url
+from chat.metrics import Metrics, StoreFigures, update_kind
 
 ROOT = Path(__file__).resolve().parent.parent
 #: A metric's name inside a PromQL expression (ours and the process collector's).
@@ -96,9 +97,32 @@ def test_an_update_kind_never_names_its_chat_or_text() -> None:
 async def test_a_store_that_fails_leaves_the_scrape_whole() -> None:
     metrics = Metrics(process=False)
 
-    async def broken() -> dict[str, int]:
+    async def broken() -> StoreFigures:
         raise OSError("database gone")
 
-    metrics.active_counts = broken
+    metrics.read_store = broken
     text = (await metrics.render()).decode()
     assert "krendzu_metrics_read_errors_total 1.0" in text
+
+
+def test_the_image_runs_as_a_user_and_checks_readyz() -> None:
+    """deploy/Dockerfile: a non-root USER and a HEALTHCHECK running chat.healthcheck, which
+    asks /readyz on KRENDZU_WEB_LISTEN; compose gives every bot process that listener with
+    metrics on, and haproxy checks /readyz."""
+    docker = (ROOT / "deploy" / "Dockerfile").read_text()
+    users = re.findall(r"^USER (\S+)$", docker, re.M)
+    assert users and users[-1] not in ("root", "0")
+    check = re.search(r"^HEALTHCHECK .*\n?.*CMD \[(.*)\]$", docker, re.M)
+    assert check is not None and '"chat.healthcheck"' in check.group(1)
+    assert (ROOT / "chat" / "healthcheck.py").exists()
+    compose = yaml.safe_load((ROOT / "deploy" / "compose.yaml").read_text())
+    for name in ("web1", "jobs", "computer"):
+        env = compose["services"][name]["environment"]
+        assert env["KRENDZU_METRICS"] == "on" and env["KRENDZU_WEB_LISTEN"].endswith(":8080")
+    assert "option httpchk GET /readyz" in (ROOT / "deploy" / "haproxy.cfg").read_text()
+
+
+def test_the_health_check_asks_the_loopback_for_a_wildcard_listener() -> None:
+    assert readyz_url("0.0.0.0:8080") == "http://127.0.0.1:8080/readyz"
+    assert readyz_url("10.0.0.5:9000") == "http://10.0.0.5:9000/readyz"
+    assert readyz_url("[::1]:8080") == "http://[::1]:8080/readyz"

@@ -13,6 +13,7 @@ import random
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from storage import (
     MatchClosed,
     MatchStatus,
     NotFound,
+    OperatingFigures,
     SeatKind,
     SeatSpec,
     SequenceConflict,
@@ -774,3 +776,25 @@ async def test_the_scaled_store_keeps_no_group_writes(pg_url: str) -> None:
     async with await open_store(pg_url) as store:
         await store.note_group_write(-100, 1000.0)
         assert await store.group_writes(0.0) == []
+
+
+async def test_operating_figures_count_what_is_open_and_what_waits_to_be_told(
+        store: Store) -> None:
+    """Store.operating_figures (the metrics scrape's one read): open set-ups, running
+    matches, and the moves stored after the last announced one, with the oldest's time."""
+    assert await store.operating_figures() == OperatingFigures(0, 0, 0, None)
+    await add_users(store, 1, 2)
+    await store.create_lobby(-100, 1, {"table": "duel", "seats": []})
+    stored = await store.create_match(-10, Settings(), [SeatSpec.human(1), SeatSpec.human(2)])
+    rng = random.Random(3)
+    game = stored.game
+    for seq in (1, 2):
+        action = legal(game, rng)
+        await store.append_move(stored.match_id, seq, action)
+        game.apply(action)
+    figures = await store.operating_figures()
+    assert (figures.open_lobbies, figures.active_matches, figures.unannounced_moves) == (1, 1, 2)
+    assert figures.oldest_unannounced is not None
+    assert abs(figures.oldest_unannounced - time.time()) < 60
+    await store.set_announced(stored.match_id, 2)
+    assert (await store.operating_figures()).unannounced_moves == 0
