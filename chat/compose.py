@@ -48,6 +48,7 @@ from chat.i18n import Catalogs
 from chat.jobs.attach import Attached, attach
 from chat.jobs.core import Jobs, job_hooks
 from chat.jobs.tasks import JobServices, build_jobs
+from chat.logs import RecentErrors
 from chat.menus import set_commands
 from chat.metrics import Metrics
 from chat.miniapp import miniapp_routes
@@ -104,6 +105,8 @@ def build_application(
     builder = builder.rate_limiter(limiter)  # type: ignore[arg-type]  # PTB types it [None]
     # The process's Prometheus figures (KRENDZU_METRICS=on; chat/metrics.py).
     metrics = Metrics() if config.metrics else None
+    # The errors of the last hour, counted for the owners' /admin (chat/handlers/admin.py).
+    errors = RecentErrors()
 
     async def post_init(app: Application) -> None:
         # The scaled mode is chosen here, once: the store defers the jobs in each change's
@@ -111,6 +114,7 @@ def build_application(
         jobs = build_jobs(config.database, prepare=config.pg_prepare) if config.jobs else None
         store = await open_store(config.database, clock=clock, prepare=config.pg_prepare,
                                  hooks=job_hooks(jobs, config.ai_delay) if jobs else None)
+        logging.getLogger().addHandler(errors)
         thinker, flow, delivery = flow_and_delivery(config, app.bot, store, limiter, clock,
                                                     announced_by_jobs=jobs is not None)
         if metrics is not None:
@@ -149,7 +153,8 @@ def build_application(
         services = app.bot_data["services"] = Services(
             store, flow, delivery, thinker, pacer, lobby_seconds=config.lobby_minutes * 60,
             throttle=throttle, clock=clock,
-            answers=RecentAnswers(config.info_repeat_minutes * 60))
+            answers=RecentAnswers(config.info_repeat_minutes * 60),
+            admin_ids=config.admin_ids, errors=errors)
         delivery.on_answer = services.answers.sent  # which message a repeat points to
         processor = app.update_processor
         if isinstance(processor, ChatOrderedProcessor):
@@ -199,6 +204,7 @@ def build_application(
             await asyncio.wait_for(svc.delivery.idle(), DRAIN_SECONDS)
 
     async def post_shutdown(app: Application) -> None:
+        logging.getLogger().removeHandler(errors)
         svc: Services | None = app.bot_data.get("services")
         if svc is None:
             return

@@ -87,6 +87,8 @@ class Config:
     #: ``KRENDZU_METRICS=on``: ``GET /metrics`` (Prometheus) on the web listener, which a
     #: polling bot then opens even without a public URL (chat/metrics.py).
     metrics: bool = False
+    #: The owners' Telegram user ids (``KRENDZU_ADMIN_IDS``): /admin in the private chat.
+    admin_ids: frozenset[int] = frozenset()
 
     @property
     def engine_api_url(self) -> str | None:
@@ -167,6 +169,7 @@ def load_config(env_file: Path | None = Path(".env")) -> Config:
         jobs=jobs_setting(get("KRENDZU_JOBS"), get("KRENDZU_DATABASE_URL")),
         pg_prepare=switch("KRENDZU_PG_PREPARE", get("KRENDZU_PG_PREPARE"), default=True),
         metrics=switch("KRENDZU_METRICS", get("KRENDZU_METRICS"), default=False),
+        admin_ids=user_ids("KRENDZU_ADMIN_IDS", get("KRENDZU_ADMIN_IDS")),
     )
 
 
@@ -192,6 +195,14 @@ def log_format(value: str | None) -> str:
     if chosen not in ("text", "json"):
         raise ConfigError(f"LOG_FORMAT must be text or json, not {value!r}")
     return chosen
+
+
+def user_ids(name: str, value: str | None) -> frozenset[int]:
+    """Telegram user ids separated by commas or spaces (the owners'): each a positive number."""
+    words = (value or "").replace(",", " ").split()
+    if not all(word.isascii() and word.isdigit() and 0 < int(word) < 2**52 for word in words):
+        raise ConfigError(f"{name} must be Telegram user ids separated by commas, not {value!r}")
+    return frozenset(int(word) for word in words)
 
 
 def switch(name: str, value: str | None, *, default: bool) -> bool:

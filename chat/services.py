@@ -16,6 +16,7 @@ from chat.caches import ByteLru, TtlCache
 from chat.computer import Pacer, Thinker
 from chat.delivery import Delivery
 from chat.flow import Flow
+from chat.logs import RecentErrors
 from chat.standings import Standings
 from chat.throttle import Throttle
 
@@ -72,6 +73,10 @@ class Services:
         default_factory=lambda: TtlCache(PLAYING_SECONDS, 4096))
     #: Background tasks of the handlers (a flooding user told to slow down).
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    #: The owners (``KRENDZU_ADMIN_IDS``): /admin answers them alone, privately.
+    admin_ids: frozenset[int] = frozenset()
+    #: The errors this process logged in the last hour (/admin), when counted.
+    errors: RecentErrors | None = None
     #: /history, /stats, /top (leaderboard pages kept a minute per scope).
     standings: Standings = field(init=False)
 

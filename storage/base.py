@@ -478,6 +478,19 @@ class Store(abc.ABC):
         return []
 
     @abc.abstractmethod
+    async def switch(self, name: str) -> str | None:
+        """An operator's switch (``paused``: /admin pause), ``None`` when off."""
+
+    @abc.abstractmethod
+    async def set_switch(self, name: str, value: str | None) -> None:
+        """Set an operator's switch (``None``: off); every process reads it from here."""
+
+    @abc.abstractmethod
+    async def totals(self, since: float) -> tuple[int, int, int]:
+        """Users and chats known, and matches created since ``since`` (Unix seconds): the
+        owners' figures at a glance (/admin)."""
+
+    @abc.abstractmethod
     async def ping(self) -> None:
         """One trivial query, for readiness (``/readyz``): raises when the database does
         not answer."""

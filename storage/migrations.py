@@ -435,6 +435,10 @@ CHANGES: tuple[Change, ...] = (
         "ALTER TABLE moves ADD COLUMN door {text}",
         "ALTER TABLE moves ADD COLUMN then_card {text}",
     )),
+    Change("the operators' switches (/admin pause)", (
+        "CREATE TABLE switches (name TEXT PRIMARY KEY, value TEXT NOT NULL, "
+        "updated_at {real} NOT NULL)",
+    )),
 )
 
 MIGRATIONS = numbered(HISTORY, "sqlite", CHANGES)

@@ -283,3 +283,14 @@ SELECT (SELECT COUNT(*) FROM lobbies WHERE status = 'open') AS lobbies,
   FROM matches m JOIN moves v ON v.match_id = m.match_id AND v.seq > m.announced_seq
  WHERE m.status = 'active'
 """
+
+#: An operator's switch set (Store.set_switch), the same statement in both databases.
+SET_SWITCH = ("INSERT INTO switches (name, value, updated_at) VALUES (?, ?, ?) "
+              "ON CONFLICT (name) DO UPDATE SET value = excluded.value, "
+              "updated_at = excluded.updated_at")
+
+#: The owners' figures at a glance (Store.totals): people and chats known, matches since.
+TOTALS = """
+SELECT (SELECT COUNT(*) FROM users) AS users, (SELECT COUNT(*) FROM chats) AS chats,
+       (SELECT COUNT(*) FROM matches WHERE created_at >= ?) AS matches
+"""

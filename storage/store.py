@@ -69,6 +69,21 @@ class SqlStore(MatchSql):
 
         return await self._in_write(work)
 
+    async def switch(self, name: str) -> str | None:
+        found = await self._query("SELECT value FROM switches WHERE name = ?", (name,),
+                                  lambda r: str(r["value"]))
+        return found[0] if found else None
+
+    async def set_switch(self, name: str, value: str | None) -> None:
+        if value is None:
+            await self._modify("DELETE FROM switches WHERE name = ?", (name,))
+        else:
+            await self._modify(q.SET_SWITCH, (name, value, self._clock()))
+
+    async def totals(self, since: float) -> tuple[int, int, int]:
+        return (await self._query(q.TOTALS, (since,), lambda r: (
+            int(r["users"]), int(r["chats"]), int(r["matches"]))))[0]
+
     async def ping(self) -> None:
         await self._query("SELECT 1 AS one", (), lambda r: r["one"])
 

@@ -9,6 +9,9 @@ from chat.flow.people import People
 from chat.i18n import Tr
 from storage import Store, is_engine_user
 
+#: The operators' switch that keeps new matches from starting (/admin pause).
+PAUSED = "paused"
+
 
 class Caps:
     def __init__(self, store: Store, people: People, *, per_user: int, per_chat: int) -> None:
@@ -20,7 +23,11 @@ class Caps:
     async def refusal(self, chat_id: int | None, user_ids: Sequence[int], actor_id: int,
                       tr: Tr) -> str | None:
         """Why one more active match may not begin (``None``: it may): the chat already has
-        as many as one chat may, or one of ``user_ids`` plays as many as one person may."""
+        as many as one chat may, or one of ``user_ids`` plays as many as one person may;
+        or the operators paused new matches for maintenance (/admin pause)."""
+        if await self.store.switch(PAUSED) is not None:
+            return tr._("The bot is being maintained: new matches cannot start for a little "
+                        "while. Matches already being played go on. Please try again later.")
         if chat_id is not None:
             count = await self.store.count_active_matches(chat_id=chat_id)
             if count >= self.per_chat:

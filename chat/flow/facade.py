@@ -7,10 +7,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 
 from chat.flow.base import Actor, Decide, HintRequest, begin_work
 from chat.flow.broadcast import Broadcast
-from chat.flow.caps import Caps
+from chat.flow.caps import PAUSED, Caps
 from chat.flow.deadlines import Deadlines
 from chat.flow.endings import Endings
 from chat.flow.engines import EngineAnswer, Engines
@@ -30,8 +31,18 @@ from chat.i18n import Catalogs, Tr
 from chat.model import LobbyState
 from chat.notices import Notice, Outcome, Send
 from krendzu import Action
-from storage import Door, MatchRow, Store, StoredMatch
+from storage import Door, MatchRow, OperatingFigures, Store, StoredMatch
 
+
+@dataclass(frozen=True, slots=True)
+class OperatorFigures:
+    """The owners' figures at a glance (/admin): people and chats known, matches started
+    since a moment, and what is open and waiting now."""
+
+    users: int
+    chats: int
+    started: int
+    now: OperatingFigures
 
 class Flow:
     """Lobbies and matches as plain async code over ``storage`` and ``krendzu``.
@@ -268,6 +279,24 @@ class Flow:
     async def resign(self, stored: StoredMatch, actor: Actor, *,
                      update_id: int | None = None) -> Outcome:
         return await self.endings.resign(stored, actor, update_id=update_id)
+
+    # Operators: /admin (chat/handlers/admin.py) ----------------------------------------------
+
+    async def paused(self) -> bool:
+        """Whether new matches are refused for maintenance (every process reads the store)."""
+        return await self.store.switch(PAUSED) is not None
+
+    async def set_paused(self, on: bool) -> None:
+        await self.store.set_switch(PAUSED, "on" if on else None)
+
+    async def operator_figures(self, since: float) -> OperatorFigures:
+        users, chats, started = await self.store.totals(since)
+        return OperatorFigures(users, chats, started, await self.store.operating_figures())
+
+    async def running_chats(self) -> list[tuple[int, int | None]]:
+        """Each chat (and forum topic) with a match being played, once."""
+        return list(dict.fromkeys((row.chat_id, row.thread_id)
+                                  for row in await self.store.active_matches()))
 
     async def cancel(self, stored: StoredMatch, actor: Actor, is_admin: bool) -> Outcome:
         return await self.endings.cancel(stored, actor, is_admin)

@@ -20,6 +20,7 @@ module                handles
 ``errors``            the one error handler
 ``standings``         ``/stats``, ``/top``, ``/history``
 ``engines``           ``/engine`` (outside engines: chat/flow/engines.py)
+``admin``             ``/admin`` (the owners': figures, a notice, pause and resume)
 ====================  ==============================================================
 """
 
@@ -37,6 +38,7 @@ from telegram.ext import (
 )
 
 from chat.handlers import (
+    admin,
     admission,
     buttons,
     chats,
@@ -73,7 +75,7 @@ def register(app: Application) -> None:
         "export": match.match_command("export"), "resign": match.match_command("resign"),
         "back": match.back, "kick": match.kick, "settings": match.settings,
         "stats": standings.stats, "top": standings.top, "history": standings.history,
-        "engine": engines.engine,
+        "engine": engines.engine, "admin": admin.admin,
     }
     for name, callback in commands.items():
         app.add_handler(CommandHandler(name, callback))
