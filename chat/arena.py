@@ -44,7 +44,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chat.compose import serve_routes
 from chat.computer import Thinker
 from chat.config import split_listen
 from chat.engines_api import PREFIX, EngineApi
@@ -53,6 +52,7 @@ from chat.flow.engines import new_token, token_hash
 from chat.i18n import Catalogs
 from chat.model import LEVEL_CODES
 from chat.notices import ComputerTurn, Notice, Send
+from chat.webserver import serve_routes
 from krendzu.ai import LEVELS
 from krendzu.tables import Settings, Table
 from storage import EngineRow, MatchStatus, SeatSpec, Store, open_store
@@ -287,6 +287,7 @@ async def arena(opts: ArenaOptions, *, ready: Any = None) -> dict[str, Any]:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(task, 5)
             thinker.close()
+            await thinker.wait_closed()
             await store.close()
 
 

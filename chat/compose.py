@@ -23,11 +23,10 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
-from starlette.applications import Starlette
 from starlette.routing import BaseRoute
 from telegram import Bot
 from telegram.ext import Application
@@ -53,7 +52,7 @@ from chat.menus import set_commands
 from chat.metrics import Metrics
 from chat.miniapp import miniapp_routes
 from chat.notices import Send
-from chat.operations import JobQueue, Readiness, instrument, operations_routes, readiness
+from chat.operations import instrument, operations_routes, ready_of, serve_job_doors
 from chat.outbox import start_outbox
 from chat.painter import Painter
 from chat.ratelimit import ChatRateLimiter
@@ -61,7 +60,7 @@ from chat.services import Services
 from chat.throttle import Throttle
 from chat.updates import ChatOrderedProcessor
 from chat.webhook import build_web_app, register_webhook, webhook_path
-from chat.webserver import WebServer, start_serving, web_server
+from chat.webserver import WebServer, serve_routes, start_serving, web_server
 from storage import Store, open_store
 from storage.postgres import PostgresStore
 
@@ -103,9 +102,8 @@ def build_application(
     # own gate, which can coalesce board posts (a limiter could only delay them).
     limiter = ChatRateLimiter(config.overall_rate, clock=clock)
     builder = builder.rate_limiter(limiter)  # type: ignore[arg-type]  # PTB types it [None]
-    # The process's Prometheus figures (KRENDZU_METRICS=on; chat/metrics.py).
+    # Prometheus figures (KRENDZU_METRICS=on), and the last hour's errors for /admin.
     metrics = Metrics() if config.metrics else None
-    # The errors of the last hour, counted for the owners' /admin (chat/handlers/admin.py).
     errors = RecentErrors()
 
     async def post_init(app: Application) -> None:
@@ -220,6 +218,7 @@ def build_application(
         if outbox is not None:  # after delivery: what went out is struck off
             await outbox.close()
         svc.thinker.close()
+        await svc.thinker.wait_closed()
         attached = app.bot_data.pop("jobs", None)
         if attached is not None:
             await attached.close()
@@ -304,20 +303,6 @@ async def turn_timers(context: Any, *, timers_are_jobs: bool) -> None:
 # The HTTP doors ------------------------------------------------------------------------------
 
 
-def ready_of(app: Application) -> Readiness:
-    """``/readyz`` of ``app``: started once its Services are built, then its store (and in
-    the scaled mode its job queue) must answer."""
-    def store() -> Store | None:
-        svc = app.bot_data.get("services")
-        return svc.store if svc is not None else None
-
-    def jobs() -> JobQueue | None:
-        attached = app.bot_data.get("jobs")
-        return JobQueue(attached.jobs.app.connector) if attached is not None else None
-
-    return readiness(lambda: "services" in app.bot_data, store, jobs)
-
-
 def http_routes(config: Config, services: Callable[[], Services],
                 engine_api: EngineApi | None) -> list[BaseRoute]:
     """The engine protocol (``engine_api``, when the bot serves it) and the Mini App (when
@@ -325,15 +310,6 @@ def http_routes(config: Config, services: Callable[[], Services],
     ``post_init``, after the server is)."""
     routes = engine_api.routes() if engine_api is not None else []
     return routes + miniapp_routes(config, services)
-
-
-async def serve_routes(routes: Sequence[BaseRoute], host: str, port: int, *,
-                       log_level: str = "info") -> tuple[WebServer, asyncio.Task[None]]:
-    """A web server for ``routes`` alone on ``host`` and ``port`` (0: any free one) in this
-    process and loop: the engine protocol and the Mini App while polling, the arena's
-    engine routes. The server's ``should_exit`` and the task stop it."""
-    server = web_server(Starlette(routes=list(routes)), host, port, log_level=log_level)
-    return server, await start_serving(server)
 
 
 @dataclass(frozen=True, slots=True)
@@ -436,18 +412,3 @@ async def open_job_services(config: Config, *, request: BaseRequest | None = Non
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(doors[1], DRAIN_SECONDS)
             await services.close()
-
-
-async def serve_job_doors(config: Config, services: JobServices
-                          ) -> tuple[WebServer, asyncio.Task[None]]:
-    """A job worker's ``/readyz`` and ``/metrics`` (``KRENDZU_METRICS=on``): its figures are
-    its own (the jobs' 429s and computer decisions, the store's gauges)."""
-    metrics = Metrics()
-    limiter = services.application.bot.rate_limiter if services.application else None
-    instrument(metrics, store=services.store,
-               limiter=limiter if isinstance(limiter, ChatRateLimiter) else None,
-               thinker=services.thinker)
-    ready = readiness(lambda: True, lambda: services.store,
-                      lambda: JobQueue(services.jobs.app.connector))
-    return await serve_routes(operations_routes(ready, metrics),
-                              *split_listen(config.web_listen), log_level=config.log_level)

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Any
 
-from chat.workers import worker_pool
+from chat.workers import pool_closed, worker_pool
 from krendzu import Action
 from krendzu.ai import make_player, warm_up
 
@@ -127,6 +127,10 @@ class Thinker:
                 future.set_exception(RuntimeError("the thinker is closed"))
         self._queue.clear()
         self._executor.shutdown(wait=False, cancel_futures=True)
+
+    async def wait_closed(self) -> None:
+        """After :meth:`close`: until the pool's processes are gone (chat/workers.py)."""
+        await pool_closed(self._executor)
 
 
 class Pacer:

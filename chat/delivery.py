@@ -227,6 +227,7 @@ class Delivery:
             with contextlib.suppress(BaseException):
                 await task
         self.painter.close()
+        await self.painter.wait_closed()
 
     async def _work(self, chat: int) -> None:
         queue = self._queues[chat]

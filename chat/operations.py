@@ -14,6 +14,7 @@ stays the liveness answer (the process runs).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Protocol
@@ -21,11 +22,15 @@ from typing import Protocol
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
+from telegram.ext import Application
 
 from chat.computer import Thinker
+from chat.config import Config, split_listen
+from chat.jobs.tasks import JobServices
 from chat.metrics import CONTENT_TYPE, Metrics
 from chat.ratelimit import ChatRateLimiter
 from chat.updates import ChatOrderedProcessor
+from chat.webserver import WebServer, serve_routes
 from storage import Store
 
 log = logging.getLogger(__name__)
@@ -105,3 +110,32 @@ class JobQueue:
 
     async def ping(self) -> None:
         await self.connector.execute_query_one_async("SELECT 1 AS one")  # type: ignore[attr-defined]
+
+
+def ready_of(app: Application) -> Readiness:
+    """``/readyz`` of ``app``: started once its Services are built, then its store (and in
+    the scaled mode its job queue) must answer."""
+    def store() -> Store | None:
+        svc = app.bot_data.get("services")
+        return svc.store if svc is not None else None
+
+    def jobs() -> JobQueue | None:
+        attached = app.bot_data.get("jobs")
+        return JobQueue(attached.jobs.app.connector) if attached is not None else None
+
+    return readiness(lambda: "services" in app.bot_data, store, jobs)
+
+
+async def serve_job_doors(config: Config, services: JobServices
+                          ) -> tuple[WebServer, asyncio.Task[None]]:
+    """A job worker's ``/readyz`` and ``/metrics`` (``KRENDZU_METRICS=on``): its figures are
+    its own (the jobs' 429s and computer decisions, the store's gauges)."""
+    metrics = Metrics()
+    limiter = services.application.bot.rate_limiter if services.application else None
+    instrument(metrics, store=services.store,
+               limiter=limiter if isinstance(limiter, ChatRateLimiter) else None,
+               thinker=services.thinker)
+    ready = readiness(lambda: True, lambda: services.store,
+                      lambda: JobQueue(services.jobs.app.connector))
+    return await serve_routes(operations_routes(ready, metrics),
+                              *split_listen(config.web_listen), log_level=config.log_level)

@@ -27,7 +27,7 @@ from typing import Any
 from chat.caches import ByteLru
 from chat.i18n import Catalogs, Tr, picture_texts
 from chat.notices import BoardPicture, Drawing
-from chat.workers import worker_pool
+from chat.workers import pool_closed, worker_pool
 from krendzu import Card
 from render import board_photo, hand_png, replay_gif
 from render.board import Position
@@ -146,6 +146,10 @@ class Painter:
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
+
+    async def wait_closed(self) -> None:
+        """After :meth:`close`: until the pool's processes are gone (chat/workers.py)."""
+        await pool_closed(self._executor)
 
 
 async def rules_picture(kind: str, tr: Tr) -> bytes:

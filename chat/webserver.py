@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import uvicorn
 from starlette.applications import Starlette
+from starlette.routing import BaseRoute
 
 #: Seconds uvicorn lets requests in progress finish after SIGTERM (Telegram waits 60).
 GRACEFUL_SECONDS = 25
@@ -55,3 +56,12 @@ async def start_serving(server: WebServer) -> asyncio.Task[None]:
             raise OSError("the web server stopped before it listened")
         await asyncio.sleep(0.02)
     return task
+
+
+async def serve_routes(routes: Sequence[BaseRoute], host: str, port: int, *,
+                       log_level: str = "info") -> tuple[WebServer, asyncio.Task[None]]:
+    """A web server for ``routes`` alone on ``host`` and ``port`` (0: any free one) in this
+    process and loop: the engine protocol and the Mini App while polling, the arena's
+    engine routes. The server's ``should_exit`` and the task stop it."""
+    server = web_server(Starlette(routes=list(routes)), host, port, log_level=log_level)
+    return server, await start_serving(server)

@@ -26,12 +26,13 @@ method (:func:`worker_pool`). Two ways a worker could outlive or predecease its 
 
 from __future__ import annotations
 
+import asyncio
 import multiprocessing
 import os
 import signal
 import threading
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor
 from multiprocessing import resource_tracker
 from multiprocessing.context import SpawnContext, SpawnProcess
 
@@ -108,3 +109,20 @@ def start_worker(warm_up: Callable[[], None] | None = None) -> None:
     exit_with_parent()
     if warm_up is not None:
         warm_up()
+
+
+#: How long a closing pool may take to let its manager thread go (its workers finish the
+#: task at hand: a drawing, or a computer's move within ``KRENDZU_HARD_MS``).
+CLOSE_SECONDS = 6.0
+
+
+async def pool_closed(executor: Executor, timeout: float = CLOSE_SECONDS) -> None:
+    """Wait, off the event loop, until a pool shut down with ``wait=False`` has let its
+    manager thread go. At interpreter exit Python 3.11 wakes every process pool's manager
+    thread (``concurrent.futures.process._python_exit``) without the lock 3.12 added: a
+    pool closing at that very moment had its wake-up pipe written after it was closed, and
+    the process ended with an ``OSError: [Errno 9] Bad file descriptor`` traceback
+    (tests/test_jobs.py's stopped worker, now and then under load)."""
+    thread = getattr(executor, "_executor_manager_thread", None)
+    if isinstance(thread, threading.Thread) and thread.is_alive():
+        await asyncio.to_thread(thread.join, timeout)

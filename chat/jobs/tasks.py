@@ -166,6 +166,7 @@ class JobServices:
         await self.store.close()
         if self.thinker is not None:
             self.thinker.close()
+            await self.thinker.wait_closed()
         if self.application is not None:
             await self.application.shutdown()
 
