@@ -41,7 +41,6 @@ from chat.delivery import Delivery
 from chat.engines_api import EngineApi
 from chat.flow import Flow
 from chat.flow.locks import Locks, SharedLocks
-from chat.flow.views.webapp import AppLinks, secret_from_token
 from chat.gates import WINDOW
 from chat.i18n import Catalogs
 from chat.jobs.attach import Attached, attach
@@ -50,7 +49,7 @@ from chat.jobs.tasks import JobServices, build_jobs
 from chat.logs import RecentErrors
 from chat.menus import set_commands
 from chat.metrics import Metrics
-from chat.miniapp import miniapp_routes
+from chat.miniapp import app_links, miniapp_routes
 from chat.notices import Send
 from chat.operations import instrument, operations_routes, ready_of, serve_job_doors
 from chat.outbox import start_outbox
@@ -230,21 +229,6 @@ def build_application(
         app.bot_data["metrics"] = metrics
     h.register(app)
     return app
-
-
-def app_links(config: Config, bot_username: str) -> AppLinks | None:
-    """The Mini App's links (issue 29) when the web server is public (over https, as Telegram
-    requires), else ``None``: then no panel or board post carries a Mini App button and the
-    bot behaves as without it."""
-    if not (config.public_url and config.token):
-        return None
-    if not config.public_url.startswith("https://"):
-        # Telegram opens Mini Apps from https:// only (and refuses a message whose web_app
-        # button has another URL): an http:// server still serves the engine protocol.
-        log.warning("KRENDZU_PUBLIC_URL is not https://, so no message offers the Mini App")
-        return None
-    return AppLinks(secret_from_token(config.token), config.public_url, bot_username,
-                    config.miniapp_name)
 
 
 def flow_locks(store: Store) -> Locks | None:

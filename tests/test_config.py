@@ -104,8 +104,8 @@ def test_mini_app_links_need_an_https_public_url() -> None:
     """Telegram opens Mini Apps from https:// only (and refuses a message whose web_app
     button has another URL): an http:// public URL serves the engine protocol but offers
     no Mini App."""
-    from chat.compose import app_links
     from chat.config import Config
+    from chat.miniapp import app_links
 
     base = Config(token="1:abc", database="x", log_level="INFO")
     assert app_links(base, "bot") is None
