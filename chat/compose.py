@@ -115,8 +115,8 @@ def build_application(
         thinker, flow, delivery = flow_and_delivery(config, app.bot, store, limiter, clock,
                                                     announced_by_jobs=jobs is not None)
         if metrics is not None:
-            instrument(metrics, store=store, limiter=limiter, processor=app.update_processor,
-                       thinker=thinker)
+            instrument(metrics, store=store, flow=flow, delivery=delivery, limiter=limiter,
+                       processor=app.update_processor, thinker=thinker)
 
         async def computer(match_id: int, seq: int) -> None:
             outcome = await flow.computer_turn(match_id, seq)

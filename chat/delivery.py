@@ -99,6 +99,9 @@ class Delivery:
         #: Set by the application: told the message id of an information answer's first
         #: message (``Send.answer``), or ``None`` when it was not sent (chat/answers.py).
         self.on_answer: Callable[[Hashable, int | None], None] = lambda key, message_id: None
+        #: Set by the application: a board post is out, of moves committed at this time
+        #: (Unix seconds; the metrics' move → board post).
+        self.on_board_posted: Callable[[float], None] = lambda moved_at: None
         self._queues: dict[int, deque[_Item]] = {}
         self._workers: dict[int, asyncio.Task[None]] = {}
         self._gates: dict[int, Gate] = {}
@@ -287,6 +290,8 @@ class Delivery:
                 item.finish(False)
             else:
                 self._answered(item, message.message_id if message is not None else None)
+                if isinstance(item.notice, BoardPost) and item.notice.moved_at is not None:
+                    self.on_board_posted(item.notice.moved_at)
                 item.finish(True)
 
     def _answered(self, item: _Item, message_id: int | None) -> None:

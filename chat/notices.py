@@ -142,6 +142,9 @@ class BoardPost:
     #: The last move the post shows (a group's: noted as the match's ``board`` key once
     #: posted, so that an announcement run again tells the group only the moves after it).
     seq: int = 0
+    #: When the first move it tells was committed (Unix seconds), for the move → board post
+    #: latency (chat/metrics.py); kept by coalescing, which only adds later moves.
+    moved_at: float | None = None
 
     def merged(self, newer: BoardPost) -> BoardPost | None:
         """``newer`` with this queued post's lines first (coalescing), or ``None`` when they
@@ -152,7 +155,8 @@ class BoardPost:
         flood gate hardly feels the extra post; in a tidy group the newer one replaces it)."""
         if newer.match_id != self.match_id or newer.frame != self.frame:
             return None
-        return replace(newer, lines=self.lines + newer.lines)
+        return replace(newer, lines=self.lines + newer.lines,
+                       moved_at=self.moved_at if self.moved_at is not None else newer.moved_at)
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,8 @@ from telegram.ext import Application
 
 from chat.computer import Thinker
 from chat.config import Config, split_listen
+from chat.delivery import Delivery
+from chat.flow import Flow
 from chat.jobs.tasks import JobServices
 from chat.metrics import CONTENT_TYPE, Metrics
 from chat.ratelimit import ChatRateLimiter
@@ -89,11 +91,15 @@ def operations_routes(ready: Readiness, metrics: Metrics | None) -> list[BaseRou
     return routes
 
 
-def instrument(metrics: Metrics, *, store: Store, limiter: ChatRateLimiter | None = None,
-               processor: object = None, thinker: Thinker | None = None) -> None:
-    """Feed ``metrics`` from the parts a process has: the updates it handles, the 429s it
-    meets, its computer decisions, and (read at each scrape) the store's figures."""
+def instrument(metrics: Metrics, *, store: Store, flow: Flow, delivery: Delivery,
+               limiter: ChatRateLimiter | None = None, processor: object = None,
+               thinker: Thinker | None = None) -> None:
+    """Feed ``metrics`` from the parts a process has: the moves it commits and the board
+    posts it makes of them, the updates it handles, the 429s it meets, its computer
+    decisions, and (read at each scrape) the store's figures."""
     metrics.read_store = store.operating_figures
+    flow.matches.on_committed = metrics.moves_committed
+    delivery.on_board_posted = metrics.board_posted
     if isinstance(processor, ChatOrderedProcessor):
         processor.on_handled = metrics.update_handled
     if limiter is not None:
@@ -132,7 +138,7 @@ async def serve_job_doors(config: Config, services: JobServices
     its own (the jobs' 429s and computer decisions, the store's gauges)."""
     metrics = Metrics()
     limiter = services.application.bot.rate_limiter if services.application else None
-    instrument(metrics, store=services.store,
+    instrument(metrics, store=services.store, flow=services.flow, delivery=services.delivery,
                limiter=limiter if isinstance(limiter, ChatRateLimiter) else None,
                thinker=services.thinker)
     ready = readiness(lambda: True, lambda: services.store,

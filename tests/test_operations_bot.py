@@ -14,7 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from chat import healthcheck
 from krendzu import Match, Pass, Place
 from krendzu.coords import frame_for
-from tests.bot_harness import BOT, FastClock, running_bot
+from tests.bot_harness import BOT, FastClock, running_bot, start_group_duel
 from tests.fakebot import FakeTelegram
 from tests.pg import PgServer
 from tests.webhook_harness import free_port
@@ -141,3 +141,37 @@ async def test_readyz_follows_the_database(tmp_path: Path, pg_server: PgServer) 
                 await asyncio.sleep(0.25)
             assert (answer.status_code, answer.text) == (200, "ready")
     await asyncio.to_thread(pg_server.drop_database, name)
+
+
+async def test_moves_and_their_board_posts_are_counted_in_a_group(tmp_path: Path) -> None:
+    """Three typed moves in a group duel: krendzu_moves_total grows by the steps stored, and
+    every board post of them is timed from its move's commit."""
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock())
+    ann, bob = fake.user(1, "Ann"), fake.user(2, "Bob")
+    group = fake.group(-1001, "Table")
+    port = free_port()
+    async with (running_bot(tmp_path, fake, metrics=True, web_listen=f"127.0.0.1:{port}") as h,
+                httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as web):
+        for person in (ann, bob):
+            person.start_bot()
+        await h.settle()
+        row = await start_group_duel(h, group, ann, bob)
+        before = samples((await web.get("/metrics")).text)
+        posts_before = len([m for m in fake.sent(group) if m.kind == "photo"])
+        for _ in range(3):
+            stored = await h.services.flow.load(row.match_id)
+            mover = {1: ann, 2: bob}[stored.row.seats[stored.game.current_player].user_id or 0]
+            step = typed_move(stored.game)
+            mover.send(group, f"/{step}@{BOT}" if step in ("pass", "end")
+                       else f"/play@{BOT} {step}")
+            await h.settle()
+        after = samples((await web.get("/metrics")).text)
+        stored = await h.services.flow.load(row.match_id)
+        posts = len([m for m in fake.sent(group) if m.kind == "photo"]) - posts_before
+    moved = stored.row.move_count - row.move_count
+    assert moved >= 3
+    grew = {name: after.get((name, ()), 0) - before.get((name, ()), 0)
+            for name in ("krendzu_moves_total", "krendzu_board_post_seconds_count")}
+    assert grew["krendzu_moves_total"] == moved
+    assert posts >= 1 and grew["krendzu_board_post_seconds_count"] == posts
+    assert after[("krendzu_board_post_seconds_sum", ())] < 60 * posts

@@ -64,6 +64,8 @@ class Change:
     #: to a later one: an announcement run again after its worker was killed): the match
     #: as that post shows it and the actions since, which are all the group is told.
     group_since: tuple[Match, Sequence[Action]] | None = None
+    #: When the first move told was committed (Unix seconds; ``None``: none told).
+    moved_at: float | None = None
 
 
 def stored_change(stored: StoredMatch, start: int, *, before: Match | None = None,
@@ -91,7 +93,7 @@ def stored_change(stored: StoredMatch, start: int, *, before: Match | None = Non
     return Change(stored, before if before is not None else replay(stored, start),
                   list(game.history[start:]), mover,
                   mover is not None and last is not None and last.door.from_panel, then,
-                  group_since)
+                  group_since, rows[0].created_at.timestamp() if rows else None)
 
 
 def replay(stored: StoredMatch, upto: int) -> Match:
@@ -196,7 +198,7 @@ def announce(change: Change, audience: Audience) -> Announcement:
                                      footer, BoardPicture(view, names, group_tr.language,
                                                           outcome=result),
                                      keyboard=turn_keyboard(change, audience), frame=frame,
-                                     seq=end))
+                                     seq=end, moved_at=change.moved_at))
         if before is not None:
             # Each tour this change ended: its moves, in a summary that stays.
             for index in range(before.tour_index, len(game.tours)):
@@ -283,7 +285,8 @@ def announce(change: Change, audience: Audience) -> Announcement:
                 tour_text(tr, view) + " · " + next_text(tr, view, own_names))
             notices.append(BoardPost(row.match_id, user_id, None, tuple(own_lines), footer,
                                      BoardPicture(view, own_names, tr.language,
-                                                  outcome=result), frame=frame))
+                                                  outcome=result), frame=frame,
+                                     moved_at=change.moved_at))
         elif shift is not None and user_id != mover and not game.tour.pending:
             # Neither moving nor next (a third or fourth player): told apart, as the group
             # is, once the turn that grew the board is whole.

@@ -57,6 +57,8 @@ class Matches(HoldsSharedParts):
     def __init__(self, parts: SharedParts, decide: Decide) -> None:
         super().__init__(parts)
         self.decide = decide
+        #: Told how many moves each commit stored (the metrics' moves committed).
+        self.on_committed: Callable[[int], None] = lambda count: None
 
     async def play(self, match_id: int, actor: Actor, steps: Steps, *,
                    update_id: int | None = None, expected_seq: int | None = None,
@@ -178,6 +180,7 @@ class Matches(HoldsSharedParts):
             self.games.forget(stored.match_id)
             stored.row = await self.store.get_match(stored.match_id)
             await self.games.rate(stored.row, game)
+        self.on_committed(len(added))
         notices = await self.broadcast.stored(stored, before) if done else []
         frame = frame_for(game.tours[before.tour_index].observation(None).placements)
         reply = echo(tr, done, frame)
