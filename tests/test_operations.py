@@ -7,11 +7,13 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from chat.healthcheck import readyz_url
 from chat.metrics import Metrics, StoreFigures, update_kind
+from tests.test_ai_arena import _benchmark
 
 ROOT = Path(__file__).resolve().parent.parent
 #: A metric's name inside a PromQL expression (ours and the process collector's).
@@ -126,3 +128,18 @@ def test_the_health_check_asks_the_loopback_for_a_wildcard_listener() -> None:
     assert readyz_url("0.0.0.0:8080") == "http://127.0.0.1:8080/readyz"
     assert readyz_url("10.0.0.5:9000") == "http://10.0.0.5:9000/readyz"
     assert readyz_url("[::1]:8080") == "http://[::1]:8080/readyz"
+
+
+def test_the_metrics_cost_benchmark_runs_both_ways(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """A tiny run of benchmarks/metrics_cost.py: a saturation run with metrics off and one
+    with them on (scraped), each moving, and the JSON's figures (the 5 % target is the full
+    run's, on a quiet machine: docs/benchmarks.md)."""
+    _benchmark("metrics_cost").main(["--matches", "3", "--seconds", "1.5", "--rounds", "1",
+                                     "--draw-workers", "0", "--dir", str(tmp_path)])
+    report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert [r["metrics"] for r in report["runs"]] == [False, True]
+    assert all(r["moves_per_s"] > 0 for r in report["runs"]), report
+    assert report["runs"][1]["scrapes"] >= 1
+    assert report["ratio"] == round(report["median_moves_per_s"]["on"]
+                                    / report["median_moves_per_s"]["off"], 3)
