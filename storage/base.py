@@ -266,6 +266,16 @@ class Store(abc.ABC):
         """The match's row and the number of its last stored move (0 before any): enough to
         tell whether a kept :class:`StoredMatch` is still the current one."""
 
+    async def match_state(
+        self, match_id: int
+    ) -> tuple[MatchRow, TimerRow | None, dict[int, StandIn]]:
+        """:meth:`match_head`'s row (its ``move_count`` the last stored move's number) with
+        the match's turn timer and stand-ins: what a move checks and times, read together.
+        A move reads them once per request; the SQL store reads them in one transaction,
+        one round trip in the scaled mode instead of three."""
+        row, _last = await self.match_head(match_id)
+        return row, await self.timer_of(match_id), await self.stand_ins(match_id)
+
     # Private panels: the message (delivery's) and the lines it shows (the flow's) ---------
 
     @abc.abstractmethod

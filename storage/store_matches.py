@@ -28,7 +28,9 @@ from storage.base import (
     SeatKind,
     SeatSpec,
     SequenceConflict,
+    StandIn,
     StoredMatch,
+    TimerRow,
     rebuild_game,
 )
 from storage.common import (
@@ -195,6 +197,19 @@ class MatchSql(SqlCore):
         # both come from one statement, so they agree.
         row = await self.get_match(match_id)
         return row, row.move_count
+
+    async def match_state(
+        self, match_id: int
+    ) -> tuple[MatchRow, TimerRow | None, dict[int, StandIn]]:
+        async def work(tx: Tx) -> tuple[MatchRow, TimerRow | None, dict[int, StandIn]]:
+            row = await self._get_match(tx, match_id)
+            timer = await tx.fetchone(q.GET_TIMER, (match_id,))
+            stand_ins = [rows.stand_in(r) for r in await tx.fetchall(q.GET_STAND_INS,
+                                                                       (match_id,))]
+            return (row, rows.timer_row(timer) if timer is not None else None,
+                    {s.seat: s for s in stand_ins})
+
+        return await self._in_read(work)
 
     async def append_move(self, match_id: int, expected_seq: int, action: PlayerAction | str,
                           *, update_id: int | None = None,

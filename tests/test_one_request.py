@@ -3,7 +3,12 @@ the move once before it is stored (issue 26's proof, counted through the real st
 
 from __future__ import annotations
 
+import asyncio
+import inspect
+import os
+import sys
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from chat.describe import tour_frame
@@ -61,3 +66,89 @@ async def test_a_typed_play_reads_the_user_once_and_simulates_the_move_once(
         # Before it is stored: once, on the copy that checks it, which then is the kept
         # state (announcing it afterwards replays it to describe it).
         assert at_store == [1], at_store
+
+
+#: Issue 39's targets for a typed ``/play`` in a group, counted in the task that handles the
+#: update (the request): the store calls it makes, each a round trip and, in the scaled mode,
+#: a PostgreSQL transaction of its own (a call the store makes of itself counts once).
+STORE_CALLS_TARGET = 8
+#: The modules of chat/ and storage/ whose code runs in that task: 32 before issue 39's
+#: cheaper moves. Issue 39 aims at 16; this is where the walk stands (it must not grow).
+WALK_FILES_CEILING = 32
+
+
+async def test_a_typed_play_in_a_group_locates_its_match_once_and_calls_the_store_at_most_8_times(
+        tmp_path: Path) -> None:
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock())
+    ann = fake.user(711, "Ann")
+    bob = fake.user(712, "Bob")
+    group = fake.group(-1007110, "Walked")
+    root = Path(__file__).resolve().parent.parent
+    counted = tuple(f"{root / top}{os.sep}" for top in ("chat", "storage"))
+    async with running_bot(tmp_path, fake) as h:
+        ann.start_bot()
+        bob.start_bot()
+        row = await start_group_duel(h, group, ann, bob, "duel timer=off")
+        store, flow = h.services.store, h.services.flow
+        stored = await flow.load(row.match_id)
+        game = stored.game
+        mover = ann if row.seats[game.current_player].user_id == ann.id else bob
+        step = next(a for a in game.legal_actions() if isinstance(a, Place))
+        text = f"/play@{BOT} {step.card.code()} {tour_frame(game).label(step.x, step.y)}"
+
+        # The request's task is the one the move handler runs in; store calls and modules
+        # are counted there (delivery's tasks post what it queued, later).
+        handler_file = str(root / "chat" / "handlers" / "moves.py")
+        request: list[asyncio.Task[Any]] = []
+        files: dict[asyncio.Task[Any] | None, set[str]] = {}
+
+        def profile(frame: FrameType, event: str, arg: object) -> None:
+            if event != "call" or not frame.f_code.co_filename.startswith(counted):
+                return
+            try:
+                task = asyncio.current_task()
+            except RuntimeError:
+                task = None
+            if frame.f_code.co_filename == handler_file and task is not None and not request:
+                request.append(task)
+            files.setdefault(task, set()).add(frame.f_code.co_filename)
+
+        calls: list[tuple[asyncio.Task[Any] | None, str]] = []
+        depth: dict[asyncio.Task[Any] | None, int] = {}
+
+        def counting(name: str, method: Any) -> Any:
+            async def call(*args: Any, **kwargs: Any) -> Any:
+                task = asyncio.current_task()
+                if not depth.get(task):
+                    calls.append((task, name))
+                depth[task] = depth.get(task, 0) + 1
+                try:
+                    return await method(*args, **kwargs)
+                finally:
+                    depth[task] -= 1
+            return call
+
+        for name in dir(type(store)):
+            method = getattr(store, name)
+            if not name.startswith("_") and inspect.iscoroutinefunction(method):
+                setattr(store, name, counting(name, method))
+        sys.setprofile(profile)
+        try:
+            mover.send(group, text)
+            await h.settle()
+        finally:
+            sys.setprofile(None)
+            for name in [n for n in vars(store) if not n.startswith("_")]:
+                if inspect.iscoroutinefunction(getattr(type(store), name, None)):
+                    delattr(store, name)
+        assert (await store.get_match(row.match_id)).move_count == row.move_count + 1
+        assert request, "the move handler did not run"
+        made = [name for task, name in calls if task is request[0]]
+        assert made.count("append_move") + made.count("append_moves") == 1, made
+        # The match is located once in the chat and read once under the chat's lock.
+        located = [n for n in made if n in ("active_match", "get_match", "match_head",
+                                            "match_state", "load_match")]
+        assert len(located) == 2, made
+        assert len(made) <= STORE_CALLS_TARGET, made
+        walked = sorted(str(Path(f).relative_to(root)) for f in files[request[0]])
+        assert len(walked) <= WALK_FILES_CEILING, walked

@@ -386,6 +386,28 @@ async def test_same_update_raced_by_concurrent_tasks(store: Store) -> None:
     assert (await store.get_match(stored.match_id)).move_count == 1
 
 
+async def test_a_matchs_state_is_its_row_timer_and_stand_ins_read_together(
+        store: Store) -> None:
+    """``match_state``, what a move reads under the chat's lock in one call, says what the
+    three reads it replaces say: the row (its move count the last move's number), the turn
+    timer, the stand-ins; and no timer or stand-in where there is none."""
+    await add_users(store, 1, 2)
+    stored = await store.create_match(1, Settings(), seats_for(Table.DUEL, [1, 2]))
+    mid = stored.match_id
+    assert await store.match_state(mid) == (await store.get_match(mid), None, {})
+    game = await play_and_store(store, stored, random.Random(3), max_moves=2)
+    await store.set_timer(mid, 60)
+    await store.arm_timer(mid, 3, 1234.5)
+    await store.set_stand_in(mid, 1, timeouts=1, computer=False)
+    row, timer, stand_ins = await store.match_state(mid)
+    assert (row, row.move_count) == await store.match_head(mid)
+    assert row.move_count == len(game.history)
+    assert timer == await store.timer_of(mid) and timer is not None and timer.seq == 3
+    assert stand_ins == await store.stand_ins(mid) == {1: StandIn(1, 1, False)}
+    with pytest.raises(NotFound):
+        await store.match_state(mid + 1000)
+
+
 async def test_a_seat_handed_over_by_an_update_is_handed_over_once(store: Store) -> None:
     """``/leave`` and ``/kick`` store the seat's stand-in with their update id in one
     transaction: the same update run again (redelivered after a crash before the ledger's

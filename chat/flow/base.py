@@ -37,6 +37,17 @@ def work_memo() -> dict[Hashable, Any] | None:
     return held[1]
 
 
+def timer_key(match_id: int) -> Hashable:
+    """The memo's key of a match's turn timer (:mod:`chat.flow.deadlines` reads it; a read
+    of the match that brings it along fills it)."""
+    return ("timer", match_id)
+
+
+def stand_ins_key(match_id: int) -> Hashable:
+    """The memo's key of a match's stand-ins, as :func:`timer_key`."""
+    return ("stand_ins", match_id)
+
+
 async def read_once(key: Hashable, load: Callable[[], Awaitable[T]]) -> T:
     """``load()``'s value, read once per unit of work under ``key``."""
     memo = work_memo()

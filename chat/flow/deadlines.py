@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from chat.flow.base import read_once, work_memo, wrote
+from chat.flow.base import read_once, stand_ins_key, timer_key, work_memo, wrote
 from storage import MatchStatus, SeatKind, StandIn, Store, StoredMatch, TimerRow
 
 log = logging.getLogger(__name__)
@@ -37,13 +37,13 @@ class Deadlines:
         self.grace = grace
 
     async def timer(self, match_id: int) -> TimerRow | None:
-        return await read_once(("timer", match_id), lambda: self.store.timer_of(match_id))
+        return await read_once(timer_key(match_id), lambda: self.store.timer_of(match_id))
 
     def _timer_is(self, match_id: int, timer: TimerRow | None) -> None:
-        wrote(("timer", match_id), timer)
+        wrote(timer_key(match_id), timer)
 
     async def stand_ins(self, match_id: int) -> dict[int, StandIn]:
-        return await read_once(("stand_ins", match_id),
+        return await read_once(stand_ins_key(match_id),
                                lambda: self.store.stand_ins(match_id))
 
     async def computer_keeps(self, match_id: int, seat: int) -> bool:
@@ -108,7 +108,7 @@ class Deadlines:
             await self.store.set_timer(match_id, seconds)
         memo = work_memo()
         if memo is not None:
-            memo.pop(("timer", match_id), None)  # read again: it now exists
+            memo.pop(timer_key(match_id), None)  # read again: it now exists
 
     async def after_moves(self, stored: StoredMatch) -> None:
         """A move was made (or the match began): start the next person's deadline."""

@@ -3,8 +3,9 @@ match, /history's, a player's), the outcome and the rating of a finished one, an
 lines each live private panel shows (stored: any process may build the next panel).
 
 The cache saves rebuilding a match from its moves, nothing more: every read asks the store
-for the match's row and its last move number and uses the kept match only when that number
-is the kept one's (another process, or a write refused here, makes it read afresh).
+for the match's row and its last move number (with its turn timer and stand-ins, in the same
+read) and uses the kept match only when that number is the kept one's (another process, or a
+write refused here, makes it read afresh).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 
+from chat.flow.base import stand_ins_key, timer_key, wrote
 from chat.flow.people import People
 from chat.ratings import rate_match
 from chat.results import resigned_seats
@@ -31,10 +33,14 @@ class Games:
     async def load(self, match_id: int) -> StoredMatch:
         kept = self._games.get(match_id)
         if kept is not None:
-            row, last = await self.store.match_head(match_id)
+            # The timer and stand-ins come along (one read): the move that follows checks
+            # and times the turn with them, without asking the store again.
+            row, timer, stand_ins = await self.store.match_state(match_id)
+            wrote(timer_key(match_id), timer)
+            wrote(stand_ins_key(match_id), stand_ins)
             # A step applied to the kept game whose write then failed also shows here.
             if (row.status is MatchStatus.ACTIVE
-                    and last == len(kept.moves) == len(kept.game.history)):
+                    and row.move_count == len(kept.moves) == len(kept.game.history)):
                 if row != kept.row:
                     kept = StoredMatch(row, kept.moves, kept.game)
                     self._games[match_id] = kept

@@ -27,6 +27,7 @@ from storage import (
     Door,
     DuplicateUpdate,
     MatchClosed,
+    MatchRow,
     MatchStatus,
     MovedBy,
     MoveRow,
@@ -62,19 +63,23 @@ class Matches(HoldsSharedParts):
 
     async def play(self, match_id: int, actor: Actor, steps: Steps, *,
                    update_id: int | None = None, expected_seq: int | None = None,
-                   door: Door = Door.TYPED, then: Card | None = None) -> Outcome:
+                   door: Door = Door.TYPED, then: Card | None = None,
+                   row: MatchRow | None = None) -> Outcome:
         """Check a player's steps once (on a copy of the position), store them with the
         actor and the ``door`` they came through, announce them; the outcome's
         :class:`~chat.notices.Verdict` says which, for every door alike. ``steps``: the
         steps, or how to read them from the position under the lock (an engine's words:
         :data:`Steps`). ``then``: a defender's first card was placed from a key that named
         the second card, whose cells the redrawn panel then asks for at once (stored with
-        the move too).
+        the move too). ``row``: the match's row as the door just read it (a group's match,
+        found by its chat), so that it is not read again before the lock; under the lock
+        the match is read afresh all the same.
 
         The refusals come in one order whatever the door: no such match, not seated, over,
         another position (``expected_seq``), not the actor's turn, illegal."""
         try:
-            row = await self.store.get_match(match_id)
+            if row is None or row.match_id != match_id:
+                row = await self.store.get_match(match_id)
         except NotFound:
             tr = await self.people.actor_tr(actor)
             return refused(Refusal.GONE, tr._("This match does not exist any more."))

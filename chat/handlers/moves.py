@@ -44,7 +44,25 @@ async def target_match(call: Call) -> StoredMatch | None:
 
 
 async def play_words(call: Call, words: list[str]) -> None:
-    """A move in words (``QC M12``, ``pass``, ``9D L12 QS M14``) on the match it means."""
+    """A move in words (``QC M12``, ``pass``, ``9D L12 QS M14``) on the match it means.
+
+    In a group the match is the chat's, located by one read of its row; the words are read
+    as steps under the chat's lock, from the position the move is checked on, so the match
+    is not loaded before the lock as well (issue 39: a typed move located its match four
+    times). Words that are not a move are refused after the seat's and turn's checks."""
+    if not call.private:
+        row = await call.flow.match_here(call.chat.id, call.thread)
+        if row is None:
+            await call.say(call.tr._("No match is being played here. /new sets one up."))
+            return
+
+        def read_steps(stored: StoredMatch, seat: int) -> list[Action]:
+            return words_to_steps(stored.game, seat, words)
+
+        outcome = await call.flow.play(row.match_id, call.actor, read_steps,
+                                       update_id=call.update.update_id, row=row)
+        await call.answer(outcome)
+        return
     stored = await target_match(call)
     if stored is None:
         return
