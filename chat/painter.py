@@ -17,7 +17,7 @@ import asyncio
 import functools
 import json
 import sys
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import replace
 from functools import partial
@@ -35,6 +35,12 @@ from render.board import Position
 #: Drawn pictures kept by key: a replay GIF is up to a few hundred KiB.
 KEEP_BYTES = 8 * 1024 * 1024
 KEEP_PICTURES = 64
+#: Boards kept by what they show (a JPEG of about 140 KiB): the same board goes to several
+#: places around one move (a finished match's final board to the group and to the mover's
+#: panel, a panel edit's fallback, a send tried again, the scaled mode's board job after
+#: its announcement), and a few are enough for the moves being told at once.
+KEEP_BOARD_BYTES = 4 * 1024 * 1024
+KEEP_BOARDS = 24
 
 
 def draw_board(picture: BoardPicture, texts: Mapping[str, str] | None = None) -> bytes:
@@ -99,6 +105,8 @@ class Painter:
         else:
             self._executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="painter")
         self.kept: ByteLru[Hashable] = ByteLru(KEEP_BYTES, KEEP_PICTURES)
+        #: Boards apart, so that the boards of busy matches never push a replay out.
+        self.boards: ByteLru[Hashable] = ByteLru(KEEP_BOARD_BYTES, KEEP_BOARDS)
         self._drawing: dict[Hashable, asyncio.Future[bytes]] = {}
 
     def texts(self, language: str) -> dict[str, str]:
@@ -106,9 +114,11 @@ class Painter:
         return picture_texts(self.catalogs.get(language))
 
     async def board(self, picture: BoardPicture) -> bytes:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, draw_board, picture,
-                                          self.texts(picture.language))
+        """The board's JPEG, drawn and encoded once wherever the same picture goes (the
+        picture names everything it shows: the view, the names, the language, the labels,
+        the suggestion, the result); callers asking while it is drawn wait for that one."""
+        return await self._once(("board", picture), self.boards, partial(
+            self.run, draw_board, picture, self.texts(picture.language)))
 
     async def hand(self, cards: Sequence[Card], language: str, title: str | None) -> bytes:
         loop = asyncio.get_running_loop()
@@ -126,23 +136,30 @@ class Painter:
         key = drawing.key
         if key is None:
             return await self.run(drawing.draw, *drawing.args, **drawing.options)
-        kept = self.kept.get(key)
-        if kept is not None:
-            return kept
+        return await self._once(key, self.kept, partial(
+            self.run, drawing.draw, *drawing.args, **drawing.options))
+
+    async def _once(self, key: Hashable, kept: ByteLru[Hashable],
+                    make: Callable[[], Awaitable[bytes]]) -> bytes:
+        """``make()``'s bytes, kept in ``kept`` under ``key``; made once while kept or
+        being made."""
+        found = kept.get(key)
+        if found is not None:
+            return found
         pending = self._drawing.get(key)
         if pending is None:
             # A task of its own: a caller cancelled while waiting does not cancel the drawing
             # the others wait for.
-            pending = asyncio.ensure_future(
-                self.run(drawing.draw, *drawing.args, **drawing.options))
+            pending = asyncio.ensure_future(make())
             self._drawing[key] = pending
-            pending.add_done_callback(partial(self._drawn, key))
+            pending.add_done_callback(partial(self._drawn, key, kept))
         return await asyncio.shield(pending)
 
-    def _drawn(self, key: Hashable, task: asyncio.Future[bytes]) -> None:
+    def _drawn(self, key: Hashable, kept: ByteLru[Hashable],
+               task: asyncio.Future[bytes]) -> None:
         self._drawing.pop(key, None)
         if not task.cancelled() and task.exception() is None:
-            self.kept.put(key, task.result())
+            kept.put(key, task.result())
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
