@@ -169,12 +169,11 @@ class Sender:
         # First of all: an announcement run again tells the group only the moves after it.
         await self._note((notice.match_id, BOARD_KEY), notice.seq)
         try:
-            old = await self.store.set_board_message(notice.match_id, message.message_id,
-                                                     text)
+            # The chat's tidy setting comes with the old post's id (one transaction).
+            old, tidy = await self.store.post_board(notice.match_id, message.message_id, text)
         except NotFound:
             return
-        chat = await self.store.get_chat(notice.chat_id)
-        if old and old != message.message_id and (chat is None or chat.tidy):
+        if old and old != message.message_id and tidy:
             # One live board (the default; /settings tidy=off keeps every post): a new post
             # and the old one deleted, rather than an edit in place, so that the newest board
             # is always the group's newest message and the move notifies like any message.

@@ -257,6 +257,15 @@ class Store(abc.ABC):
         """Remember the group message that shows the board (and its caption); returns the
         id it replaces."""
 
+    async def post_board(self, match_id: int, message_id: int,
+                         caption: str) -> tuple[int | None, bool]:
+        """:meth:`set_board_message` for a new board post, and whether the match's chat
+        keeps one live board (``/settings tidy``): what the post's sender needs to delete
+        the old one. The SQL store does both in one transaction."""
+        old = await self.set_board_message(match_id, message_id, caption)
+        chat = await self.get_chat((await self.get_match(match_id)).chat_id)
+        return old, chat is None or chat.tidy
+
     @abc.abstractmethod
     async def board_message(self, match_id: int) -> tuple[int, str] | None:
         """The group's newest board post of the match: (message id, caption)."""

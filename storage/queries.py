@@ -263,6 +263,10 @@ ADD_CONCESSION_STATS = ("INSERT INTO user_stats (user_id, chat_id, matches, wins
                         "matches = user_stats.matches + 1, "
                         "wins = user_stats.wins + excluded.wins")
 SET_BOARD_MESSAGE = "UPDATE matches SET board_message_id = ?, board_caption = ? WHERE match_id = ?"
+#: The board post a new one replaces and whether its chat keeps one live board (no chat row:
+#: the default, on); the match's row locked by the dialect's row lock added after it.
+BOARD_AND_TIDY = ("SELECT m.board_message_id, (SELECT c.tidy FROM chats c "
+                  "WHERE c.chat_id = m.chat_id) AS tidy FROM matches m WHERE m.match_id = ?")
 DELETE_PANEL = "DELETE FROM panel_messages WHERE match_id = ? AND user_id = ?"
 UPSERT_PANEL = ("INSERT INTO panel_messages (match_id, user_id, message_id, is_photo) "
                 "VALUES (?, ?, ?, ?) ON CONFLICT (match_id, user_id) DO UPDATE SET "

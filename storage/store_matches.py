@@ -332,6 +332,18 @@ class MatchSql(SqlCore):
 
         return await self._in_write(work)
 
+    async def post_board(self, match_id: int, message_id: int,
+                         caption: str) -> tuple[int | None, bool]:
+        async def work(tx: Tx) -> tuple[int | None, bool]:
+            old = await tx.fetchone(q.BOARD_AND_TIDY + self.dialect.row_lock, (match_id,))
+            if old is None:
+                raise NotFound(f"no match {match_id}")
+            await tx.execute(q.SET_BOARD_MESSAGE, (message_id, caption, match_id))
+            tidy = old["tidy"]
+            return old["board_message_id"], tidy is None or bool(tidy)
+
+        return await self._in_write(work)
+
     # Panels, the board post, what was told ------------------------------------------------
 
     async def get_panel(self, match_id: int, user_id: int) -> tuple[int, bool] | None:

@@ -150,5 +150,9 @@ async def test_a_typed_play_in_a_group_locates_its_match_once_and_calls_the_stor
                                             "match_state", "load_match")]
         assert len(located) == 2, made
         assert len(made) <= STORE_CALLS_TARGET, made
+        # Posting the move's board reads no chat row: the group's tidy setting comes with
+        # the old post's id (Store.post_board).
+        delivered = [name for task, name in calls if task is not request[0]]
+        assert "post_board" in delivered and "get_chat" not in delivered, delivered
         walked = sorted(str(Path(f).relative_to(root)) for f in files[request[0]])
         assert len(walked) <= WALK_FILES_CEILING, walked

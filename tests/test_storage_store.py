@@ -198,6 +198,25 @@ async def test_board_message(store: Store) -> None:
         await store.set_board_message(999, 1)
 
 
+async def test_a_new_board_post_replaces_the_old_and_tells_whether_the_chat_is_tidy(
+        store: Store) -> None:
+    """``post_board`` (one transaction where a write and a read of the chat were): the
+    post it replaces, and whether the chat keeps one live board, as its row says
+    (``/settings tidy=on|off``)."""
+    await add_users(store, 1)
+    await store.upsert_chat(-100, tidy=True)
+    stored = await store.create_match(-100, Settings(), seats_for(Table.DUEL, [1]))
+    assert await store.post_board(stored.match_id, 10, "first") == (None, True)
+    assert await store.board_message(stored.match_id) == (10, "first")
+    await store.upsert_chat(-100, tidy=False)
+    assert await store.post_board(stored.match_id, 11, "second") == (10, False)
+    await store.upsert_chat(-100, tidy=True)
+    assert await store.post_board(stored.match_id, 12, "third") == (11, True)
+    assert (await store.get_match(stored.match_id)).board_message_id == 12
+    with pytest.raises(NotFound):
+        await store.post_board(999, 1, "x")
+
+
 # The move log and the conflict rule -----------------------------------------------------
 
 
