@@ -267,3 +267,44 @@ async def test_one_statement_takes_the_pause_the_chats_pace_and_the_bots_slot(
         assert later == (0.0, now + 60.5, [now + 1, now + 2, now + 60.5])
     finally:
         await store.close()
+
+
+async def test_the_board_jobs_look_at_the_window_takes_the_slot_its_post_then_uses(
+        tmp_path: Path, pg_url: str) -> None:
+    """The scaled mode's board job asks how long the group's window makes it wait
+    (``Delivery.group_wait``), then posts: the look takes the free slot and the post uses
+    it, one statement of the window where there were two (a look, a claim), and the window
+    holds the one write. Once the window is full the look takes nothing and says how long
+    to wait."""
+    clock = FastClock(speed=40)
+    fake = FakeTelegram(clock=clock, global_limit=None)
+    fake.group(GROUP, "Busy")
+    async with instances(tmp_path, fake, pg_url, 1) as (bot,):
+        windows = bot.store.windows
+        asked: list[str] = []
+        for name in ("group_sent", "claim_group"):
+            real = getattr(windows, name)
+
+            async def counted(*args: object, real: Any = real, name: str = name) -> Any:
+                asked.append(name)
+                return await real(*args)
+
+            setattr(windows, name, counted)
+        assert await bot.delivery.group_wait(GROUP) == 0
+        run = bot.delivery.run([Send(GROUP, "the board", group=True)])
+        assert run is not None
+        assert await asyncio.wait_for(run, 10) == [True]
+        assert asked == ["claim_group"], asked
+        assert len(await store_sent(bot)) == 1
+        for n in range(18):  # the window's other 18 writes
+            run = bot.delivery.run([Send(GROUP, f"m{n}", group=True)])
+            assert run is not None
+            await asyncio.wait_for(run, 10)
+        assert len(await store_sent(bot)) == 19
+        assert await bot.delivery.group_wait(GROUP) > 0
+        assert len(await store_sent(bot)) == 19
+    assert len(texts(fake)) == 19 and fake.rate_limited() == []
+
+
+async def store_sent(bot: Instance) -> list[float]:
+    return list(await bot.store.windows.group_sent(GROUP))
