@@ -44,9 +44,13 @@ DEFAULT_ALLOWED = frozenset(UPDATE_TYPES) - {"chat_member", "message_reaction",
 JSON_PARAMS = frozenset({
     "reply_markup", "entities", "caption_entities", "scope", "allowed_updates", "media",
     "reply_parameters", "link_preview_options", "commands", "menu_button", "message_ids",
+    "ephemeral_message_parameters",
 })
 EDIT_METHODS = frozenset({"editmessagetext", "editmessagecaption", "editmessagemedia",
                           "editmessagereplymarkup"})
+EPHEMERAL_EDIT_METHODS = frozenset({"editephemeralmessagetext", "editephemeralmessagecaption",
+                                    "editephemeralmessagemedia",
+                                    "editephemeralmessagereplymarkup"})
 SEND_KINDS = {"sendphoto": "photo", "senddocument": "document", "sendanimation": "animation"}
 MEDIA_KINDS = ("photo", "document", "animation", "video", "audio")
 BUTTON_ACTIONS = (
@@ -135,6 +139,10 @@ class FakeTelegram:
         group_window: float = 60.0,
         global_limit: int | None = 30,
         callback_timeout: float = 15 * 60,
+        ephemeral_window: float = 15.0,
+        ephemeral_in_group_limit: bool = True,
+        ephemeral_after_answer: bool = False,
+        ephemeral_lifetime: float | None = None,
     ):
         self.token = token
         self.bot_username = bot_username
@@ -147,6 +155,19 @@ class FakeTelegram:
         self.group_window = group_window
         self.global_limit = global_limit
         self.callback_timeout = callback_timeout
+        #: Ephemeral messages (package docstring, "Ephemeral messages"): the clock seconds a
+        #: non-administrator bot has after the user's eligible action (Telegram: 15) ...
+        self.ephemeral_window = ephemeral_window
+        #: ... whether ephemeral sends and edits count in the group's ``group_limit``
+        #: (undocumented; counted, as the safe reading) ...
+        self.ephemeral_in_group_limit = ephemeral_in_group_limit
+        #: ... whether a callback query already answered still allows an ephemeral send
+        #: (undocumented; not, as the safe reading: send first, then answer) ...
+        self.ephemeral_after_answer = ephemeral_after_answer
+        #: ... and after how many clock seconds they vanish on their own (None: never).
+        self.ephemeral_lifetime = ephemeral_lifetime
+        self._ephemeral_drops = 0
+        self._ephemeral_ids: dict[tuple[int, int], int] = {}
 
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
@@ -381,6 +402,56 @@ class FakeTelegram:
             self._enqueue("message", self._message_api(msg))
             return msg
 
+    def user_sends_ephemeral(self, user: FakeUser, chat: Chat | int, text: str) -> Message:
+        """An ephemeral command in a group: a ``message`` update with message_id 0, an
+        ephemeral_message_id and receiver_user = the bot, seen by nobody else. The command
+        must be one the bot registered with ``is_ephemeral`` for this chat and user (else a
+        client sends it publicly: use ``send``)."""
+        with self._lock:
+            target = self.chat(chat)
+            if not target.is_group:
+                raise ValueError("ephemeral commands exist only in groups")
+            if target.migrated_to is not None:
+                raise RuntimeError(f"group {target.id} became {target.migrated_to}")
+            if target.bot_status not in ("member", "administrator"):
+                raise RuntimeError(f"the bot is not in group {target.id}")
+            entities = command_entities(text)
+            if not entities or entities[0]["offset"] != 0:
+                raise ValueError(f"{text!r} is not a command")
+            token = text[1:entities[0]["length"]]
+            name, _, username = token.partition("@")
+            if username and username.lower() != self.bot_username.lower():
+                raise ValueError(f"{text!r} is addressed to another bot")
+            if not self._is_ephemeral_command(target, user, name.lower()):
+                raise AssertionError(f"/{name} is not registered with is_ephemeral for {user} "
+                                     f"in chat {target.id}: a client sends it publicly")
+            target.members.add(user.id)
+            self._action_seq = self._seq
+            msg = self._new_ephemeral(target, member_id=user.id, from_bot=False,
+                                      sender_id=user.id, receiver_id=self.bot_id)
+            msg.text = msg.raw_text = text
+            msg.entities = entities
+            self._enqueue("message", self._message_api(msg))
+            return msg
+
+    def _is_ephemeral_command(self, chat: Chat, user: FakeUser, name: str) -> bool:
+        """Whether ``name`` is ephemeral in the command list this user sees in this group
+        (the most specific scope with a list wins, as the Bot API documents)."""
+        admin = user.id in chat.admins or user.id == chat.creator_id
+        scopes: list[dict] = [{"type": "chat_member", "chat_id": chat.id, "user_id": user.id}]
+        if admin:
+            scopes.append({"type": "chat_administrators", "chat_id": chat.id})
+        scopes.append({"type": "chat", "chat_id": chat.id})
+        if admin:
+            scopes.append({"type": "all_chat_administrators"})
+        scopes += [{"type": "all_group_chats"}, {"type": "default"}]
+        for scope in scopes:
+            for language in (user.language_code or "", ""):
+                found = self._commands.get((self._scope_key(scope), language))
+                if found is not None:
+                    return any(c["command"] == name and c.get("is_ephemeral") for c in found)
+        return False
+
     def user_joins(self, user: FakeUser, group: Chat | int) -> Message:
         """``user`` joins the group: a new_chat_members service message (always delivered)."""
         return self._membership_note(user, group, joined=True)
@@ -452,6 +523,18 @@ class FakeTelegram:
                 raise ValueError("press(forged=True): give the data to send")
             if message.inline_message_id is not None:
                 current = self.inline_messages[message.inline_message_id]
+            elif message.ephemeral:
+                if message.receiver_id != user.id:
+                    raise AssertionError(f"{user} does not see ephemeral message "
+                                         f"{message.ephemeral_message_id} (it is "
+                                         f"{message.receiver_id}'s)")
+                found = self._find_ephemeral(self.chat(message.chat_id), user.id,
+                                             message.ephemeral_message_id or 0)
+                if found is not message or not found.delivered or not found.from_bot:
+                    raise AssertionError(f"ephemeral message {message.ephemeral_message_id} "
+                                         f"is not on {user}'s screen (deleted, expired or "
+                                         "never delivered)")
+                current = found
             else:
                 chat = self.chat(message.chat_id)
                 current = chat.messages.get(message.message_id)
@@ -472,7 +555,8 @@ class FakeTelegram:
             query_id = str(4_611_686_018_427_387_904 + self._callback_counter * 7_919)
             record = CallbackQuery(id=query_id, user_id=user.id, chat_id=current.chat_id,
                                    message_id=current.message_id,
-                                   data=button["callback_data"], created=self.clock())
+                                   data=button["callback_data"], created=self.clock(),
+                                   ephemeral_message_id=current.ephemeral_message_id)
             self.callbacks[query_id] = record
             self._action_seq = self._seq
             payload: dict[str, Any] = {
@@ -501,6 +585,67 @@ class FakeTelegram:
         with self._lock:
             return [m for m in self.chat(chat).messages.values()
                     if m.from_bot and (deleted or not m.deleted)]
+
+    def ephemeral(self, chat: Chat | FakeUser | int, user: FakeUser | int, *,
+                  gone: bool = False) -> list[Message]:
+        """The bot's ephemeral messages ``user`` sees in ``chat`` now, oldest first (not
+        deleted, expired or dropped); ``gone=True``: every one ever sent to them."""
+        user_id = user.id if isinstance(user, FakeUser) else user
+        with self._lock:
+            return [m for m in self.chat(chat).ephemeral
+                    if m.from_bot and m.receiver_id == user_id
+                    and (gone or (m.delivered and self._live(m)))]
+
+    def ephemeral_log(self, chat: Chat | FakeUser | int) -> list[Message]:
+        """Every ephemeral message of the chat both ways (incoming commands too), oldest
+        first, whatever became of them."""
+        with self._lock:
+            return list(self.chat(chat).ephemeral)
+
+    def visible(self, chat: Chat | FakeUser | int, user: FakeUser | int) -> list[Message]:
+        """What ``user`` sees in ``chat`` now: its messages not deleted and the ephemeral
+        messages between the user and the bot, in order (for leak checks per receiver)."""
+        user_id = user.id if isinstance(user, FakeUser) else user
+        with self._lock:
+            target = self.chat(chat)
+            public = [m for m in target.messages.values() if not m.deleted]
+            own = [m for m in target.ephemeral if self._member_of(m) == user_id
+                   and m.delivered and self._live(m)]
+            return sorted(public + own, key=lambda m: m.seq)
+
+    def drop_ephemeral(self, count: int = 1) -> None:
+        """The next ``count`` ephemeral sends are accepted (Telegram answers with the
+        message) but never reach the receiver ("delivery is not guaranteed")."""
+        with self._lock:
+            self._ephemeral_drops += count
+
+    def expire_ephemeral(self, chat: Chat | FakeUser | int, user: FakeUser | int,
+                         ephemeral_message_id: int | None = None) -> None:
+        """The user's ephemeral messages in ``chat`` (or only this one) vanish, as after an
+        app restart: edits and deletes of them then fail as for a message not found."""
+        user_id = user.id if isinstance(user, FakeUser) else user
+        with self._lock:
+            for m in self.chat(chat).ephemeral:
+                if self._member_of(m) == user_id and ephemeral_message_id in (
+                        None, m.ephemeral_message_id):
+                    m.expired = True
+
+    async def wait_for_ephemeral(self, chat: Chat | FakeUser | int, user: FakeUser | int,
+                                 contains: str | None = None, *, since: int | None = None,
+                                 timeout: float = 5.0) -> Message:
+        """The first ephemeral bot message ``user`` sees in ``chat`` newer than ``since``
+        (default: the latest simulated user action) containing ``contains``."""
+        with self._lock:
+            after = self._action_seq if since is None else since
+
+        def find() -> Message | None:
+            for m in self.ephemeral(chat, user):
+                if m.seq > after and (contains is None or contains in (m.content or "")):
+                    return m
+            return None
+
+        find.__name__ = f"an ephemeral bot message for {user} in {chat}"
+        return await self.wait_for(find, timeout)
 
     def last(self, chat: Chat | FakeUser | int) -> Message | None:
         """The bot's newest message in the chat that is not deleted, or None."""
@@ -541,12 +686,16 @@ class FakeTelegram:
                     and (ok is None or c.ok == ok)]
 
     def max_sends_in_window(self, chat: Chat | FakeUser | int, window: float = 60.0, *,
-                            edits: bool = False) -> int:
+                            edits: bool = False, ephemeral: bool = True) -> int:
         """The most successful new-message calls to ``chat`` inside any ``window`` seconds
-        (with ``edits=True`` counting edits too, as Telegram's flood limit does)."""
+        (with ``edits=True`` counting edits too, as Telegram's flood limit does;
+        ``ephemeral=False`` leaves out ephemeral sends and edits)."""
         methods = {"sendmessage", *SEND_KINDS} | (EDIT_METHODS if edits else set())
+        if ephemeral and edits:
+            methods |= EPHEMERAL_EDIT_METHODS
         times = sorted(c.time for c in self.calls_to(chat=chat, ok=True)
-                       if c.method.lower() in methods)
+                       if c.method.lower() in methods
+                       and (ephemeral or "ephemeral_message_parameters" not in c.params))
         best, start = 0, 0
         for end, t in enumerate(times):
             while t - times[start] >= window:
@@ -926,6 +1075,113 @@ class FakeTelegram:
         chat.messages[msg.message_id] = msg
         return msg
 
+    def _new_ephemeral(self, chat: Chat, *, member_id: int, from_bot: bool,
+                       sender_id: int | None, receiver_id: int, kind: str = "text",
+                       method: str | None = None) -> Message:
+        """An ephemeral message between the bot and ``member_id``: message_id 0 and the next
+        ephemeral_message_id of that member in that chat (never reused here; Telegram may
+        reuse one after its message is deleted or expires)."""
+        self._seq += 1
+        key = (chat.id, member_id)
+        self._ephemeral_ids[key] = self._ephemeral_ids.get(key, 0) + 1
+        msg = Message(chat_id=chat.id, message_id=0, date=int(self.clock()), seq=self._seq,
+                      from_bot=from_bot, sender_id=sender_id, kind=kind, method=method,
+                      ephemeral_message_id=self._ephemeral_ids[key], receiver_id=receiver_id,
+                      created=self.clock())
+        chat.ephemeral.append(msg)
+        return msg
+
+    @staticmethod
+    def _member_of(msg: Message) -> int | None:
+        """The group member an ephemeral message is between the bot and."""
+        return msg.receiver_id if msg.from_bot else msg.sender_id
+
+    def _live(self, msg: Message) -> bool:
+        """An ephemeral message neither deleted nor vanished."""
+        if msg.deleted or msg.expired:
+            return False
+        return (self.ephemeral_lifetime is None
+                or self.clock() - msg.created < self.ephemeral_lifetime)
+
+    def _find_ephemeral(self, chat: Chat, member_id: int,
+                        ephemeral_message_id: int) -> Message | None:
+        for msg in reversed(chat.ephemeral):
+            if (msg.ephemeral_message_id == ephemeral_message_id
+                    and self._member_of(msg) == member_id and self._live(msg)):
+                return msg
+        return None
+
+    def _ephemeral_params(self, chat: Chat, p: dict) -> dict | None:
+        """A send's ``ephemeral_message_parameters``, checked against Telegram's rules (see
+        the package docstring); None for a public send."""
+        if "receiver_user_id" in p or "callback_query_id" in p:
+            # Bot API 10.2's flat shape: 10.3 replaced it, and a server that ignores the
+            # unknown parameters would post to the whole group.
+            raise ApiError(400, E.EPHEMERAL_FLAT_PARAMS)
+        params = p.get("ephemeral_message_parameters")
+        if params is None:
+            return None
+        if isinstance(params, str):
+            try:
+                params = json.loads(params)
+            except ValueError:
+                raise ApiError(400, E.EPHEMERAL_PARAMS_INVALID) from None
+        if not isinstance(params, dict) or params.get("receiver_user_id") is None:
+            raise ApiError(400, E.EPHEMERAL_PARAMS_INVALID)
+        receiver = _int(params, "receiver_user_id") or 0
+        if chat.type == "private":
+            raise ApiError(400, E.EPHEMERAL_PRIVATE)
+        if receiver not in self.users or self._status_of(chat, receiver) in ("left", "kicked"):
+            raise ApiError(400, E.EPHEMERAL_RECEIVER_INVALID)
+        admin = chat.bot_status == "administrator"
+        now = self.clock()
+        query_id = _str(params, "callback_query_id")
+        query = None
+        if query_id is not None:
+            query = self.callbacks.get(query_id)
+            if query is None or query.user_id != receiver or query.chat_id != chat.id:
+                raise ApiError(400, E.EPHEMERAL_QUERY_INVALID)
+            if query.answered and not self.ephemeral_after_answer and not admin:
+                raise ApiError(400, E.EPHEMERAL_QUERY_INVALID)
+        replace = _bool(params, "replace_callback_query_message")
+        if replace:
+            if query is None:
+                raise ApiError(400, E.EPHEMERAL_QUERY_INVALID)
+            if query.ephemeral_message_id is not None:
+                raise ApiError(400, E.EPHEMERAL_REPLACE_EPHEMERAL)
+        reply = p.get("reply_parameters")
+        incoming = None
+        if isinstance(reply, dict) and reply.get("ephemeral_message_id") is not None:
+            incoming = self._find_ephemeral(chat, receiver,
+                                            _int(reply, "ephemeral_message_id") or 0)
+            if incoming is None or incoming.from_bot:
+                raise ApiError(400, E.EPHEMERAL_REPLY_NOT_FOUND)
+            # "An ephemeral message may only be replied to within 15 seconds of being sent."
+            if now - incoming.created > self.ephemeral_window:
+                raise ApiError(400, E.EPHEMERAL_ACTION_EXPIRED)
+        if not admin:
+            if query is None and incoming is None:
+                raise ApiError(400, E.EPHEMERAL_NO_ACTION)
+            if query is not None and now - query.created > self.ephemeral_window:
+                raise ApiError(400, E.EPHEMERAL_ACTION_EXPIRED)
+        return {"receiver": receiver, "query": query, "replace": replace, "reply": incoming}
+
+    def _ephemeral_editable(self, p: dict, *, deleting: bool = False) -> Message:
+        """The bot's ephemeral message named by (chat_id, receiver_user_id,
+        ephemeral_message_id), still on its receiver's screen."""
+        chat = self._writable(p)
+        if chat.type == "private":
+            raise ApiError(400, E.EPHEMERAL_PRIVATE)
+        receiver = _int(p, "receiver_user_id")
+        number = _int(p, "ephemeral_message_id")
+        if receiver is None or number is None:
+            raise bad("message identifier is not specified")
+        msg = self._find_ephemeral(chat, receiver, number)
+        if msg is None or not msg.from_bot:
+            raise ApiError(400, E.MESSAGE_TO_DELETE_NOT_FOUND if deleting
+                           else E.MESSAGE_TO_EDIT_NOT_FOUND)
+        return msg
+
     def _file_api(self, record: FileRecord, kind: str) -> dict:
         data: dict[str, Any] = {"file_id": record.file_id,
                                 "file_unique_id": record.file_unique_id,
@@ -982,6 +1238,10 @@ class FakeTelegram:
             data.update(copy.deepcopy(msg.service))
         if msg.reply_markup and "inline_keyboard" in msg.reply_markup:
             data["reply_markup"] = copy.deepcopy(msg.reply_markup)
+        if msg.ephemeral_message_id is not None:
+            data["ephemeral_message_id"] = msg.ephemeral_message_id
+            data["receiver_user"] = (self._bot_user() if msg.receiver_id == self.bot_id
+                                     else self.users[msg.receiver_id or 0].api())
         return data
 
     def _resolve_chat(self, value: Any) -> Chat:
@@ -1100,6 +1360,9 @@ class FakeTelegram:
         allow = _bool(params, "allow_sending_without_reply")
         target = _int(params, "reply_to_message_id")
         if isinstance(reply, dict):
+            if reply.get("ephemeral_message_id") is not None:
+                # "A reply to an ephemeral message must itself be an ephemeral message."
+                raise ApiError(400, E.EPHEMERAL_REPLY_NOT_EPHEMERAL)
             target = _int(reply, "message_id")
             allow = allow or _bool(reply, "allow_sending_without_reply")
             other = reply.get("chat_id")
@@ -1114,11 +1377,12 @@ class FakeTelegram:
             raise ApiError(400, E.REPLY_NOT_FOUND)
         return target
 
-    def _check_flood(self, chat: Chat) -> None:
+    def _check_flood(self, chat: Chat, *, ephemeral: bool = False) -> None:
         now = self.clock()
         if chat.paused_until > now:
             raise too_many(max(1, math.ceil(chat.paused_until - now)))
-        if chat.is_group and self.group_limit:
+        group = not ephemeral or self.ephemeral_in_group_limit
+        if chat.is_group and self.group_limit and group:
             times = chat.send_times
             while times and times[0] <= now - self.group_window:
                 times.popleft()
@@ -1135,10 +1399,12 @@ class FakeTelegram:
         self._count_write(chat)
         chat.last_from_bot = True
 
-    def _count_write(self, chat: Chat) -> None:
-        """A new message or an edit: both count against the chat's and the bot's limits."""
+    def _count_write(self, chat: Chat, *, ephemeral: bool = False) -> None:
+        """A new message or an edit: both count against the chat's and the bot's limits
+        (an ephemeral one against the chat's only with ``ephemeral_in_group_limit``)."""
         now = self.clock()
-        chat.send_times.append(now)
+        if not ephemeral or self.ephemeral_in_group_limit:
+            chat.send_times.append(now)
         self._global_times.append(now)
 
     def _upload(self, kind: str, name: str | None, data: bytes, mime: str | None) -> FileRecord:
@@ -1230,7 +1496,7 @@ class FakeTelegram:
         if chat is not None:
             # Edits of text, captions, media and keyboards share a group's limit with new
             # messages (a Telegram developer says so in tdlib/td issues 2592 and 3034).
-            self._check_flood(chat)
+            self._check_flood(chat, ephemeral=msg.ephemeral)
         msg.edits.append(before)
         for key, value in changes.items():
             if key != "file_id":
@@ -1238,8 +1504,8 @@ class FakeTelegram:
         if not markup_only:
             msg.edit_date = int(self.clock())
         if chat is not None:
-            self._count_write(chat)
-        if msg.inline_message_id is not None:
+            self._count_write(chat, ephemeral=msg.ephemeral)
+        if msg.inline_message_id is not None or msg.ephemeral:
             return True
         return self._message_api(msg)
 
@@ -1333,7 +1599,10 @@ class FakeTelegram:
             if not 1 <= len(description) <= 256:
                 raise bad("command description is empty" if not description
                           else "command description is too long")
-            clean.append({"command": name, "description": description})
+            entry: dict[str, Any] = {"command": name, "description": description}
+            if _bool(item, "is_ephemeral"):
+                entry["is_ephemeral"] = True  # Bot API 10.2: only its sender and the bot see it
+            clean.append(entry)
         if len(clean) > 100:
             raise bad("too many commands specified")
         key = (self._scope_key(p.get("scope")), _str(p, "language_code") or "")
@@ -1399,6 +1668,7 @@ class FakeTelegram:
 
     def _send(self, p: dict, method: str, kind: str, files: dict) -> dict:
         chat = self._writable(p)
+        ephemeral = self._ephemeral_params(chat, p)
         markup = self._markup(p, chat)
         record = None
         if kind == "text":
@@ -1412,9 +1682,23 @@ class FakeTelegram:
             text, entities = self._format(raw, _str(p, "parse_mode"),
                                           p.get("caption_entities"), caption=True)
             record = self._input_file(kind, p.get(kind), files, kind)
-        reply_to = self._reply_target(chat, p)
-        self._check_flood(chat)
-        msg = self._new_message(chat, from_bot=True, sender_id=None, kind=kind, method=method)
+        if ephemeral is not None and ephemeral["reply"] is not None:
+            reply_to = None  # to the incoming ephemeral command, checked above
+        else:
+            reply_to = self._reply_target(chat, p)
+        self._check_flood(chat, ephemeral=ephemeral is not None)
+        if ephemeral is None:
+            msg = self._new_message(chat, from_bot=True, sender_id=None, kind=kind,
+                                    method=method)
+        else:
+            msg = self._new_ephemeral(chat, member_id=ephemeral["receiver"], from_bot=True,
+                                      sender_id=None, receiver_id=ephemeral["receiver"],
+                                      kind=kind, method=method)
+            if ephemeral["replace"]:
+                msg.replaced_message_id = ephemeral["query"].message_id
+            if self._ephemeral_drops:
+                self._ephemeral_drops -= 1
+                msg.delivered = False
         if kind == "text":
             msg.text, msg.raw_text, msg.entities = text, raw, entities
         else:
@@ -1426,7 +1710,10 @@ class FakeTelegram:
         msg.protect_content = _bool(p, "protect_content")
         msg.message_thread_id = _int(p, "message_thread_id")
         msg.reply_to = reply_to
-        self._count_send(chat)
+        if ephemeral is None:
+            self._count_send(chat)
+        else:  # others see nothing new: the privacy mode's "last message" stays as it was
+            self._count_write(chat, ephemeral=True)
         return self._message_api(msg)
 
     def _m_sendmessage(self, p: dict, files: dict) -> dict:
@@ -1448,7 +1735,13 @@ class FakeTelegram:
         return True
 
     def _m_editmessagetext(self, p: dict, files: dict) -> Any:
-        msg = self._editable(p)
+        return self._edit_text(self._editable(p), p, files)
+
+    def _m_editephemeralmessagetext(self, p: dict, files: dict) -> bool:
+        self._edit_text(self._ephemeral_editable(p), p, files)
+        return True
+
+    def _edit_text(self, msg: Message, p: dict, files: dict) -> Any:
         if msg.kind != "text":
             raise ApiError(400, E.NO_TEXT_TO_EDIT)
         raw = _str(p, "text")
@@ -1460,7 +1753,13 @@ class FakeTelegram:
                                       "reply_markup": markup})
 
     def _m_editmessagecaption(self, p: dict, files: dict) -> Any:
-        msg = self._editable(p)
+        return self._edit_caption(self._editable(p), p, files)
+
+    def _m_editephemeralmessagecaption(self, p: dict, files: dict) -> bool:
+        self._edit_caption(self._ephemeral_editable(p), p, files)
+        return True
+
+    def _edit_caption(self, msg: Message, p: dict, files: dict) -> Any:
         if msg.kind not in MEDIA_KINDS:
             raise ApiError(400, E.NO_CAPTION_TO_EDIT)
         raw = _str(p, "caption")
@@ -1472,7 +1771,13 @@ class FakeTelegram:
                                       "reply_markup": markup})
 
     def _m_editmessagemedia(self, p: dict, files: dict) -> Any:
-        msg = self._editable(p)
+        return self._edit_media(self._editable(p), p, files)
+
+    def _m_editephemeralmessagemedia(self, p: dict, files: dict) -> bool:
+        self._edit_media(self._ephemeral_editable(p), p, files)
+        return True
+
+    def _edit_media(self, msg: Message, p: dict, files: dict) -> Any:
         media = p.get("media")
         if not isinstance(media, dict) or media.get("type") not in MEDIA_KINDS:
             raise bad("can't parse InputMedia JSON object")
@@ -1495,7 +1800,13 @@ class FakeTelegram:
                                       "reply_markup": markup})
 
     def _m_editmessagereplymarkup(self, p: dict, files: dict) -> Any:
-        msg = self._editable(p)
+        return self._edit_markup(self._editable(p), p, files)
+
+    def _m_editephemeralmessagereplymarkup(self, p: dict, files: dict) -> bool:
+        self._edit_markup(self._ephemeral_editable(p), p, files)
+        return True
+
+    def _edit_markup(self, msg: Message, p: dict, files: dict) -> Any:
         markup = self._markup(p, self.chats.get(msg.chat_id))
         return self._apply_edit(msg, {"reply_markup": markup}, markup_only=True)
 
@@ -1511,6 +1822,10 @@ class FakeTelegram:
         if self.clock() - msg.date > 48 * 3600:  # only messages younger than 48 hours
             raise ApiError(400, E.MESSAGE_CANT_BE_DELETED)
         msg.deleted = True
+        return True
+
+    def _m_deleteephemeralmessage(self, p: dict, files: dict) -> bool:
+        self._ephemeral_editable(p, deleting=True).deleted = True
         return True
 
     def _m_deletemessages(self, p: dict, files: dict) -> bool:

@@ -99,3 +99,28 @@ KICKED_GROUP = "Forbidden: bot was kicked from the group chat"
 KICKED_SUPERGROUP = "Forbidden: bot was kicked from the supergroup chat"
 NOT_MEMBER_GROUP = "Forbidden: bot is not a member of the group chat"
 NOT_MEMBER_SUPERGROUP = "Forbidden: bot is not a member of the supergroup chat"
+
+# --- Ephemeral messages (Bot API 10.2/10.3). Only BOT_NOT_ADMIN (a private chat) has been
+# reported from api.telegram.org; the other texts are the emulator's own words, as Telegram
+# documents the rule but not its error (docs: tests/fakebot/__init__.py, "Ephemeral").
+EPHEMERAL_PRIVATE = "Bad Request: BOT_NOT_ADMIN"
+EPHEMERAL_FLAT_PARAMS = (
+    "Bad Request: receiver_user_id and callback_query_id were replaced by "
+    "ephemeral_message_parameters in Bot API 10.3"
+)
+EPHEMERAL_PARAMS_INVALID = "Bad Request: can't parse ephemeral_message_parameters JSON object"
+EPHEMERAL_RECEIVER_INVALID = "Bad Request: ephemeral message receiver is not a member of the chat"
+EPHEMERAL_NO_ACTION = (
+    "Bad Request: an ephemeral message needs a callback_query_id or "
+    "reply_parameters.ephemeral_message_id unless the bot is an administrator"
+)
+EPHEMERAL_ACTION_EXPIRED = (
+    "Bad Request: the action that allows this ephemeral message is older than 15 seconds"
+)
+EPHEMERAL_QUERY_INVALID = "Bad Request: callback query can't trigger this ephemeral message"
+EPHEMERAL_REPLACE_EPHEMERAL = (
+    "Bad Request: replace_callback_query_message must be False for callback queries from "
+    "ephemeral messages"
+)
+EPHEMERAL_REPLY_NOT_EPHEMERAL = "Bad Request: a reply to an ephemeral message must be ephemeral"
+EPHEMERAL_REPLY_NOT_FOUND = "Bad Request: ephemeral message to be replied not found"

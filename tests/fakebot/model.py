@@ -83,6 +83,14 @@ class Message:
     service: dict | None = None  # e.g. {"migrate_to_chat_id": ...}
     method: str | None = None  # the API method that created it
     inline_message_id: str | None = None  # inline messages (chat_id is 0)
+    #: Ephemeral messages (Bot API 10.2/10.3): ``message_id`` is 0, this is their id inside
+    #: the chat; ``receiver_id`` is who sees it (the bot for an incoming ephemeral command).
+    ephemeral_message_id: int | None = None
+    receiver_id: int | None = None
+    created: float = 0.0  # clock time (ephemeral: the 15-second reply window starts here)
+    delivered: bool = True  # False: an ephemeral send Telegram accepted but never showed
+    expired: bool = False  # an ephemeral message that vanished on its own
+    replaced_message_id: int | None = None  # replace_callback_query_message: shown instead
 
     # --- convenient views -------------------------------------------------------------
     @property
@@ -136,6 +144,10 @@ class Message:
             f"{self.chat_id}; buttons: {known}"
         )
 
+    @property
+    def ephemeral(self) -> bool:
+        return self.ephemeral_message_id is not None
+
     def snapshot(self) -> dict[str, Any]:
         """The editable state: what editMessage* compares and what ``edits`` records."""
         return {
@@ -154,6 +166,8 @@ class Message:
 
     def __repr__(self) -> str:  # short: tests print lists of these
         flags = " deleted" if self.deleted else ""
+        if self.ephemeral:
+            flags += f" ephemeral {self.ephemeral_message_id} for {self.receiver_id}"
         who = "bot" if self.from_bot else f"user {self.sender_id}"
         return (f"<Message {self.chat_id}/{self.message_id} {self.kind} from {who}{flags}: "
                 f"{(self.content or '')[:60]!r}>")
@@ -181,6 +195,9 @@ class Chat:
     last_from_bot: bool = False
     send_times: deque = field(default_factory=deque)  # clock times of the bot's messages/edits
     paused_until: float = 0.0  # fake.flood(): every write answers 429 until then
+    #: Ephemeral messages, both ways, oldest first (never in ``messages``: the group does
+    #: not see them); looked up by (the member's user id, ephemeral_message_id).
+    ephemeral: list[Message] = field(default_factory=list)
 
     @property
     def is_group(self) -> bool:
@@ -216,6 +233,7 @@ class CallbackQuery:
     message_id: int
     data: str
     created: float  # clock time
+    ephemeral_message_id: int | None = None  # pressed on an ephemeral message
     answered: bool = False
     text: str | None = None
     show_alert: bool = False
@@ -286,9 +304,15 @@ class FakeUser:
 
     def press(self, message: Message, text: str | None = None,
               data: str | None = None, *, forged: bool = False) -> CallbackQuery:
-        """Press the inline button (by text or callback_data) on a message the bot sent;
+        """Press the inline button (by text or callback_data) on a message the bot sent (an
+        ephemeral one too, if it is this user's);
         ``forged=True`` sends ``data`` whatever the message's buttons (a modified client)."""
         return self.fake.user_presses(self, message, text=text, data=data, forged=forged)
+
+    def send_ephemeral(self, chat: Chat | int, text: str) -> Message:
+        """Send an ephemeral command in a group (one the bot registered with
+        ``is_ephemeral``): only this user and the bot see it."""
+        return self.fake.user_sends_ephemeral(self, chat, text)
 
     def join(self, group: Chat | int) -> Message:
         """Join a group (a new_chat_members service message the bot receives)."""
