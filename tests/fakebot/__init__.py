@@ -62,7 +62,9 @@ every update was answered 2xx.
 The world
 =========
 ``FakeTelegram(token=..., bot_username=..., bot_id=None, clock=None, *, privacy=True,
-group_limit=20, group_window=60, global_limit=30, callback_timeout=900)`` -- ``clock`` is a
+group_limit=20, group_window=60, global_limit=30, callback_timeout=900, ephemeral_window=15,
+ephemeral_in_group_limit=True, ephemeral_after_answer=False, ephemeral_lifetime=None)``
+(the ephemeral ones: "Ephemeral messages" below) -- ``clock`` is a
 callable returning seconds (default ``time.time``); it dates messages (whole seconds) and drives
 the flood limits, the callback timeout and the 48-hour delete limit. ``FakeClock(start, step=0)``
 is one that moves only on ``clock.advance(seconds)`` (or by ``step`` per reading). With a frozen
@@ -109,6 +111,67 @@ Privacy mode (on by default), kept simple: in a group the bot receives ``/cmd@it
 always, a bare ``/cmd`` only when the last message in the chat was the bot's, replies to its
 messages, and service messages; other text never. An admin bot, or ``fake.privacy = False``,
 receives everything. Private chats: everything.
+
+Ephemeral messages (Bot API 10.2/10.3)
+======================================
+As core.telegram.org/bots/api#ephemeral-messages-and-commands and the 10.3 changelog describe
+them (facts and sources: issue 42, ``../shared/notes/ephemeral.md``; pinned by
+``tests/test_fakebot_ephemeral.py``). python-telegram-bot 22.8 knows none of it: pass the
+parameters with ``api_kwargs``, call the new methods with ``Bot.do_api_request``, and read
+``ephemeral_message_id`` / ``receiver_user`` from ``Message.api_kwargs``.
+
+- sendMessage, sendPhoto, sendDocument and sendAnimation (the send methods the emulator has)
+  take ``ephemeral_message_parameters`` {``receiver_user_id``, ``callback_query_id``,
+  ``replace_callback_query_message``}. 10.2's flat ``receiver_user_id`` / ``callback_query_id``
+  are refused with 400 (Telegram would ignore unknown parameters and post to the whole group:
+  a request in the old shape is a bug to catch). Private chats: 400 ``BOT_NOT_ADMIN``. The
+  receiver must be a non-bot member of the group.
+- A bot that is not an administrator sends only within ``fake.ephemeral_window`` (15) clock
+  seconds of the receiver's eligible action: the ``callback_query_id`` of their own press in
+  that chat, or ``reply_parameters.ephemeral_message_id`` of their incoming ephemeral command
+  (a reply to an ephemeral message must itself be ephemeral, within 15 s). An administrator
+  bot (``fake.set_bot_admin(group)`` / ``group(..., bot_admin=True)``) sends to any member at
+  any time.
+- The message has ``message_id`` 0, an ``ephemeral_message_id`` counted per chat and receiver
+  (1, 2, ...) and ``receiver_user``. It is kept apart from the chat's messages: ``sent``,
+  ``last``, ``messages``, ``wait_for_message`` show only what every member sees.
+- editEphemeralMessageText / Caption / Media / ReplyMarkup and deleteEphemeralMessage take
+  (``chat_id``, ``receiver_user_id``, ``ephemeral_message_id``) and answer True; an edit
+  without ``reply_markup`` removes the keyboard, "message is not modified" as for others. The
+  regular edit/delete methods never reach an ephemeral message (message_id 0).
+- ``user.press(ephemeral_message, ...)``: only its receiver can; the callback query's message
+  carries message_id 0, the ephemeral id and receiver_user; an ephemeral send with
+  ``replace_callback_query_message`` for such a press is refused (it must be edited).
+- ``user.send_ephemeral(group, "/hand")``: a command the bot registered with
+  ``BotCommand.is_ephemeral`` (setMyCommands keeps the field; the most specific scope and
+  language that has a list decides; AssertionError if not ephemeral there, as a client would
+  send it publicly) arrives as a ``message`` with message_id 0, an ephemeral_message_id and
+  ``receiver_user`` = the bot, whatever the privacy mode. A public reply to it
+  (``reply_parameters.ephemeral_message_id`` without ephemeral parameters) is refused.
+- ``fake.ephemeral(chat, user, gone=False)``: the bot's ephemeral messages the user sees now;
+  ``fake.visible(chat, user)``: everything the user sees (public and their own ephemeral), for
+  leak checks per receiver; ``fake.ephemeral_log(chat)``: every ephemeral message both ways;
+  ``await fake.wait_for_ephemeral(chat, user, contains=None, since=None)``.
+- ``fake.drop_ephemeral(count=1)``: the next sends are accepted but never shown ("it is not
+  guaranteed that the ephemeral message will be received"); ``fake.expire_ephemeral(chat,
+  user, ephemeral_message_id=None)`` or ``FakeTelegram(ephemeral_lifetime=seconds)``: they
+  vanish ("may disappear automatically"); edits and deletes then fail as "message to edit
+  not found" / "message to delete not found", and a press is impossible.
+
+Where the official text is silent the emulator chooses, and says so:
+
+- ``ephemeral_in_group_limit=True``: ephemeral sends and edits count in the group's
+  ``group_limit`` (20 a minute) like public ones, the safe reading until Telegram documents
+  otherwise (set False to leave them out; the global 30/s always counts them).
+  ``max_sends_in_window(chat, ephemeral=False)`` counts public writes only.
+- ``ephemeral_after_answer=False``: a callback query already answered no longer allows an
+  ephemeral send for a bot that is not an administrator (one practitioner reports that
+  answering closes the query): send the ephemeral answer first, then answer the query.
+- One press may open several ephemeral messages within its window; edits and deletes have
+  no time limit; ids are never reused (Telegram may reuse one after its message is deleted or
+  expires, so a bot must not rely on them staying unique).
+- Error texts other than ``BOT_NOT_ADMIN`` are the emulator's own words
+  (``errors.EPHEMERAL_*``): Telegram documents the rules, not the errors.
 
 Inspecting
 ==========
