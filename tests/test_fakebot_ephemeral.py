@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, InputMediaPhoto, Update
 from telegram.error import BadRequest, RetryAfter
+from telegram.ext import Application, CallbackQueryHandler, CommandHandler, ContextTypes
 
 from tests.fakebot import Chat, FakeClock, FakeTelegram, FakeUser, Message, errors
 
@@ -396,3 +397,50 @@ async def test_dropped_deliveries_and_expiry(fake: FakeTelegram, bot: Bot, clock
     clock.advance(60)
     assert fake.ephemeral(group, ann) == []
     assert len(fake.ephemeral(group, ann, gone=True)) == 3
+
+
+async def hand(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Answers an ephemeral /hand with an ephemeral panel, as the bot will."""
+    message = update.effective_message
+    await context.bot.send_message(
+        message.chat_id, "your hand", reply_markup=panel_keyboard("Q♦"),
+        reply_parameters={"ephemeral_message_id": message.api_kwargs["ephemeral_message_id"]},
+        api_kwargs={"ephemeral_message_parameters": {"receiver_user_id": message.from_user.id}})
+
+
+async def card(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """A press on the panel edits it by the triple, then answers the query."""
+    query = update.callback_query
+    panel = query.message
+    await context.bot.do_api_request("editEphemeralMessageText", api_kwargs={
+        "chat_id": panel.chat.id, "receiver_user_id": panel.api_kwargs["receiver_user"]["id"],
+        "ephemeral_message_id": panel.api_kwargs["ephemeral_message_id"],
+        "text": f"picked {query.data}"})
+    await query.answer()
+
+
+async def test_a_ptb_application_plays_through_ephemeral_messages(fake: FakeTelegram,
+                                                                  bot: Bot, group: Chat,
+                                                                  ann: FakeUser,
+                                                                  bob: FakeUser) -> None:
+    """The real Application's handlers get the ephemeral command and the press, and what
+    they send and edit reaches Ann alone."""
+    await register_hand(bot)
+    application = (Application.builder().token(fake.token).request(fake.request())
+                   .get_updates_request(fake.request()).build())
+    application.add_handler(CommandHandler("hand", hand))
+    application.add_handler(CallbackQueryHandler(card))
+    async with application:
+        await application.start()
+        await application.updater.start_polling(poll_interval=0)
+        try:
+            ann.send_ephemeral(group, "/hand")
+            panel = await fake.wait_for_ephemeral(group, ann, "your hand")
+            press = ann.press(panel, text="Q♦")
+            await fake.wait_for(lambda: fake.answer(press).answered)
+        finally:
+            await application.updater.stop()
+            await application.stop()
+    assert (panel.text, panel.reply_markup) == ("picked card:Q♦", None)
+    assert fake.sent(group) == [] and fake.ephemeral(group, bob) == []
+    assert [m.content for m in fake.visible(group, ann)] == ["/hand", "picked card:Q♦"]

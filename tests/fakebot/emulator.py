@@ -751,7 +751,8 @@ class FakeTelegram:
                     continue
                 lines.append(f"  {c.method} chat={c.chat_id} -> {c.status} {c.description or ''}")
             lines.append("newest messages:")
-            newest = sorted((m for ch in self.chats.values() for m in ch.messages.values()),
+            newest = sorted((m for ch in self.chats.values()
+                             for m in (*ch.messages.values(), *ch.ephemeral)),
                             key=lambda m: m.seq)[-8:]
             lines.extend(f"  {m!r}" for m in newest)
             if self.errors:
