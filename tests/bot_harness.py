@@ -121,6 +121,22 @@ async def start_group_duel(h: Harness, group: Chat, creator: FakeUser, joiner: F
     return row
 
 
+async def start_private_match(h: Harness, user: FakeUser,
+                              args: str = "deal=short level=easy") -> int:
+    """``/new ARGS`` in ``user``'s private chat, then ▶ Start: their match against the
+    computer (they must have started the bot); its id."""
+    user.send(user.chat, f"/new {args}")
+    await h.settle()
+    lobby = h.fake.last(user)
+    assert lobby is not None, h.fake.describe()
+    user.press(lobby, data=next(b["callback_data"] for b in lobby.buttons()
+                                if b["callback_data"].endswith(":go")))
+    await h.settle()
+    row = await h.services.store.active_match(user.id)
+    assert row is not None, h.fake.describe()
+    return row.match_id
+
+
 def panel(fake: FakeTelegram, user: FakeUser) -> Message | None:
     """The user's newest private message with match buttons (the live panel)."""
     for message in reversed(fake.sent(user, deleted=False)):

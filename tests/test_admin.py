@@ -11,7 +11,7 @@ import pytest
 from chat.config import ConfigError, load_config
 from krendzu import Match, Place
 from krendzu.coords import frame_for
-from tests.bot_harness import BOT, FastClock, running_bot, start_group_duel
+from tests.bot_harness import BOT, FastClock, running_bot, start_group_duel, start_private_match
 from tests.fakebot import FakeTelegram
 
 OWNER = 900
@@ -100,13 +100,7 @@ async def test_a_notice_reaches_every_chat_with_a_match_being_played(tmp_path: P
             person.start_bot()
         await h.settle()
         await start_group_duel(h, playing, ann, bob)
-        cat.send(cat.chat, "/new deal=short level=easy")  # a private match with the computer
-        await h.settle()
-        lobby = fake.last(cat)
-        assert lobby is not None
-        cat.press(lobby, data=next(b["callback_data"] for b in lobby.buttons()
-                                   if b["callback_data"].endswith(":go")))
-        await h.settle()
+        await start_private_match(h, cat)  # a private match with the computer
         owner.send(owner.chat, "/admin notice")
         await h.settle()
         assert texts(fake, owner)[-1] == "Write the notice after the command: /admin notice TEXT."

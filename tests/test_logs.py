@@ -24,7 +24,7 @@ from telegram.error import InvalidToken
 from chat import logs
 from krendzu import Card, Pass, Place, export_record
 from krendzu.coords import frame_for
-from tests.bot_harness import BOT, FastClock, panel, running_bot
+from tests.bot_harness import BOT, FastClock, panel, running_bot, start_private_match
 from tests.fakebot import FakeTelegram
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -179,15 +179,8 @@ async def test_a_deal_at_debug_logs_neither_the_token_nor_a_card(
     logs.configure("DEBUG", fake.token)
     async with running_bot(tmp_path, fake) as h:
         ann.start_bot()
-        ann.send(ann.chat, "/new deal=short level=easy")
-        await h.settle()
-        lobby = fake.last(ann)
-        assert lobby is not None
-        ann.press(lobby, data=next(b["callback_data"] for b in lobby.buttons()
-                                   if b["callback_data"].endswith(":go")))
-        await h.settle()
-        flow, store = h.services.flow, h.services.store
-        match_id = (await store.matches_of_user(61))[0].match_id
+        match_id = await start_private_match(h, ann)
+        flow = h.services.flow
         for _ in range(300):
             stored = await flow.load(match_id)
             game = stored.game
@@ -243,17 +236,11 @@ async def test_the_json_log_has_one_object_a_line_with_the_update_and_no_secret(
         ann = fake.user(62, "Ann")
         async with running_bot(tmp_path, fake) as h:
             ann.start_bot()
-            ann.send(ann.chat, "/new deal=short level=easy")
-            await h.settle()
-            lobby = fake.last(ann)
-            assert lobby is not None
-            ann.press(lobby, data=next(b["callback_data"] for b in lobby.buttons()
-                                       if b["callback_data"].endswith(":go")))
-            await h.settle()
-            stored = (await h.services.store.matches_of_user(62))[0]
-            game = (await h.services.flow.load(stored.match_id)).game
+            match_id = await start_private_match(h, ann)
+            stored = await h.services.flow.load(match_id)
+            game = stored.game
             hands = {card for seat in range(2) for card in game.tour.hand(seat)}
-            card = game.tour.hand(stored.seat_of(62))[0]
+            card = game.tour.hand(stored.row.seat_of(62) or 0)[0]
             # An illegal step (far from the centre): logged at DEBUG while it is handled.
             ann.send(ann.chat, f"/play {card.code()} A1")
             await h.settle()

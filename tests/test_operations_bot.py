@@ -14,7 +14,13 @@ from prometheus_client.parser import text_string_to_metric_families
 from chat import healthcheck
 from krendzu import Match, Pass, Place
 from krendzu.coords import frame_for
-from tests.bot_harness import BOT, FastClock, running_bot, start_group_duel
+from tests.bot_harness import (
+    BOT,
+    FastClock,
+    running_bot,
+    start_group_duel,
+    start_private_match,
+)
 from tests.fakebot import FakeTelegram
 from tests.pg import PgServer
 from tests.webhook_harness import free_port
@@ -63,16 +69,9 @@ async def test_metrics_count_a_scripted_private_match(
             before = samples((await web.get("/metrics")).text)
             ann.start_bot()  # /start: a command
             await h.settle()
-            ann.send(ann.chat, "/new deal=short level=easy")
-            await h.settle()
-            lobby = fake.last(ann)
-            assert lobby is not None
-            ann.press(lobby, data=next(b["callback_data"] for b in lobby.buttons()
-                                       if b["callback_data"].endswith(":go")))
-            await h.settle()
+            match_id = await start_private_match(h, ann)  # /new, then ▶ Start: a button
             typed = 0
             flow = h.services.flow
-            match_id = (await h.services.store.matches_of_user(71))[0].match_id
             while typed < 3 or not decided((await web.get("/metrics")).text):
                 # Ann's legal moves, typed, until the computer has decided at least once.
                 assert typed < 30, fake.describe()
