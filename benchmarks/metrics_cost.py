@@ -39,15 +39,15 @@ from tests.webhook_harness import free_port
 TARGET_RATIO = 0.95
 
 
-async def scrape(port: int, stop: asyncio.Event) -> int:
-    """GET /metrics once a second until ``stop``; how many scrapes answered."""
+async def scrape(port: int, stop: asyncio.Event, every: float) -> int:
+    """GET /metrics every ``every`` seconds until ``stop``; how many scrapes answered."""
     done = 0
     async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as web:
         while not stop.is_set():
             if (await web.get("/metrics")).status_code == 200:
                 done += 1
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), 1.0)
+                await asyncio.wait_for(stop.wait(), every)
     return done
 
 
@@ -63,7 +63,8 @@ async def one_run(args: argparse.Namespace, directory: Path, metrics: bool) -> d
         await bench.setup(args.matches)
         watchdog = asyncio.create_task(bench.watchdog())
         stop = asyncio.Event()
-        scraper = asyncio.create_task(scrape(port, stop)) if metrics else None
+        scraper = (asyncio.create_task(scrape(port, stop, args.scrape_every))
+                   if metrics and args.scrape_every > 0 else None)
         try:
             for game in bench.games:
                 bench.ready.put_nowait(game)
@@ -101,6 +102,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--matches", type=int, default=40, help="matches in progress")
     parser.add_argument("--seconds", type=float, default=10.0, help="each saturation run")
     parser.add_argument("--rounds", type=int, default=3, help="pairs of runs, off and on")
+    parser.add_argument("--scrape-every", type=float, default=1.0,
+                        help="seconds between two scrapes with metrics on (0: none)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the moves chosen")
     parser.add_argument("--draw-workers", type=int, default=2,
                         help="processes drawing pictures, as KRENDZU_DRAW_WORKERS")
