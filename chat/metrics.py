@@ -39,8 +39,6 @@ CONTENT_TYPE = CONTENT_TYPE_LATEST
 LATENCY_BUCKETS = (0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 #: Buckets of a computer's decision (seconds): easy is milliseconds, hard about a second.
 DECISION_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0)
-#: What :data:`ACTIVE` counts.
-ACTIVE_KINDS = ("lobbies", "matches", "arenas", "pool_players")
 
 
 
@@ -78,7 +76,7 @@ def update_kind(update: object) -> str:
 
 class Metrics:
     """The process's instruments, its registry, and the readers of the figures that live in
-    the store (set by the composition root: :attr:`active_counts`, :attr:`backlog`)."""
+    the store (set by the composition root: :attr:`read_store`)."""
 
     def __init__(self, *, process: bool = True) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
@@ -103,7 +101,7 @@ class Metrics:
             "krendzu_computer_decision_seconds", "A computer player's time to decide a "
             "turn, by level.", ["level"], buckets=DECISION_BUCKETS, registry=r)
         self.active = Gauge("krendzu_active", "What is open now: set-ups waiting for "
-                            "players, running matches, arenas and their pool players.",
+                            "players and running matches.",
                             ["what"], registry=r)
         self.backlog_size = Gauge(
             "krendzu_announcement_backlog", "Moves of running matches stored but not yet "
@@ -116,8 +114,6 @@ class Metrics:
             registry=r)
         #: Read at each scrape (``None``: not known in this process).
         self.read_store: ReadStore | None = None
-        #: Open now but not in the store: kind → count (the arenas' pools, when served).
-        self.counts: dict[str, Callable[[], int]] = {}
 
     # -- what the bot's parts report --------------------------------------------------
 
@@ -145,8 +141,6 @@ class Metrics:
     async def refresh(self) -> None:
         """Read the figures that live in the store (the gauges); a failure is counted and
         leaves the last figures, so a slow database never breaks the scrape."""
-        for kind, count in self.counts.items():
-            self.active.labels(kind).set(count())
         if self.read_store is None:
             return
         try:
