@@ -50,7 +50,6 @@ from chat.logs import RecentErrors
 from chat.menus import set_commands
 from chat.metrics import Metrics
 from chat.miniapp import app_links, miniapp_routes
-from chat.notices import Send
 from chat.operations import instrument, operations_routes, ready_of, serve_job_doors
 from chat.outbox import start_outbox
 from chat.painter import Painter
@@ -128,18 +127,13 @@ def build_application(
         delivery.on_computer = pacer.schedule if jobs is None else Attached.on_computer
 
         async def cannot_write(match_id: int, user_id: int) -> None:
-            row = await store.get_match(match_id)
-            if row.chat_id > 0:
-                return
-            tr = await flow.chat_tr(row.chat_id)
-            name = await flow.name_of(user_id)
-            delivery.run([Send(row.chat_id, tr._(
-                "I cannot write to {name} privately, so their cards cannot reach them. "
-                "{name}, please open my private chat and press Start: your seat is kept.",
-                name=name) + f"\nhttps://t.me/{app.bot.username}", thread_id=row.thread_id,
-                group=True)])
+            delivery.run(await flow.unreachable(match_id, user_id))
+
+        async def bot_rights(chat_id: int, admin: bool) -> None:
+            delivery.run(await flow.bot_rights(chat_id, admin))
 
         delivery.on_forbidden = cannot_write
+        delivery.sender.on_bot_admin = bot_rights
         attached = None
         if jobs is not None:  # the scaled mode: announcements, timers, computers are jobs
             assert isinstance(store, PostgresStore), "open_store refuses hooks elsewhere"
@@ -263,7 +257,8 @@ def flow_and_delivery(config: Config, bot: Bot, store: Store, limiter: ChatRateL
                 max_matches_per_chat=config.max_matches_per_chat,
                 engine_api_url=config.engine_api_url,
                 app_links=app_links(config, bot.username),
-                locks=flow_locks(store), announced_by_jobs=announced_by_jobs)
+                locks=flow_locks(store), announced_by_jobs=announced_by_jobs,
+                panels_in_group=config.panels_in_group)
     delivery = Delivery(bot, store, painter=Painter(config.draw_workers, catalogs),
                         group_limit=config.group_limit, clock=clock, limiter=limiter)
     limiter.on_pause = delivery.flood_wait

@@ -60,6 +60,9 @@ class Config:
     #: An information answer given in a group is recent this long: asked again meanwhile,
     #: it is pointed to, not sent again (chat/answers.py; 0: every request answered anew).
     info_repeat_minutes: float = 5.0
+    #: ``KRENDZU_PANELS``: where a group's players open their panels unless the group chose
+    #: (``/settings panels=``): ``group`` (ephemeral messages, issue 42) or ``private``.
+    panels_in_group: bool = True
     #: Webhook mode (chat/web.py) when set: the public HTTPS URL Telegram posts updates to.
     webhook_url: str | None = None
     #: What Telegram sends in ``X-Telegram-Bot-Api-Secret-Token`` (required with the URL).
@@ -160,6 +163,7 @@ def load_config(env_file: Path | None = Path(".env")) -> Config:
         info_per_user=number("KRENDZU_INFO_PER_USER", 6.0, 1.0, 10000.0),
         info_per_chat=number("KRENDZU_INFO_PER_CHAT", 12.0, 1.0, 10000.0),
         info_repeat_minutes=number("KRENDZU_INFO_REPEAT_MINUTES", 5.0, 0.0, 1440.0),
+        panels_in_group=panels_where(get("KRENDZU_PANELS")),
         webhook_url=webhook_url,
         webhook_secret=webhook_secret,
         web_listen=listen,
@@ -203,6 +207,14 @@ def user_ids(name: str, value: str | None) -> frozenset[int]:
     if not all(word.isascii() and word.isdigit() and 0 < int(word) < 2**52 for word in words):
         raise ConfigError(f"{name} must be Telegram user ids separated by commas, not {value!r}")
     return frozenset(int(word) for word in words)
+
+
+def panels_where(value: str | None) -> bool:
+    """``KRENDZU_PANELS``: ``group`` (the default) or ``private``."""
+    chosen = (value or "").strip().lower() or "group"
+    if chosen not in ("group", "private"):
+        raise ConfigError(f"KRENDZU_PANELS must be group or private, not {value!r}")
+    return chosen == "group"
 
 
 def switch(name: str, value: str | None, *, default: bool) -> bool:

@@ -39,8 +39,9 @@ from typing import Any
 from telegram import Bot
 from telegram.error import NetworkError, RetryAfter, TelegramError
 
-from chat.gates import WINDOW, Gate, GroupGate, SharedGate
-from chat.notices import HELD, Announced, BoardPost, ComputerTurn, Notice, Send
+from chat.gates import Gate
+from chat.group_windows import GroupWindows
+from chat.notices import HELD, Announced, BoardPost, ComputerTurn, Ephemeral, Notice, Send
 from chat.painter import Painter
 from chat.ratelimit import ChatRateLimiter
 from chat.sending import Sender, chat_of
@@ -53,8 +54,6 @@ log = logging.getLogger(__name__)
 MAX_ATTEMPTS = 6
 #: Back-off between them: 1, 2, 4, ... seconds, at most this.
 MAX_BACKOFF = 30.0
-#: Slots of a group's window kept for its play beyond what it wrote in the last one.
-PLAY_MARGIN = 2
 
 
 @dataclass
@@ -74,7 +73,7 @@ class _Item:
             self.done.set_result(delivered)
 
 
-class Delivery:
+class Delivery(GroupWindows):
     def __init__(self, bot: Bot, store: Store, *, painter: Painter | None = None,
                  group_limit: int = 19,
                  clock: Callable[[], float] = time.time,
@@ -105,6 +104,9 @@ class Delivery:
         self._queues: dict[int, deque[_Item]] = {}
         self._workers: dict[int, asyncio.Task[None]] = {}
         self._gates: dict[int, Gate] = {}
+        #: Ephemeral writes waiting for a group's slot: its queue's posts let them go first.
+        self._urgent: dict[int, int] = {}
+        self.sender.slot = self.group_slot
         #: The windows every process shares (:meth:`share`); ``None``: this process's own.
         self.windows: FloodWindows | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -238,6 +240,10 @@ class Delivery:
             # Play (board posts, lobbies, panels) before information replies.
             item = next((i for i in queue if i.info is None), queue[0])
             if chat < 0:
+                if self._urgent.get(chat):
+                    # An ephemeral answer to a press waits for a slot: it goes first.
+                    await asyncio.sleep(0.02)
+                    continue
                 # Every group write (post, lobby edit) counts against the group's limit, and
                 # replies leave part of it to play. While the gate is shut, look again after
                 # a short nap: something more urgent may have arrived meanwhile.
@@ -303,93 +309,44 @@ class Delivery:
             except Exception:
                 log.exception("an answer's message could not be noted")
 
-    def reserve_for_play(self, chat: int) -> int:
-        """Slots of the group's window an information reply must leave free: a third of
-        it, or as many as the group's play wrote in the last window and two more, whichever
-        is more. A group playing a move every five seconds needs twelve board posts a
-        minute; replies asked for meanwhile (a stranger's flood of distinct /score, /board,
-        /top) must take the rest, never those (issue 43)."""
-        writes = self._play_writes.get(chat)
-        if not writes:
-            return self.info_reserve
-        since = self.clock() - WINDOW
-        while writes and writes[0] <= since:
-            writes.popleft()
-        if not writes:
-            del self._play_writes[chat]
-            return self.info_reserve
-        return max(self.info_reserve, min(self.group_limit - 1, len(writes) + PLAY_MARGIN))
-
     async def _nap(self, seconds: float) -> None:
         """Sleep ``seconds`` of the delivery clock (a test's may run faster than real time)."""
         end = self.clock() + seconds
         while (left := end - self.clock()) > 0:
             await asyncio.sleep(min(left, 0.2))
 
-    async def group_wait(self, chat: int) -> float:
-        """Seconds until the group's window lets one more write out (0: now), taking no
-        slot: the scaled mode's board job waits that long as a job scheduled later rather
-        than holding a worker's slot (:mod:`chat.jobs`)."""
-        return await self._gate(chat).wait()
+    async def answer_now(self, notices: Sequence[Notice]) -> list[bool]:
+        """Send the answer to a press or an ephemeral command at once, outside the queues
+        (its 15 seconds run, and the press waits for it to be answered): for each notice,
+        whether Telegram took it. An ephemeral one refused is ``False``, and the door
+        falls back to the private chat (docs/ephemeral.md)."""
+        sent: list[bool] = []
+        for notice in notices:
+            try:
+                if isinstance(notice, Ephemeral):
+                    sent.append(await self.sender.send_ephemeral(notice) is not None)
+                else:
+                    await self.sender.deliver(notice)
+                    sent.append(True)
+            except TelegramError as exc:
+                log.info("an answer to chat %s could not be sent (%s)", chat_of(notice),
+                         type(exc).__name__)
+                sent.append(False)
+        return sent
 
     async def knows_panel(self, match_id: int, user_id: int) -> bool:
         return await self.sender.knows_panel(match_id, user_id)
 
     async def panel_pressed(self, match_id: int, user_id: int, message_id: int, *,
-                            is_photo: bool) -> None:
-        await self.sender.panel_pressed(match_id, user_id, message_id, is_photo=is_photo)
+                            is_photo: bool, in_group: int | None = None) -> None:
+        await self.sender.panel_pressed(match_id, user_id, message_id, is_photo=is_photo,
+                                        in_group=in_group)
 
     async def report_unreachable(self, match_id: int, user_id: int) -> None:
         await self.sender.report_unreachable(match_id, user_id)
 
-    def flood_wait(self, chat_id: int | str, seconds: float) -> None:
-        """The rate limiter paused ``chat_id`` after a 429 (see :meth:`GroupGate.saturate`)."""
-        if isinstance(chat_id, int) and chat_id < 0:
-            gate = self._gate(self.sender.moved.get(chat_id, chat_id))
-            if isinstance(gate, GroupGate):  # a shared one is filled by the limiter
-                gate.saturate(seconds)
 
-    def _note_group_write(self, chat: int) -> None:
-        """Keep the write's time in the store (embedded mode), for a restart's
-        :meth:`seed_groups`. In the background: it must not hold the chat's next write, and
-        a lost note costs at most one 429 after a restart, never a message."""
-        if self.windows is not None:  # the shared windows of the scaled mode count it
-            return
-        task = asyncio.create_task(self.store.note_group_write(chat, self.clock()))
-        self._tasks.add(task)
-        task.add_done_callback(self._noted)
 
-    def _noted(self, task: asyncio.Task[None]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.warning("a group write could not be noted: %s", type(task.exception()).__name__)
 
-    def seed_groups(self, writes: list[tuple[int, float]]) -> None:
-        """After a restart: each group's window starts with the writes the process before
-        made in it (``(chat_id, time)``, from :meth:`storage.Store.group_writes`), so the
-        first posts after the restart do not meet a 429 that pauses the group for up to a
-        minute. The shared windows of the scaled mode know them already."""
-        if self.windows is not None:
-            return
-        by_chat: dict[int, list[float]] = {}
-        for chat_id, at in writes:
-            by_chat.setdefault(chat_id, []).append(at)
-        for chat_id, times in by_chat.items():
-            gate = self._gate(chat_id)
-            if isinstance(gate, GroupGate):
-                gate.seed(times)
 
-    def share(self, windows: FloodWindows) -> None:
-        """Count group writes in ``windows`` (the scaled mode's PostgreSQL), with every
-        other process writing for the bot."""
-        self.windows = windows
-        self._gates.clear()
 
-    def _gate(self, chat: int) -> Gate:
-        if chat not in self._gates:
-            if self.windows is not None:
-                self._gates[chat] = SharedGate(self.windows, chat, self.group_limit,
-                                               clock=self.clock)
-            else:
-                self._gates[chat] = GroupGate(self.group_limit, clock=self.clock)
-        return self._gates[chat]

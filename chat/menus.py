@@ -18,8 +18,12 @@ PRIVATE_COMMANDS = ("new", "play", "pass", "hand", "board", "score", "hint", "ex
                     "discard", "back", "stats", "top", "history", "moves", "export", "resign",
                     "cancel", "lang", "engine", "rules", "help")
 GROUP_COMMANDS = ("new", "join", "leave", "add", "go", "play", "pass", "board", "score", "hand",
-                  "back", "kick", "stats", "top", "history", "moves", "export", "resign",
-                  "cancel", "lang", "settings", "rules", "help")
+                  "hint", "exchange", "discard", "back", "kick", "stats", "top", "history",
+                  "moves", "export", "resign", "cancel", "lang", "settings", "rules", "help")
+#: The group commands registered as ephemeral (Bot API 10.2's ``BotCommand.is_ephemeral``,
+#: issue 42): picked from the menu, they reach the bot unseen by the group, and their answers
+#: go back to the sender alone (chat/handlers/ephemeral_answers.py).
+EPHEMERAL_COMMANDS = frozenset({"play", "pass", "hand", "hint", "exchange", "discard", "back"})
 
 
 def command_descriptions(tr: Tr) -> dict[str, str]:
@@ -60,17 +64,24 @@ def menu(tr: Tr, *, private: bool) -> list[tuple[str, str]]:
     return [(name, text[name]) for name in (PRIVATE_COMMANDS if private else GROUP_COMMANDS)]
 
 
+def bot_commands(tr: Tr, *, private: bool) -> list[BotCommand]:
+    """The menu as Telegram takes it; in groups the moves and hands are ephemeral commands
+    (``is_ephemeral`` through ``api_kwargs``: python-telegram-bot 22.8 predates it)."""
+    return [BotCommand(name, text, api_kwargs={"is_ephemeral": True}
+                       if not private and name in EPHEMERAL_COMMANDS else None)
+            for name, text in menu(tr, private=private)]
+
+
 async def set_commands(bot: Bot, catalogs: Catalogs) -> None:
     """The command menu per scope (private, groups) and per language, with the bot's
     descriptions, set for every chat at start (chat/compose.py)."""
     for language in catalogs.languages:
         tr = catalogs.get(language)
-        text = command_descriptions(tr)
         code = None if language == "en" else language
-        for scope, names in ((BotCommandScopeAllPrivateChats(), PRIVATE_COMMANDS),
-                             (BotCommandScopeAllGroupChats(), GROUP_COMMANDS)):
-            await bot.set_my_commands([BotCommand(n, text[n]) for n in names], scope=scope,
-                                          language_code=code)
+        for scope, private in ((BotCommandScopeAllPrivateChats(), True),
+                               (BotCommandScopeAllGroupChats(), False)):
+            await bot.set_my_commands(bot_commands(tr, private=private), scope=scope,
+                                      language_code=code)
         # What a person sees before pressing Start (an invitation link, the bot's profile).
         await bot.set_my_description(bot_description(tr), language_code=code)
         await bot.set_my_short_description(bot_short_description(tr), language_code=code)

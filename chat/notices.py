@@ -97,6 +97,32 @@ class Send:
 
 
 @dataclass(frozen=True, slots=True)
+class Ephemeral:
+    """A message in a group that one member alone sees (Telegram's ephemeral messages, issue
+    42): ``send`` says what (its ``chat_id`` is the group; its ``panel_of`` makes it the
+    player's panel, named then by the group, the receiver and its ephemeral id).
+
+    It goes as the answer to the receiver's press (``callback_query_id``) or ephemeral
+    command (``reply_to``: that command's ``ephemeral_message_id``), within the 15 seconds
+    Telegram allows, or pushed (neither): only a bot that administers the group may push,
+    so a push to a group where it does not is dropped (``chat/sending.py`` learns which).
+    It counts against the group's window of writes like a post, ahead of the group's queue."""
+
+    send: Send
+    receiver: int
+    callback_query_id: str | None = None
+    reply_to: int | None = None
+
+    @property
+    def chat_id(self) -> int:
+        return self.send.chat_id
+
+    @property
+    def told(self) -> Told | None:
+        return self.send.told
+
+
+@dataclass(frozen=True, slots=True)
 class EditPanel:
     """Replace the text/caption and keyboard of a player's current panel, if there is one;
     otherwise send ``fallback``. ``picture``: the position changed since the panel was
@@ -107,7 +133,7 @@ class EditPanel:
     user_id: int
     text: str
     keyboard: Keyboard | None
-    fallback: Send | None = None
+    fallback: Send | Ephemeral | None = None
     picture: BoardPicture | None = None
     told: Told | None = None  # as :attr:`Send.told`
 
@@ -196,8 +222,8 @@ class BoardClock:
     keyboard: Keyboard | None = None
 
 
-Notice = (Send | EditPanel | ShowLobby | BoardPost | ComputerTurn | Announced | DropPanel
-          | BoardClock)
+Notice = (Send | Ephemeral | EditPanel | ShowLobby | BoardPost | ComputerTurn | Announced
+          | DropPanel | BoardClock)
 
 
 class Refusal(Enum):

@@ -26,6 +26,9 @@ from telegram import (
 )
 from telegram.error import BadRequest, ChatMigrated, Forbidden, TelegramError
 
+from chat import ephemeral
+from chat.ephemeral import EphemeralId
+from chat.ephemeral_sending import EphemeralSending
 from chat.markup import CAPTION_LIMIT, TEXT_LIMIT, fit, markup
 from chat.notices import (
     BOARD_KEY,
@@ -34,18 +37,18 @@ from chat.notices import (
     Drawing,
     DropPanel,
     EditPanel,
+    Ephemeral,
     Notice,
     Send,
     ShowLobby,
     Told,
 )
 from chat.painter import Painter
-from storage import NotFound, Store
+from storage import NotFound, PanelMessage, Store
 
 log = logging.getLogger(__name__)
 
 FOLLOW_LINES = 12  # move lines kept in a followed board's caption
-
 
 def chat_of(notice: Notice) -> int:
     """The chat a notice is written to (and queued for)."""
@@ -53,10 +56,12 @@ def chat_of(notice: Notice) -> int:
         return notice.chat_id
     if isinstance(notice, EditPanel | DropPanel):
         return notice.user_id
+    if isinstance(notice, Ephemeral):  # after its receiver's panel edits, not the group's posts
+        return notice.receiver
     raise TypeError(type(notice).__name__)
 
 
-class Sender:
+class Sender(EphemeralSending):
     def __init__(self, bot: Bot, store: Store, painter: Painter) -> None:
         self.bot = bot
         self.store = store
@@ -69,12 +74,18 @@ class Sender:
         #: Private chats whose newest message is a board following computer moves:
         #: chat → (message id, the post as it shows). The next such board edits it in place.
         self._follow: dict[int, tuple[int, BoardPost]] = {}
+        self.slot = lambda chat_id: contextlib.nullcontext()  # (EphemeralSending's)
+        self.on_bot_admin = None
 
     async def deliver(self, notice: Notice) -> Message | None:
         """Make the calls of one notice; the message a :class:`Send` made (``None`` for the
         other notices, and for a send that could not be made)."""
         if isinstance(notice, Send):
             message = await self.send(notice)
+            await self._note(notice.told)
+            return message
+        if isinstance(notice, Ephemeral):
+            message = await self.send_ephemeral(notice)
             await self._note(notice.told)
             return message
         if isinstance(notice, BoardPost):
@@ -110,19 +121,24 @@ class Sender:
         return await self.store.get_panel(match_id, user_id) is not None
 
     async def panel_pressed(self, match_id: int, user_id: int, message_id: int, *,
-                            is_photo: bool) -> None:
+                            is_photo: bool, in_group: int | None = None) -> None:
         """A button of ``message_id`` was pressed: it is the player's panel (a message sent
-        before the panel was stored is learnt this way), so the next edit goes there."""
-        await self.store.set_panel(match_id, user_id, (message_id, is_photo))
+        before the panel was stored is learnt this way), so the next edit goes there.
+        ``in_group``: an ephemeral message of that group, ``message_id`` its ephemeral id."""
+        await self.store.set_panel(match_id, user_id,
+                                   PanelMessage(message_id, is_photo, in_group))
 
     async def _edit_panel(self, notice: EditPanel) -> None:
         known = await self.store.get_panel(notice.match_id, notice.user_id)
         if known is None:
-            if notice.fallback is not None:
-                await self.send(notice.fallback)
+            await self._send_fallback(notice)
             return
-        message_id, is_photo = known
+        message_id, is_photo, group = known
         try:
+            if group is not None:
+                await self._edit_ephemeral(EphemeralId(group, notice.user_id, message_id),
+                                           is_photo, notice)
+                return
             if is_photo and notice.picture is not None:
                 # A move changed the position: the photo goes with the caption, in one call.
                 data = await self.painter.board(notice.picture)
@@ -143,8 +159,7 @@ class Sender:
                 return
             log.info("panel edit failed (%s); sending a new one", exc)
             await self.store.set_panel(notice.match_id, notice.user_id, None)
-            if notice.fallback is not None:
-                await self.send(notice.fallback)
+            await self._send_fallback(notice)
             return
         if notice.keyboard is None:
             await self.store.set_panel(notice.match_id, notice.user_id, None)
@@ -276,13 +291,13 @@ class Sender:
             self._follow.pop(send.chat_id, None)  # a newer message: stop editing the old
         if message is not None and send.panel_of is not None:
             match_id, user_id = send.panel_of
-            old = await self.store.set_panel(match_id, user_id,
-                                             (message.message_id, send.picture is not None))
-            if old and old[0] != message.message_id:
+            old = await self.store.set_panel(match_id, user_id, PanelMessage(
+                message.message_id, send.picture is not None))
+            if old and (old.message_id, old.in_group) != (message.message_id, None):
                 await self._retire_panel(chat_id, old, send.replaces)
         return message
 
-    async def _retire_panel(self, chat_id: int, old: tuple[int, bool],
+    async def _retire_panel(self, chat_id: int, old: PanelMessage,
                             note: str | None) -> None:
         """A newer panel replaced ``old`` (message id, whether a photo): its keyboard goes
         and its caption (or text) becomes ``note``, in one call.
@@ -291,7 +306,14 @@ class Sender:
         a move ("Your move: choose a card"), and a short note that describes no position can
         never disagree with the older board its photo shows; the newer panel below says
         everything current. Without a note only the keyboard goes."""
-        message_id, is_photo = old
+        message_id, is_photo, group = old
+        if group is not None:
+            # An ephemeral panel: gone rather than noted (its player alone saw it, and one
+            # left behind would only ask again for a move already made).
+            with contextlib.suppress(TelegramError):
+                async with self.slot(group):
+                    await ephemeral.delete(self.bot, EphemeralId(group, chat_id, message_id))
+            return
         if note:
             try:
                 if is_photo:

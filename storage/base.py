@@ -38,6 +38,7 @@ from storage.model import (
     MoveRow,
     NotFound,
     OperatingFigures,
+    PanelMessage,
     RatingRow,
     SchemaTooNew,
     SeatKind,
@@ -81,6 +82,7 @@ __all__ = [
     "MovedBy",
     "NotFound",
     "OperatingFigures",
+    "PanelMessage",
     "RatingRow",
     "SchemaTooNew",
     "SeatKind",
@@ -153,6 +155,8 @@ class Store(abc.ABC):
         default_settings: Settings | None = None,
         tidy: bool | None = None,
         title: str | None = None,
+        panels_in_group: bool | None = None,
+        bot_admin: bool | None = None,
     ) -> ChatRow:
         """Create the chat or update it; ``None`` leaves a field as it is."""
 
@@ -288,12 +292,12 @@ class Store(abc.ABC):
     # Private panels: the message (delivery's) and the lines it shows (the flow's) ---------
 
     @abc.abstractmethod
-    async def get_panel(self, match_id: int, user_id: int) -> tuple[int, bool] | None:
-        """The player's panel message: (message id, whether it is a photo)."""
+    async def get_panel(self, match_id: int, user_id: int) -> PanelMessage | None:
+        """The player's panel message (:class:`PanelMessage`)."""
 
     @abc.abstractmethod
     async def set_panel(self, match_id: int, user_id: int,
-                        panel: tuple[int, bool] | None) -> tuple[int, bool] | None:
+                        panel: PanelMessage | None) -> PanelMessage | None:
         """Remember (or, with ``None``, forget) the player's panel message; returns the one
         it replaces (in the same write, so two senders cannot both miss the old one)."""
 

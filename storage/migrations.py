@@ -439,6 +439,14 @@ CHANGES: tuple[Change, ...] = (
         "CREATE TABLE switches (name TEXT PRIMARY KEY, value TEXT NOT NULL, "
         "updated_at {real} NOT NULL)",
     )),
+    # Panels in the group (issue 42): where a group wants its players' panels ('private';
+    # NULL: in the group), whether the bot administers it (NULL: not known yet), and the
+    # group a panel is an ephemeral message of (NULL: the player's private chat).
+    Change("panels in the group, as ephemeral messages", (
+        "ALTER TABLE chats ADD COLUMN panels {text}",
+        "ALTER TABLE chats ADD COLUMN bot_admin {flag}",
+        "ALTER TABLE panel_messages ADD COLUMN in_chat {bigint}",
+    )),
 )
 
 MIGRATIONS = numbered(HISTORY, "sqlite", CHANGES)

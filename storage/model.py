@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from krendzu import IllegalMove, KrendzuError, Match, PlayerAction, Redeal, Settings, Table
 from krendzu import parse_action as _parse_action
@@ -234,6 +234,16 @@ class StandIn:
     resigned: bool = False  # resigned in a trio: ranks last whatever the totals
 
 
+class PanelMessage(NamedTuple):
+    """Where a player's panel is: a message of their private chat (``in_group`` None), or
+    an ephemeral message of the match's group seen by them alone, ``message_id`` then being
+    its ``ephemeral_message_id`` (Telegram keys it by the group, the receiver and that id)."""
+
+    message_id: int
+    is_photo: bool
+    in_group: int | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class ChatRow:
     chat_id: int
@@ -243,6 +253,14 @@ class ChatRow:
     updated_at: datetime
     tidy: bool = True  # keep only the newest board post (the default since schema v7)
     title: str | None = None  # the group's title as last seen
+    #: Players' panels open in the group itself, each seen by its player alone (Telegram's
+    #: ephemeral messages, issue 42): ``/settings panels=group`` or ``private`` (the bot's
+    #: private chat, as before); ``None``: not chosen (the bot's ``KRENDZU_PANELS``).
+    panels_in_group: bool | None = None
+    #: Whether the bot administers the group as last learnt (its membership updates, or an
+    #: ephemeral push refused): only an administrator may push a panel unasked.
+    #: ``None``: not known yet.
+    bot_admin: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)

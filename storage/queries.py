@@ -111,7 +111,8 @@ MATCH_COLUMNS = """
     {seats} AS seats
 """
 MOVE_COLUMNS = "match_id, seq, action, update_id, created_at, mover, door, then_card"
-CHAT_COLUMNS = "chat_id, language, default_settings, created_at, updated_at, tidy, title"
+CHAT_COLUMNS = ("chat_id, language, default_settings, created_at, updated_at, tidy, title, "
+                "panels, bot_admin")
 USER_COLUMNS = "user_id, display_name, language, can_write_privately, created_at, updated_at"
 TIMER_COLUMNS = "t.match_id, t.seconds, t.seq, t.deadline, t.reminded"
 LOBBY_COLUMNS = ("lobby_id, chat_id, thread_id, creator_id, state, message_id, status, "
@@ -141,13 +142,16 @@ ENSURE_CHAT = ("INSERT INTO chats (chat_id, created_at, updated_at) VALUES (?, ?
                "ON CONFLICT (chat_id) DO NOTHING")
 UPSERT_CHAT = f"""
     INSERT INTO chats (chat_id, language, default_settings, created_at, updated_at, tidy,
-                       title)
-    VALUES (:chat_id, :language, :settings, :now, :now, COALESCE(:tidy, TRUE), :title)
+                       title, panels, bot_admin)
+    VALUES (:chat_id, :language, :settings, :now, :now, COALESCE(:tidy, TRUE), :title,
+            :panels, :bot_admin)
     ON CONFLICT (chat_id) DO UPDATE SET
         language = COALESCE(excluded.language, chats.language),
         default_settings = COALESCE(excluded.default_settings, chats.default_settings),
         tidy = COALESCE(:tidy, chats.tidy),
         title = COALESCE(excluded.title, chats.title),
+        panels = COALESCE(excluded.panels, chats.panels),
+        bot_admin = COALESCE(excluded.bot_admin, chats.bot_admin),
         updated_at = excluded.updated_at
     RETURNING {CHAT_COLUMNS}
 """
@@ -163,7 +167,7 @@ UPSERT_USER = f"""
         updated_at = excluded.updated_at
     RETURNING {USER_COLUMNS}
 """
-GET_PANEL = ("SELECT message_id, is_photo FROM panel_messages "
+GET_PANEL = ("SELECT message_id, is_photo, in_chat FROM panel_messages "
              "WHERE match_id = ? AND user_id = ?")
 #: Added to a match's update id inside the write that uses it; no row: a redelivery.
 REMEMBER_UPDATE = ("INSERT INTO processed_updates (update_id, processed_at) VALUES (?, ?) "
@@ -206,8 +210,8 @@ UPSERT_STAND_IN = ("INSERT INTO stand_ins (match_id, seat, timeouts, computer, r
                    "timeouts = excluded.timeouts, computer = excluded.computer, "
                    "resigned = stand_ins.resigned OR excluded.resigned")
 COPY_CHAT = ("INSERT INTO chats (chat_id, language, default_settings, created_at, "
-             "updated_at, tidy, title) SELECT ?, language, default_settings, created_at, "
-             "?, tidy, title FROM chats WHERE chat_id = ? "
+             "updated_at, tidy, title, panels) SELECT ?, language, default_settings, "
+             "created_at, ?, tidy, title, panels FROM chats WHERE chat_id = ? "
              "ON CONFLICT (chat_id) DO NOTHING")
 DELETE_CHAT_STATS = "DELETE FROM user_stats WHERE chat_id = ?"
 OPEN_LOBBY_ID = ("SELECT lobby_id FROM lobbies WHERE chat_id = ? AND thread_id = ? "
@@ -268,9 +272,10 @@ SET_BOARD_MESSAGE = "UPDATE matches SET board_message_id = ?, board_caption = ? 
 BOARD_AND_TIDY = ("SELECT m.board_message_id, (SELECT c.tidy FROM chats c "
                   "WHERE c.chat_id = m.chat_id) AS tidy FROM matches m WHERE m.match_id = ?")
 DELETE_PANEL = "DELETE FROM panel_messages WHERE match_id = ? AND user_id = ?"
-UPSERT_PANEL = ("INSERT INTO panel_messages (match_id, user_id, message_id, is_photo) "
-                "VALUES (?, ?, ?, ?) ON CONFLICT (match_id, user_id) DO UPDATE SET "
-                "message_id = excluded.message_id, is_photo = excluded.is_photo")
+UPSERT_PANEL = ("INSERT INTO panel_messages (match_id, user_id, message_id, is_photo, "
+                "in_chat) VALUES (?, ?, ?, ?, ?) ON CONFLICT (match_id, user_id) DO UPDATE "
+                "SET message_id = excluded.message_id, is_photo = excluded.is_photo, "
+                "in_chat = excluded.in_chat")
 GET_PANEL_LINES = "SELECT lines FROM panel_lines WHERE match_id = ? AND user_id = ?"
 UPSERT_PANEL_LINES = ("INSERT INTO panel_lines (match_id, user_id, lines) VALUES (?, ?, ?) "
                       "ON CONFLICT (match_id, user_id) DO UPDATE SET lines = excluded.lines")

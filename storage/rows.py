@@ -20,6 +20,7 @@ from storage.base import (
     MatchStatus,
     MovedBy,
     MoveRow,
+    PanelMessage,
     RatingRow,
     SeatKind,
     SeatRow,
@@ -90,7 +91,9 @@ def chat_row(r: Row) -> ChatRow:
     return ChatRow(chat_id=r["chat_id"], language=r["language"],
                    default_settings=chat_settings_load(r["default_settings"]),
                    created_at=at(r["created_at"]), updated_at=at(r["updated_at"]),
-                   tidy=bool(r["tidy"]), title=r["title"])
+                   tidy=bool(r["tidy"]), title=r["title"],
+                   panels_in_group=None if r["panels"] is None else r["panels"] == "group",
+                   bot_admin=None if r["bot_admin"] is None else bool(r["bot_admin"]))
 
 
 def user_row(r: Row) -> UserRow:
@@ -127,6 +130,8 @@ def stats_row(r: Row) -> StatsRow:
     return StatsRow(**{name: r[name] for name in STATS_FIELDS})
 
 
-def panel(r: Row) -> tuple[int, bool]:
-    """A panel message: its id and whether it is a photo."""
-    return int(r["message_id"]), bool(r["is_photo"])
+def panel(r: Row) -> PanelMessage:
+    """A panel message: its id, whether it is a photo, and the group it is ephemeral in."""
+    group = r["in_chat"]
+    return PanelMessage(int(r["message_id"]), bool(r["is_photo"]),
+                        int(group) if group is not None else None)

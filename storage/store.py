@@ -56,8 +56,12 @@ class SqlStore(MatchSql):
 
     async def upsert_chat(self, chat_id: int, *, language: str | None = None,
                           default_settings: Settings | None = None, tidy: bool | None = None,
-                          title: str | None = None) -> ChatRow:
+                          title: str | None = None, panels_in_group: bool | None = None,
+                          bot_admin: bool | None = None) -> ChatRow:
         params = {"chat_id": chat_id, "language": language, "tidy": tidy, "title": title,
+                  "panels": None if panels_in_group is None
+                  else ("group" if panels_in_group else "private"),
+                  "bot_admin": bot_admin,
                   "now": self._clock(),
                   "settings": None if default_settings is None
                   else chat_settings_dump(default_settings)}

@@ -45,7 +45,7 @@ from storage.common import (
     stats_params,
 )
 from storage.connector import Tx, UniqueViolation
-from storage.model import UNKNOWN_MOVER
+from storage.model import UNKNOWN_MOVER, PanelMessage
 from storage.store_core import SqlCore
 
 
@@ -346,13 +346,13 @@ class MatchSql(SqlCore):
 
     # Panels, the board post, what was told ------------------------------------------------
 
-    async def get_panel(self, match_id: int, user_id: int) -> tuple[int, bool] | None:
+    async def get_panel(self, match_id: int, user_id: int) -> PanelMessage | None:
         found = await self._query(q.GET_PANEL, (match_id, user_id), rows.panel)
         return found[0] if found else None
 
     async def set_panel(self, match_id: int, user_id: int,
-                        panel: tuple[int, bool] | None) -> tuple[int, bool] | None:
-        async def work(tx: Tx) -> tuple[int, bool] | None:
+                        panel: PanelMessage | None) -> PanelMessage | None:
+        async def work(tx: Tx) -> PanelMessage | None:
             # Two senders must not both read the same old panel (a missing row cannot be
             # locked with FOR UPDATE, so PostgreSQL takes the match's lock).
             await self._lock_match(tx, match_id)
@@ -360,7 +360,8 @@ class MatchSql(SqlCore):
             if panel is None:
                 await tx.execute(q.DELETE_PANEL, (match_id, user_id))
             else:
-                await tx.execute(q.UPSERT_PANEL, (match_id, user_id, panel[0], bool(panel[1])))
+                await tx.execute(q.UPSERT_PANEL, (match_id, user_id, panel.message_id,
+                                                  bool(panel.is_photo), panel.in_group))
             return rows.panel(old) if old else None
 
         return await self._in_write(work)

@@ -79,7 +79,10 @@ def test_config(tmp_path: Path, fake: FakeTelegram, **changes: object) -> Config
                   user_per_minute=1e6, info_per_user=1e6, info_per_chat=1e6,
                   # and each asks again and again: every request is answered anew
                   # unless a test asks for production's 5 minutes.
-                  info_repeat_minutes=0.0)
+                  info_repeat_minutes=0.0,
+                  # The private panels unless a test plays in the group (issue 42:
+                  # tests/test_ephemeral_play.py); the bot's default is the group.
+                  panels_in_group=False)
     return replace(base, **changes)  # type: ignore[arg-type]
 
 
@@ -158,9 +161,11 @@ def panel_op(data: str) -> str:
     return parts[4] if len(parts) == 5 and parts[1] == "m" else data.split(":")[-1]
 
 
-async def play_step_with_buttons(h: Harness, user: FakeUser, rng: random.Random) -> bool:
-    """Make one step from the user's panel with taps; False if they have no panel."""
-    message = panel(h.fake, user)
+async def play_step_with_buttons(h: Harness, user: FakeUser, rng: random.Random, *,
+                                 message: Message | None = None) -> bool:
+    """Make one step from the user's panel with taps (``message``: that panel, e.g. an
+    ephemeral one in a group; default: the private one); False if they have no panel."""
+    message = message or panel(h.fake, user)
     if message is None:
         return False
     ops = {b["callback_data"].split(":")[-1][:1]: b for b in message.buttons()

@@ -23,6 +23,7 @@ from storage import (
     ActiveMatchExists,
     DuplicateUpdate,
     LobbyExists,
+    PanelMessage,
     SchemaTooNew,
     SequenceConflict,
     StorageError,
@@ -365,7 +366,7 @@ async def test_panel_senders_in_two_processes_never_miss_the_old_panel(pg_url: s
     try:
         sent = list(range(100, 160))
         results = await asyncio.gather(*(
-            (one, two)[i % 2].set_panel(7, 1, (message_id, False))
+            (one, two)[i % 2].set_panel(7, 1, PanelMessage(message_id, False))
             for i, message_id in enumerate(sent)))
         replaced = [r[0] for r in results if r is not None]
         last = await one.get_panel(7, 1)

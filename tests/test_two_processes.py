@@ -12,7 +12,7 @@ import pytest
 from chat.computer import Thinker
 from chat.flow import Actor, Flow
 from chat.i18n import Catalogs
-from storage import MatchStatus, open_store
+from storage import MatchStatus, PanelMessage, open_store
 
 ANN, BOB = Actor(1, "Ann", "en"), Actor(2, "Bob", "en")
 GROUP = -100
@@ -108,9 +108,11 @@ async def test_panel_messages_are_stored_for_every_process(flows: tuple[Flow, Fl
     first, second = flows
     match_id = await started_duel(first)
     assert await second.store.get_panel(match_id, ANN.user_id) is None
-    assert await first.store.set_panel(match_id, ANN.user_id, (41, True)) is None
-    assert await second.store.get_panel(match_id, ANN.user_id) == (41, True)
-    assert await second.store.set_panel(match_id, ANN.user_id, (42, False)) == (41, True)
-    assert await first.store.get_panel(match_id, ANN.user_id) == (42, False)
+    assert await first.store.set_panel(match_id, ANN.user_id, PanelMessage(41, True)) is None
+    assert await second.store.get_panel(match_id, ANN.user_id) == (41, True, None)
+    # The second one is an ephemeral message of group -5 (issue 42): named by its id there.
+    assert await second.store.set_panel(match_id, ANN.user_id,
+                                        PanelMessage(42, False, -5)) == (41, True, None)
+    assert await first.store.get_panel(match_id, ANN.user_id) == (42, False, -5)
     await first.store.set_panel(match_id, ANN.user_id, None)
     assert await second.store.get_panel(match_id, ANN.user_id) is None

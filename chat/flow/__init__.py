@@ -19,9 +19,11 @@ from chat.flow.views.codec import (
     LobbyPress,
     MatchPress,
     is_hint_play,
+    is_open_panel,
     lobby_data,
     match_data,
     parse_press,
+    turn_link,
 )
 from chat.flow.views.lobby_view import lobby_text
 from chat.flow.views.texts import hand_title
@@ -39,11 +41,13 @@ __all__ = [
     "cards_text",
     "hand_title",
     "is_hint_play",
+    "is_open_panel",
     "lobby_data",
     "lobby_text",
     "match_data",
     "parse_press",
     "placements_to_steps",
+    "turn_link",
     "without_needless_end",
     "words_to_steps",
 ]

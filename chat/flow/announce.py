@@ -36,6 +36,7 @@ from chat.notices import (
     ComputerTurn,
     DropPanel,
     EditPanel,
+    Ephemeral,
     Notice,
     Send,
 )
@@ -118,6 +119,14 @@ class Audience:
     bot_username: str = ""  # for the board post's "your move" link (none without it)
     seconds_left: int | None = None  # the turn timer of the next move, if one runs
     app: AppLinks | None = None  # the Mini App's links (issue 29), when it is served
+    #: The group's players open their panels in the group (issue 42): each player's own
+    #: messages become ephemeral messages of the group, and the board post's button opens
+    #: the panel there.
+    in_group: bool = False
+    #: In the group, the bot may push them unasked (it administers the group, or that is
+    #: not known yet); otherwise they are left out, and the board post's button, ``/hand``
+    #: and the panel's own edits tell the player.
+    push: bool = False
 
 
 @dataclass(slots=True)
@@ -129,12 +138,12 @@ class Announcement:
 
 def turn_keyboard(change: Change, audience: Audience) -> Keyboard | None:
     return turn_button(change.stored, audience.group, audience.bot_username, audience.app,
-                       computer_next=audience.computer_next)
+                       computer_next=audience.computer_next, in_group=audience.in_group)
 
 
 def turn_button(stored: StoredMatch, group: Reader, bot_username: str,
                 app: AppLinks | None = None, *,
-                computer_next: bool = False) -> Keyboard | None:
+                computer_next: bool = False, in_group: bool = False) -> Keyboard | None:
     """The board post's buttons: the person to move opens their private panel with one
     tap (a link to the bot's chat with ``/start t<match>``; none when a computer moves), and,
     when the Mini App is registered (``app`` with a name), "▶ Play": a direct Mini App link
@@ -144,7 +153,13 @@ def turn_button(stored: StoredMatch, group: Reader, bot_username: str,
         return None
     rows: Keyboard = []
     seat = row.seats[game.current_player]
-    if (bot_username and not computer_next and seat.kind is SeatKind.HUMAN
+    if in_group and not computer_next and seat.kind is SeatKind.HUMAN \
+            and seat.user_id is not None:
+        # The panel opens in the group, seen by its player alone (chat/handlers/buttons.py).
+        rows.append([Button(group.tr._("🃏 {name}: your move",
+                                       name=group.names[game.current_player]),
+                            codec.open_panel_data(row.match_id, stored.next_seq))])
+    elif (bot_username and not computer_next and seat.kind is SeatKind.HUMAN
             and seat.user_id is not None):
         rows.append([Button(group.tr._("🃏 {name}: your move",
                                        name=group.names[game.current_player]),
@@ -301,4 +316,39 @@ def announce(change: Change, audience: Audience) -> Announcement:
     elif audience.computer_next:
         notices.append(ComputerTurn(row.match_id, stored.next_seq))
     notices.append(Announced(row.match_id, len(game.history)))
+    if audience.in_group and not private_match:
+        out.notices = in_group(notices, row.chat_id, row.thread_id, push=audience.push)
+        kept = {n.receiver for n in out.notices if isinstance(n, Ephemeral)
+                and n.send.panel_of is not None} | {
+            n.user_id for n in out.notices if isinstance(n, EditPanel)}
+        out.panels = [(user, lines) for user, lines in out.panels if user in kept]
+    return out
+
+
+def in_group(notices: Sequence[Notice], chat_id: int, thread_id: int | None, *,
+             push: bool) -> list[Notice]:
+    """The notices of a group match whose players' panels are in the group (issue 42): each
+    message to a player (a panel, a record, a deal, a note) becomes an ephemeral message of
+    the group for that player, pushed when the bot may push (:attr:`Audience.push`), else
+    left out: the board post's button opens the panel within the press's 15 seconds, and
+    ``/hand`` shows the cards. Edits of a panel stay edits (delivery finds where it is);
+    the new panel an edit falls back to when the old one is gone is pushed alike."""
+
+    def ephemeral(send: Send) -> Ephemeral | None:
+        if not push:
+            return None
+        return Ephemeral(replace(send, chat_id=chat_id, thread_id=thread_id, group=True),
+                         receiver=send.chat_id)
+
+    out: list[Notice] = []
+    for notice in notices:
+        if isinstance(notice, Send) and notice.chat_id > 0:
+            if (pushed := ephemeral(notice)) is not None:
+                out.append(pushed)
+        elif isinstance(notice, EditPanel) and isinstance(notice.fallback, Send):
+            out.append(replace(notice, fallback=ephemeral(notice.fallback)))
+        elif isinstance(notice, BoardPost) and notice.chat_id > 0:
+            continue  # a private board following computers: the group's post tells it
+        else:
+            out.append(notice)
     return out

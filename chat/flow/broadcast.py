@@ -104,10 +104,13 @@ class Broadcast:
             mover_shown = await self.games.shown(row.match_id, mover)
         # The next deadline first: the post and the panel show its clock.
         await self.deadlines.after_moves(stored)
+        in_group = await self.people.panels_in_group(row.chat_id)
         out = announce(change,
                        Audience(group, players, await self.people.title_of(row.chat_id),
                                 result, mover_shown, computer_next, self.bot_username,
-                                await self.deadlines.seconds_left(stored), self.app))
+                                await self.deadlines.seconds_left(stored), self.app,
+                                in_group=in_group,
+                                push=in_group and await self.people.may_push(row.chat_id)))
         shown: dict[int, list[str] | None] = {}
         if mover is not None and mover_shown:
             shown[mover] = None

@@ -56,15 +56,17 @@ class Flow:
                  timer_grace: float = 60.0, max_matches_per_user: int = 3,
                  max_matches_per_chat: int = 5, locks: Locks | None = None,
                  engine_api_url: str | None = None, app_links: AppLinks | None = None,
-                 announced_by_jobs: bool = False) -> None:
+                 announced_by_jobs: bool = False, panels_in_group: bool = False) -> None:
         """``announced_by_jobs``: who runs the announcer, chosen here once (the scaled
-        mode's jobs, else the process that stores a move: :class:`Broadcast`)."""
+        mode's jobs, else the process that stores a move: :class:`Broadcast`);
+        ``panels_in_group``: where a group that did not choose opens its panels (the
+        bot's is ``KRENDZU_PANELS``, in the group by default; the flow's tests choose)."""
         self.store = store
         self.catalogs = catalogs
         self.decide = decide
         self.bot_username = bot_username
         self.locks: Locks = locks or MatchLocks()
-        self.people = People(store, catalogs)
+        self.people = People(store, catalogs, panels_in_group=panels_in_group)
         self.deadlines = Deadlines(store, clock, timer_grace)
         self.games = Games(store, self.people)
         self.broadcast = Broadcast(self.people, self.games, self.deadlines,
@@ -121,6 +123,26 @@ class Flow:
 
     async def remember_title(self, chat_id: int, title: str | None) -> None:
         await self.people.remember_title(chat_id, title)
+
+    async def started_bot(self, user_id: int) -> bool:
+        """The user pressed Start: their private chat takes messages."""
+        return await self.people.started_bot(user_id)
+
+    async def bot_rights(self, chat_id: int, admin: bool, *, tell: bool = True) -> list[Notice]:
+        """Whether the bot administers the group, as Telegram showed it (its membership
+        update, or a push refused); the admins' one notice when it does not."""
+        return list(await self.invites.bot_rights(chat_id, admin, tell=tell))
+
+    async def unreachable(self, match_id: int, user_id: int) -> list[Notice]:
+        """The group's line when a seated player's private chat refuses the bot."""
+        return list(await self.invites.unreachable(match_id, user_id, self.bot_username))
+
+    async def set_panels_in_group(self, chat_id: int, on: bool) -> None:
+        """``/settings panels=group|private``."""
+        await self.people.set_panels_in_group(chat_id, on)
+
+    async def panels_in_group(self, chat_id: int) -> bool:
+        return await self.people.panels_in_group(chat_id)
 
     async def was_unreachable(self, user_id: int) -> bool:
         return await self.people.was_unreachable(user_id)
@@ -219,9 +241,10 @@ class Flow:
                                        expected_seq=expected_seq, door=door, row=row)
 
     async def panel_press(self, match_id: int, seq: int, op: str, actor: Actor, *,
+                          chat_id: int | None = None,
                           update_id: int | None = None, private: bool = True) -> Outcome:
         return await self.presses.panel_press(match_id, seq, op, actor, update_id=update_id,
-                                              private=private)
+                                              private=private, chat_id=chat_id)
 
     async def panel_for(self, stored: StoredMatch, seat: int, user_id: int) -> list[Notice]:
         return await self.broadcast.panel_for(stored, seat, user_id)

@@ -1,7 +1,9 @@
 """Seats taken from the private chat: a person who pressed Join before the bot could write
 to them opens the invitation link (``/start j<lobby>_<key>``) or just presses Start, and is
 seated where they were invited. Also the line that sends someone there from a group: a
-command answered privately, typed by a person the bot cannot write to yet."""
+command answered privately, typed by a person the bot cannot write to yet; the group's line
+when a player cannot be written to; and, where panels open in the group (issue 42), the
+admins' one notice that the bot's administrator rights would push each panel unasked."""
 
 from __future__ import annotations
 
@@ -80,3 +82,33 @@ class Invites:
                                  title=state.title or "?")
             outcome.alert = True  # said even though the lobby is updated too
         return outcome
+
+    async def unreachable(self, match_id: int, user_id: int, bot_username: str) -> list[Send]:
+        """The group's line when a seated player's private chat refuses the bot."""
+        row = await self.store.get_match(match_id)
+        if row.chat_id > 0:
+            return []
+        tr = await self.people.chat_tr(row.chat_id)
+        name = await self.people.name_of(user_id)
+        return [Send(row.chat_id, tr._(
+            "I cannot write to {name} privately, so their cards cannot reach them. "
+            "{name}, please open my private chat and press Start: your seat is kept.",
+            name=name) + f"\nhttps://t.me/{bot_username}", thread_id=row.thread_id,
+            group=True)]
+
+    async def bot_rights(self, chat_id: int, admin: bool, *, tell: bool = True) -> list[Send]:
+        """Telegram showed whether the bot administers the group (its membership update, or
+        a push refused). When it turns out not to, in a group whose panels open there, its
+        admins are told once, in plain words, what the rights would bring (``tell``; a bot
+        just added says it in its greeting instead)."""
+        if chat_id > 0 or not await self.people.set_bot_admin(chat_id, admin) or admin \
+                or not tell:
+            return []
+        if not await self.people.panels_in_group(chat_id):
+            return []
+        tr = await self.people.chat_tr(chat_id)
+        return [Send(chat_id, tr._(
+            "Admins: each player opens their hand here with the 🃏 button under the board. "
+            "Make me an administrator of this group and I will open it for them on their "
+            "turn, with no press needed (/settings panels=private sends hands to the "
+            "private chat instead)."), group=True)]

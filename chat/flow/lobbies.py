@@ -101,6 +101,7 @@ class Lobbies(HoldsSharedParts):
             if refusal is not None:
                 return Outcome(refusal)
             known = None if private else await self.store.get_chat(chat_id)
+            in_group = await self.people.panels_in_group(chat_id)  # issue 42: no Start needed
             if not private and (known is None or known.language is None):
                 # The group speaks its first creator's language until /lang says otherwise.
                 await self.people.set_chat_language(chat_id, group_tr.language)
@@ -108,7 +109,7 @@ class Lobbies(HoldsSharedParts):
                                timer=None if private else DEFAULT_GROUP_TIMER)
             apply_new_args(state, args, private=private)
             user = await self.people.user_row(actor.user_id)
-            if private or (user is not None and user.can_write_privately):
+            if private or (user and user.can_write_privately) or in_group:
                 state.seats.append(LobbySeat("human", actor.user_id))
             else:
                 # Never started the bot: seated like any joiner, through the link that opens
@@ -182,7 +183,8 @@ class Lobbies(HoldsSharedParts):
             if refusal is not None:
                 return Outcome(refusal)
             user = await self.people.user_row(actor.user_id)
-            if user is None or not user.can_write_privately:
+            if not ((user and user.can_write_privately) or await self.people.panels_in_group(
+                    lobby.chat_id)):
                 if actor.user_id not in state.invited:
                     state.invited.append(actor.user_id)
                 lobby = await self._save(lobby, update_id, state=state.to_json())

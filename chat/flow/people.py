@@ -18,9 +18,12 @@ from storage import ChatRow, MatchRow, SeatKind, Store, UserRow
 
 
 class People:
-    def __init__(self, store: Store, catalogs: Catalogs) -> None:
+    def __init__(self, store: Store, catalogs: Catalogs, *,
+                 panels_in_group: bool = False) -> None:
         self.store = store
         self.catalogs = catalogs
+        #: Where a group that did not choose opens its panels (``KRENDZU_PANELS``).
+        self.panels_default = panels_in_group
 
     def begin_request(self) -> None:
         """A new request (an update) starts in this task: read each row once."""
@@ -48,8 +51,12 @@ class People:
         return row
 
     async def _upsert_chat(self, chat_id: int, *, language: str | None = None,
-                           title: str | None = None, tidy: bool | None = None) -> ChatRow:
-        row = await self.store.upsert_chat(chat_id, language=language, title=title, tidy=tidy)
+                           title: str | None = None, tidy: bool | None = None,
+                           panels_in_group: bool | None = None,
+                           bot_admin: bool | None = None) -> ChatRow:
+        row = await self.store.upsert_chat(chat_id, language=language, title=title, tidy=tidy,
+                                           panels_in_group=panels_in_group,
+                                           bot_admin=bot_admin)
         wrote(("chat", chat_id), row)
         return row
 
@@ -109,6 +116,31 @@ class People:
     async def is_tidy(self, chat_id: int) -> bool:
         row = await self.chat_row(chat_id)
         return row is None or row.tidy
+
+    async def set_panels_in_group(self, chat_id: int, on: bool) -> None:
+        await self._upsert_chat(chat_id, panels_in_group=on)
+
+    async def panels_in_group(self, chat_id: int) -> bool:
+        """A group's players open their panels in the group itself (issue 42; the default)."""
+        if chat_id > 0:
+            return False
+        row = await self.chat_row(chat_id)
+        chosen = row.panels_in_group if row is not None else None
+        return self.panels_default if chosen is None else chosen
+
+    async def may_push(self, chat_id: int) -> bool:
+        """Whether an ephemeral message may be pushed into the group unasked: the bot
+        administers it, or that is not known yet (the first push tells)."""
+        row = await self.chat_row(chat_id)
+        return row is None or row.bot_admin is not False
+
+    async def set_bot_admin(self, chat_id: int, admin: bool) -> bool:
+        """Remember whether the bot administers the group; returns whether that changed."""
+        row = await self.chat_row(chat_id)
+        if row is not None and row.bot_admin is admin:
+            return False
+        await self._upsert_chat(chat_id, bot_admin=admin)
+        return True
 
     async def user_tr(self, user_id: int) -> Tr:
         row = await self.user_row(user_id)

@@ -10,8 +10,9 @@ from chat.flow.matches import Matches
 from chat.flow.parts import HoldsSharedParts, SharedParts
 from chat.flow.views import codec
 from chat.flow.views import panel as panels
+from chat.i18n import Tr
 from chat.notices import Outcome
-from storage import Door, MatchStatus, NotFound
+from storage import Door, MatchRow, MatchStatus, NotFound
 
 
 class Presses(HoldsSharedParts):
@@ -21,7 +22,8 @@ class Presses(HoldsSharedParts):
         self.lobbies = lobbies
 
     async def panel_press(self, match_id: int, seq: int, op: str, actor: Actor, *,
-                          update_id: int | None = None, private: bool = True) -> Outcome:
+                          update_id: int | None = None, private: bool = True,
+                          chat_id: int | None = None) -> Outcome:
         """A button on a private panel (or Rematch under a group's summary, ``private``
         False): navigation edits the panel, a step plays it.
 
@@ -33,9 +35,13 @@ class Presses(HoldsSharedParts):
             row = await self.store.get_match(match_id)
         except NotFound:
             row = None
+        press = codec.decode_op(op)
+        if isinstance(press, codec.OpenPanel):
+            if row is None or row.chat_id != chat_id:  # forged, or another chat's
+                return Outcome(tr._("This button is not valid any more."))
+            return await self.open_panel(row, actor, tr)
         if row is None or row.seat_of(actor.user_id) is None:
             return Outcome(tr._("This button is not valid any more."))
-        press = codec.decode_op(op)
         if isinstance(press, codec.Rematch):
             return await self.lobbies.rematch(row, actor)
         if isinstance(press, codec.Step):
@@ -79,3 +85,23 @@ class Presses(HoldsSharedParts):
         # chat need not wait for it.
         return Outcome(None, [await self.matches.hint_notice(stored, seat, actor.user_id,
                                                              request=hint, seq=seq)])
+
+    async def open_panel(self, row: MatchRow, actor: Actor, tr: Tr) -> Outcome:
+        """The board post's "your move" pressed in a group whose panels open there (issue
+        42): the presser's panel, as a message to them alone (the door makes it the
+        ephemeral answer to the press). Anyone else gets a short answer and nothing else:
+        whoever is not seated, or not to move, learns nothing of any hand."""
+        async with self.locks.hold(row.chat_id, row.thread_id):
+            stored = await self.games.load(row.match_id)
+            seat = stored.row.seat_of(actor.user_id)
+            if stored.row.status is not MatchStatus.ACTIVE or stored.game.is_over:
+                return Outcome(tr._("This match is over."))
+            if seat is None:
+                return Outcome(tr._("You are not playing in this match."))
+            if stored.game.current_player != seat:
+                names = await self.people.seat_names(stored.row, tr)
+                return Outcome(tr._("Not your turn: {name} moves.",
+                                    name=names[stored.game.current_player]))
+            names = await self.people.seat_names(stored.row, tr)
+            return Outcome(None, [await self.broadcast.panel(stored, seat, actor.user_id, tr,
+                                                             names, [])])

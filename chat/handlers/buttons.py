@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Any
 
 from telegram import CallbackQuery
 from telegram.error import BadRequest
 
+from chat import ephemeral
 from chat.describe import visible
-from chat.flow import LobbyPress, MatchPress, is_hint_play, parse_press
+from chat.flow import LobbyPress, MatchPress, is_hint_play, is_open_panel, parse_press, turn_link
 from chat.handlers.chats import NEW_MATCH_LOBBY
 from chat.handlers.context import Call, handler
 from chat.model import InputError
-from chat.notices import Send
+from chat.notices import Ephemeral, Outcome, Send
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +63,15 @@ async def button(call: Call) -> None:
             update_id=call.update.update_id)
     else:
         assert isinstance(press, MatchPress)
+        on_ephemeral = ephemeral.pressed(query)
+        if on_ephemeral is not None and not is_hint_play(press.op):
+            # A press on a panel that is an ephemeral message of the group: that is the
+            # player's panel now, named by the group, the presser and its ephemeral id.
+            key = (press.match_id, actor.user_id)
+            if await call.flow.plays_in(*key):
+                await call.svc.delivery.panel_pressed(
+                    *key, on_ephemeral.ephemeral_message_id,
+                    is_photo=bool(getattr(message, "photo", None)), in_group=call.chat.id)
         if call.private and not is_hint_play(press.op):
             # The pressed message is that player's panel now (delivery owns the ids); one
             # it did not know yet is noted only for a match the presser plays: the match id
@@ -72,9 +83,41 @@ async def button(call: Call) -> None:
         # A press in a group (Rematch) says nothing about whether the private chat is open.
         outcome = await call.flow.panel_press(press.match_id, press.seq, press.op, actor,
                                               update_id=call.update.update_id,
-                                              private=call.private)
+                                              private=call.private, chat_id=call.chat.id)
+        if not call.private and (on_ephemeral is not None or is_open_panel(press.op)):
+            await answer_in_group(call, query, press, outcome)
+            return
     # The notices first: the press is stored, and its board post must go out even when
     # Telegram refuses the answer.
     call.deliver(outcome.notices)
     await toast(query, (outcome.reply or "")[:190] or None,
                 show_alert=outcome.alert and outcome.url is None, url=outcome.url)
+
+
+async def answer_in_group(call: Call, query: CallbackQuery, press: MatchPress,
+                          outcome: Outcome) -> None:
+    """A press in a group whose panels open there (issue 42): the board post's "your
+    move", or a button of an ephemeral panel. What the flow addresses to the presser (their
+    panel, a hint) becomes the ephemeral answer to the press, sent *before* the press is
+    answered (an answered press may no longer carry one: docs/ephemeral.md) and within its
+    15 seconds; the rest is queued as usual.
+
+    When Telegram refuses the ephemeral answer, the panel goes to the private chat of a
+    player who pressed Start, with a short note; anyone else gets the link that opens the
+    private chat with Start, which brings the panel there (``/start t<match>``)."""
+    actor = call.actor
+    own = [n for n in outcome.notices if isinstance(n, Send) and n.chat_id == actor.user_id]
+    rest = [n for n in outcome.notices if not any(n is o for o in own)]
+    call.svc.delivery.run(rest)
+    sent = await call.svc.delivery.answer_now([
+        Ephemeral(replace(send, chat_id=call.chat.id, thread_id=call.thread, group=True),
+                  actor.user_id, callback_query_id=query.id) for send in own])
+    if all(sent):
+        await toast(query, (outcome.reply or "")[:190] or None, show_alert=outcome.alert)
+        return
+    tr = await call.flow.user_tr(actor.user_id)
+    if await call.flow.started_bot(actor.user_id):
+        call.svc.delivery.run([send for send, ok in zip(own, sent, strict=True) if not ok])
+        await toast(query, tr._("Open your hand in the private chat."), show_alert=True)
+    else:
+        await toast(query, None, url=turn_link(call.flow.bot_username, press.match_id))

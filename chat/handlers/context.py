@@ -19,8 +19,9 @@ from telegram.ext import CallbackContext, ContextTypes, ExtBot
 from chat.answers import answer_key
 from chat.describe import person_name
 from chat.flow import Actor, Flow
+from chat.handlers.ephemeral_answers import command_source, privately
 from chat.i18n import Tr
-from chat.notices import Notice, Outcome, Send
+from chat.notices import Accepted, Notice, Outcome, Send
 from chat.services import Services
 from chat.throttle import INFO_COMMANDS
 
@@ -179,8 +180,8 @@ class Call:
         the private chat, at most once per person and group every
         :data:`chat.services.PRIVATE_NUDGE_SECONDS`: the answer would meet
         Telegram's 403 and end in silence, and a repeated command must not repeat the line."""
-        if self.private:
-            return False
+        if self.private or command_source(self.update) is not None:
+            return False  # an ephemeral command is answered in the group, to its sender
         command = command_of(self.update, self.flow.bot_username) or "text"
         line = await self.flow.private_chat_closed(self.chat.id, self.thread, self.actor,
                                                    f"/{command}", self.tr)
@@ -193,7 +194,8 @@ class Call:
         return True
 
     def deliver(self, notices: Sequence[Notice]) -> None:
-        self.svc.delivery.run(list(notices))
+        source = command_source(self.update)
+        self.svc.delivery.run(list(notices) if source is None else privately(source, notices))
 
     def reply_kind(self, part: str = "") -> str:
         return reply_kind(self.svc, self.update, part)
@@ -232,6 +234,15 @@ async def answer(svc: Services, update: Update, outcome: Outcome, tr: Tr | None 
     """Deliver the notices; say the reply (privately if it names a held card; in a group
     not again while the same reply to the same person is recent: :func:`unrepeated`)."""
     notices = list(outcome.notices)
+    source = command_source(update)
+    if source is not None:
+        # An ephemeral command: the reply, or the echo of an accepted move, to its sender
+        # alone (chat/handlers/ephemeral_answers.py).
+        text = outcome.reply or (outcome.verdict.echo
+                                 if isinstance(outcome.verdict, Accepted) else None)
+        replies = [Send(source.chat_id, text, thread_id=thread_of(update))] if text else []
+        svc.delivery.run(privately(source, [*replies, *notices], replies))
+        return
     if outcome.reply and update.effective_chat is not None:
         chat = update.effective_chat
         if outcome.private_reply and chat.type != ChatType.PRIVATE:
@@ -257,6 +268,10 @@ async def inform(svc: Services, update: Update, notices: Sequence[Notice]) -> No
     repeat a recent answer (:func:`unrepeated`)."""
     notices = list(notices)
     chat = update.effective_chat
+    source = command_source(update)
+    if source is not None:  # an ephemeral command: no repeat to spare the group
+        svc.delivery.run(privately(source, notices))
+        return
     replies = [n for n in notices if isinstance(n, Send) and n.info is not None
                and chat is not None and n.chat_id == chat.id]
     if chat is None or chat.type == ChatType.PRIVATE or not replies:

@@ -144,7 +144,8 @@ async def kick(call: Call) -> None:
 
 @handler
 async def settings(call: Call) -> None:
-    """``/settings [tidy=on|off]``: the group's own settings (admins change them)."""
+    """``/settings [tidy=on|off] [panels=group|private]``: the group's own settings
+    (admins change them)."""
     tr = call.tr
     if call.private:
         await call.say(tr._("/settings is for groups. Here, /lang changes the language."))
@@ -154,18 +155,28 @@ async def settings(call: Call) -> None:
         if not await call.is_admin():
             await call.say(tr._("Only a chat admin can change the settings."))
             return
-        choice = {"tidy=on": True, "tidy=off": False}.get(args[0])
-        if choice is None:
-            await call.say(tr._("I did not understand that. Try /settings tidy=on or "
-                                "/settings tidy=off."))
+        tidy = {"tidy=on": True, "tidy=off": False}.get(args[0])
+        panels = {"panels=group": True, "panels=private": False}.get(args[0])
+        if tidy is None and panels is None:
+            await call.say(tr._("I did not understand that. Try /settings tidy=on, "
+                                "/settings tidy=off, /settings panels=group or "
+                                "/settings panels=private."))
             return
-        await call.flow.set_tidy(call.chat.id, choice)
+        if tidy is not None:
+            await call.flow.set_tidy(call.chat.id, tidy)
+        if panels is not None:
+            await call.flow.set_panels_in_group(call.chat.id, panels)
     tidy = await call.flow.is_tidy(call.chat.id)
+    in_group = await call.flow.panels_in_group(call.chat.id)
     await call.say("\n".join([
         tr._("Settings of this chat:"),
         tr._("• Keep only the newest board post: {state}.",
              state=tr._("on") if tidy else tr._("off")),
-        tr._("Admins change it with /settings tidy=on or /settings tidy=off."),
+        tr._("• Players' hands and panels: {where}.",
+             where=tr._("here in the group, each seen by its player alone") if in_group
+             else tr._("in each player's private chat with me")),
+        tr._("Admins change them with /settings tidy=on|off and "
+             "/settings panels=group|private."),
     ]))
 
 

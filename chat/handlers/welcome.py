@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import logging
 
-from telegram import BotCommand, BotCommandScopeChat
+from telegram import BotCommandScopeChat
 from telegram.error import TelegramError
 
 from chat.handlers.context import Call, handler
 from chat.i18n import Tr
-from chat.menus import menu
+from chat.menus import bot_commands
 from chat.model import InputError
 from chat.notices import Send
 from chat.painter import rules_picture
@@ -156,7 +156,7 @@ async def lang(call: Call) -> None:
 async def set_chat_menu(call: Call, tr: Tr) -> None:
     """The command menu of this one chat in its chosen language: the menus set at start
     follow each person's Telegram language, which ``/lang`` has just overruled here."""
-    commands = [BotCommand(name, text) for name, text in menu(tr, private=call.private)]
+    commands = bot_commands(tr, private=call.private)
     try:
         await call.context.bot.set_my_commands(commands,
                                                scope=BotCommandScopeChat(call.chat.id))

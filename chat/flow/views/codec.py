@@ -116,6 +116,9 @@ HINT_OP = "hint"
 PASS_OP = "pass"
 END_OP = "end"
 REMATCH_OP = "rematch"
+#: The board post's "your move" in a group whose panels open there: the presser's panel,
+#: an ephemeral message of the group (issue 42).
+OPEN_OP = "open"
 #: The longest op :data:`_MATCH_DATA` reads.
 MAX_OP = 40
 
@@ -216,11 +219,16 @@ class Rematch:
 
 
 @dataclass(frozen=True, slots=True)
+class OpenPanel:
+    """Open the presser's panel in the group (the board post's button, issue 42)."""
+
+
+@dataclass(frozen=True, slots=True)
 class Invalid:
     """Not an op this module writes (forged, or from an older version)."""
 
 
-PanelOp = Step | Show | AskHint | Rematch | Invalid
+PanelOp = Step | Show | AskHint | Rematch | OpenPanel | Invalid
 
 
 def decode_op(op: str) -> PanelOp:
@@ -228,6 +236,8 @@ def decode_op(op: str) -> PanelOp:
     panel is the newest and it is the presser's turn is the flow's to check."""
     if op == REMATCH_OP:
         return Rematch()
+    if op == OPEN_OP:
+        return OpenPanel()
     step = _step_of(op)
     if step is not None:
         return Step(step)
@@ -307,6 +317,15 @@ def hello_link(bot_username: str) -> str:
     """The bot's private chat, opened with Start, from a group line (as the invitation link
     is for a lobby's Join)."""
     return f"https://t.me/{bot_username}?start={HELLO_PAYLOAD}"
+
+
+def open_panel_data(match_id: int, seq: int) -> str:
+    """The board post's "your move" button where panels open in the group."""
+    return match_data(match_id, seq, OPEN_OP)
+
+
+def is_open_panel(op: str) -> bool:
+    return op == OPEN_OP
 
 
 def turn_link(bot_username: str, match_id: int) -> str:

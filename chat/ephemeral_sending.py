@@ -1,0 +1,108 @@
+"""The ephemeral messages a :class:`chat.sending.Sender` sends and edits (issue 42): a
+player's panel or an answer in the group that its receiver alone sees, through
+:mod:`chat.ephemeral` (Bot API 10.3 by python-telegram-bot's escape hatches)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+from telegram import Bot, Message
+from telegram.error import BadRequest
+
+from chat import ephemeral
+from chat.ephemeral import EphemeralId
+from chat.markup import markup
+from chat.notices import EditPanel, Ephemeral, Send
+from chat.painter import Painter
+from storage import PanelMessage, Store
+
+log = logging.getLogger(__name__)
+
+
+class EphemeralSending:
+    """What :class:`chat.sending.Sender` does with ephemeral messages."""
+
+    bot: Bot
+    store: Store
+    painter: Painter
+    moved: dict[int, int]
+    #: Set by delivery: the group's window for one ephemeral write, which answers a
+    #: person now (:meth:`chat.group_windows.GroupWindows.group_slot`).
+    slot: Callable[[int], AbstractAsyncContextManager[None]]
+    #: Set by the application: whether the bot administers a group, as a push into it
+    #: showed (refused: it does not; the admins are told once what rights would bring).
+    on_bot_admin: Callable[[int, bool], Awaitable[None]] | None
+
+    async def _call_send(self, send: Send, kwargs: dict[str, Any]) -> Message | None:
+        raise NotImplementedError
+
+    async def _retire_panel(self, chat_id: int, old: PanelMessage,
+                            note: str | None) -> None:
+        raise NotImplementedError
+
+    async def send(self, send: Send) -> Message | None:
+        raise NotImplementedError
+
+    async def send_ephemeral(self, notice: Ephemeral) -> Message | None:
+        """Send a message of a group that its receiver alone sees: the answer to their press
+        or ephemeral command, or pushed (then only where the bot administers the group: a
+        refusal is remembered, and nothing is pushed there until its rights change).
+        Returns the message, or ``None`` when Telegram refused it."""
+        send = notice.send
+        group = self.moved.get(send.chat_id, send.chat_id)
+        pushed = notice.callback_query_id is None and notice.reply_to is None
+        kwargs: dict[str, Any] = {
+            "chat_id": group, "reply_markup": markup(send.keyboard),
+            "disable_notification": True,
+            "api_kwargs": ephemeral.send_kwargs(notice.receiver,
+                                                callback_query_id=notice.callback_query_id,
+                                                reply_to=notice.reply_to),
+        }
+        if send.thread_id:
+            kwargs["message_thread_id"] = send.thread_id
+        try:
+            async with self.slot(group):
+                message = await self._call_send(send, kwargs)
+        except BadRequest as exc:
+            if not ephemeral.not_allowed(exc):
+                raise
+            log.info("group %s refused an ephemeral message (%s)", group, exc.message)
+            if pushed and self.on_bot_admin is not None:
+                await self.on_bot_admin(send.chat_id, False)
+            return None
+        if pushed and self.on_bot_admin is not None:
+            await self.on_bot_admin(send.chat_id, True)
+        number = ephemeral.sent_id(message)
+        if message is not None and number is not None and send.panel_of is not None:
+            match_id, user_id = send.panel_of
+            old = await self.store.set_panel(match_id, user_id, PanelMessage(
+                number, send.picture is not None, group))
+            if old and (old.message_id, old.in_group) != (number, group):
+                await self._retire_panel(user_id, old, send.replaces)
+        return message
+
+    async def _edit_ephemeral(self, where: EphemeralId, is_photo: bool,
+                              notice: EditPanel) -> None:
+        """Edit a panel that is an ephemeral message of the group (``editEphemeralMessage…``:
+        its ``message_id`` is 0). Telegram keeps none for long ("may disappear automatically
+        after some time, or if the app is restarted"): one gone raises, and the caller sends
+        the fallback, the player's new panel."""
+        async with self.slot(where.chat_id):
+            if is_photo and notice.picture is not None:
+                data = await self.painter.board(notice.picture)
+                await ephemeral.edit_photo(self.bot, where, data, notice.text, notice.keyboard)
+            elif is_photo:
+                await ephemeral.edit_caption(self.bot, where, notice.text, notice.keyboard)
+            else:
+                await ephemeral.edit_text(self.bot, where, notice.text, notice.keyboard)
+        if notice.keyboard is None:
+            await self.store.set_panel(notice.match_id, notice.user_id, None)
+
+    async def _send_fallback(self, notice: EditPanel) -> None:
+        if isinstance(notice.fallback, Send):
+            await self.send(notice.fallback)
+        elif isinstance(notice.fallback, Ephemeral):
+            await self.send_ephemeral(notice.fallback)

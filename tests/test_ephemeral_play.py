@@ -1,0 +1,212 @@
+"""Issue 42: the whole match inside the group, each hand seen by its player alone (Telegram's
+ephemeral messages), driven through the fake Bot API by people who never pressed Start.
+
+The fake's clock runs 60 times faster than real time (a 60-second flood window lasts one real
+second), so its 15-second window for answering a press is widened to 90 of its seconds (1.5
+real seconds): the rule itself is pinned by tests/test_fakebot_ephemeral.py.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from chat.describe import tour_frame
+from krendzu import Card, Place
+from tests.bot_harness import (
+    BOT,
+    FastClock,
+    Harness,
+    play_step_with_buttons,
+    running_bot,
+    start_group_duel,
+)
+from tests.fakebot import Chat, FakeTelegram, FakeUser, Message
+
+WINDOW = 90.0  # the fake's seconds; see the module's docstring
+
+
+def emulator() -> FakeTelegram:
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock())
+    fake.ephemeral_window = WINDOW
+    return fake
+
+
+def live_panel(fake: FakeTelegram, group: Chat, user: FakeUser) -> Message | None:
+    """The newest ephemeral message ``user`` sees in the group with match buttons."""
+    for message in reversed(fake.ephemeral(group, user)):
+        if any(b.get("callback_data", "").startswith("v1:m:") for b in message.buttons()):
+            return message
+    return None
+
+
+def open_button(fake: FakeTelegram, group: Chat) -> tuple[Message, dict] | None:
+    """The newest board post's "your move" button (a callback in a group whose panels open
+    there, never a link to the private chat)."""
+    for message in reversed(fake.sent(group, deleted=False)):
+        for button in message.buttons():
+            if button.get("callback_data", "").endswith(":open"):
+                return message, button
+            assert "?start=t" not in button.get("url", ""), "a link out of the group"
+        if message.kind == "photo":
+            return None
+    return None
+
+
+def seq_of(button: dict) -> int:
+    return int(button["callback_data"].split(":")[3])
+
+
+class LeakScan:
+    """After each step: no message a person sees in the group (public, or ephemeral to
+    them) that arrived since the last look names a card another player still holds."""
+
+    def __init__(self, fake: FakeTelegram, group: Chat, people: list[FakeUser]) -> None:
+        self.fake, self.group, self.people = fake, group, people
+        self.seen: dict[int, int] = {}
+        self.messages = 0
+
+    async def check(self, h: Harness, match_id: int) -> None:
+        stored = await h.services.flow.load(match_id)
+        game = stored.game
+        # Cards an earlier tour put on the board are public: its summary names them, and a
+        # new deal may give them to anyone.
+        public = {Card(code) for tour in game.tours[:game.tour_index]
+                  for code, _cell in tour.placed}
+        hands: dict[int, set[Card]] = {}
+        for seat in stored.row.seats:
+            if seat.user_id is not None and not game.is_over:
+                hands[seat.user_id] = set(game.observation(seat.seat).tour.hand) - public
+        for person in self.people:
+            others = {card for user, cards in hands.items() if user != person.id
+                      for card in cards}
+            after = self.seen.get(person.id, 0)
+            for message in self.fake.visible(self.group, person):
+                if message.seq <= after:
+                    continue
+                self.messages += 1
+                words = " ".join([message.text or "", message.caption or "",
+                                  *(b.get("text", "") for b in message.buttons())])
+                named = [str(card) for card in others if str(card) in words]
+                assert not named, (f"{person} sees {named} of another hand in {words!r} "
+                                   f"(ephemeral: {message.ephemeral})")
+                self.seen[person.id] = max(self.seen.get(person.id, 0), message.seq)
+
+
+async def play_in_group(h: Harness, group: Chat, users: dict[int, FakeUser], match_id: int,
+                        rng: random.Random, scan: LeakScan, *, typed_every: int = 0) -> int:
+    """Play the match out from in-group panels: whoever is to move opens their panel from
+    the board post when they have none (or an old one), then taps; every ``typed_every``
+    steps the move is typed as an ephemeral ``/play`` instead. Returns the presses made."""
+    fake, presses = h.fake, 0
+    for step in range(1, 800):
+        stored = await h.services.flow.load(match_id)
+        if stored.row.status.value != "active":
+            return presses
+        user = users[stored.row.seats[stored.game.current_player].user_id or 0]
+        places = [a for a in stored.game.legal_actions() if isinstance(a, Place)]
+        if typed_every and step % typed_every == 0 and places:
+            move = rng.choice(places)
+            user.send_ephemeral(group, f"/play@{BOT} {move.card.code()} "
+                                       f"{tour_frame(stored.game).label(move.x, move.y)}")
+            await h.settle()
+            await scan.check(h, match_id)
+            continue
+        panel = live_panel(fake, group, user)
+        found = open_button(fake, group)
+        if panel is None or (found is not None and all(
+                seq_of(b) != stored.next_seq for b in panel.buttons()
+                if b.get("callback_data", "").startswith("v1:m:"))):
+            assert found is not None, fake.describe()
+            board, button = found
+            user.press(board, data=button["callback_data"])
+            presses += 1
+            await h.settle()
+            panel = live_panel(fake, group, user)
+            assert panel is not None, f"no panel for {user} after the press:\n{fake.describe()}"
+        assert await play_step_with_buttons(h, user, rng, message=panel), fake.describe()
+        await scan.check(h, match_id)
+    raise AssertionError("the match did not end:\n" + fake.describe())
+
+
+async def test_a_duel_is_played_entirely_in_the_group_by_people_who_never_pressed_start(
+        tmp_path: Path) -> None:
+    fake = emulator()
+    ann, bob, eve = fake.user(4201, "Ann"), fake.user(4202, "Борис", "ru"), fake.user(4203, "Eve")
+    group = fake.group(-1004201, "Friends", members=[ann, bob, eve])
+    async with running_bot(tmp_path, fake, panels_in_group=True) as h:
+        row = await start_group_duel(h, group, ann, bob, "duel tours=2 deal=short timer=off")
+        assert not ann.chat.messages and not bob.chat.messages, "nobody pressed Start"
+        users = {ann.id: ann, bob.id: bob}
+        scan = LeakScan(fake, group, [ann, bob, eve])
+        # A stranger and the player not to move press the board's button: a short answer
+        # each, and no panel for either.
+        stored = await h.services.flow.load(row.match_id)
+        waiting = bob if stored.row.seats[stored.game.current_player].user_id == ann.id else ann
+        board, button = open_button(fake, group) or (None, None)
+        assert board is not None and button is not None, fake.describe()
+        for other in (eve, waiting):
+            query = other.press(board, data=button["callback_data"])
+            await h.settle()
+            answer = fake.answer(query)
+            assert answer.text and ("not playing" in answer.text or "Not your turn" in
+                                    answer.text or "не ваш" in answer.text.lower()
+                                    or "не играете" in answer.text), answer.text
+            assert not fake.ephemeral(group, other), "a panel for someone not to move"
+        presses = await play_in_group(h, group, users, row.match_id, random.Random(42), scan,
+                                      typed_every=5)
+        await h.settle()
+        final = await h.services.store.get_match(row.match_id)
+        assert final.status.value == "finished", fake.describe()
+        # Nothing went to a private chat: the whole match was in the group.
+        assert not ann.chat.messages and not bob.chat.messages
+        assert not [m for m in fake.sent(eve.chat)]
+        # Every ephemeral message went to a player, the bystander got none.
+        log = [m for m in fake.ephemeral_log(group) if m.from_bot]
+        assert log and {m.receiver_id for m in log} <= {ann.id, bob.id}
+        assert presses > 0 and scan.messages > 20
+        print(f"\nin-group duel: {len(log)} ephemeral messages, {presses} panel opens, "
+              f"{scan.messages} messages scanned, 0 leaks")
+
+
+async def test_typed_ephemeral_commands_answer_their_sender_alone(tmp_path: Path) -> None:
+    fake = emulator()
+    ann, bob = fake.user(4211, "Ann"), fake.user(4212, "Bob")
+    group = fake.group(-1004211, "Friends", members=[ann, bob])
+    async with running_bot(tmp_path, fake, panels_in_group=True) as h:
+        row = await start_group_duel(h, group, ann, bob, "duel tours=2 deal=short timer=off")
+        stored = await h.services.flow.load(row.match_id)
+        mover = ann if stored.row.seats[stored.game.current_player].user_id == ann.id else bob
+        other = bob if mover is ann else ann
+        public_before = len(fake.sent(group))
+        # /hand: the hand, to its owner alone.
+        mover.send_ephemeral(group, f"/hand@{BOT}")
+        await h.settle()
+        hand = await fake.wait_for_ephemeral(group, mover)
+        seat = stored.row.seat_of(mover.id)
+        assert seat is not None
+        cards = stored.game.observation(seat).tour.hand
+        assert any(str(card) in (hand.caption or hand.text or "") for card in cards) \
+            or hand.kind == "photo", hand
+        assert not fake.ephemeral(group, other)
+        # A refused move: said to its sender alone, never in public.
+        mover.send_ephemeral(group, f"/play@{BOT} QC Z99")
+        await h.settle()
+        refusal = await fake.wait_for_ephemeral(group, mover)
+        assert refusal.text and refusal.receiver_id == mover.id
+        # The other player's typed move out of turn: answered to them alone.
+        other.send_ephemeral(group, f"/pass@{BOT}")
+        await h.settle()
+        assert (await fake.wait_for_ephemeral(group, other)).text
+        assert len(fake.sent(group)) == public_before, "a public answer to an ephemeral command"
+        # A legal typed move: the board post is public, the echo private.
+        move = next(a for a in stored.game.legal_actions() if isinstance(a, Place))
+        made = len(stored.game.history)  # the flow keeps (and moves on) this very match
+        mover.send_ephemeral(group, f"/play@{BOT} {move.card.code()} "
+                                    f"{tour_frame(stored.game).label(move.x, move.y)}")
+        await h.settle()
+        echo = await fake.wait_for_ephemeral(group, mover)
+        assert "✓" in (echo.text or "") or str(move.card) in (echo.text or echo.caption or "")
+        after = await h.services.flow.load(row.match_id)
+        assert len(after.game.history) > made
+        assert len(fake.sent(group)) > public_before  # the board post
