@@ -87,7 +87,7 @@ class LeakScan:
                 self.messages += 1
                 words = " ".join([message.text or "", message.caption or "",
                                   *(b.get("text", "") for b in message.buttons())])
-                named = [str(card) for card in others if str(card) in words]
+                named = [card.pretty() for card in others if card.pretty() in words]
                 assert not named, (f"{person} sees {named} of another hand in {words!r} "
                                    f"(ephemeral: {message.ephemeral})")
                 self.seen[person.id] = max(self.seen.get(person.id, 0), message.seq)
@@ -210,3 +210,95 @@ async def test_typed_ephemeral_commands_answer_their_sender_alone(tmp_path: Path
         after = await h.services.flow.load(row.match_id)
         assert len(after.game.history) > made
         assert len(fake.sent(group)) > public_before  # the board post
+
+
+async def test_a_2v2_with_the_exchange_gets_pushed_panels_where_the_bot_is_an_admin(
+        tmp_path: Path) -> None:
+    fake = emulator()
+    people = [fake.user(4220 + i, name) for i, name in enumerate(("Ann", "Bob", "Cy", "Dee"))]
+    group = fake.group(-1004220, "Four", members=people, bot_admin=True)
+    async with running_bot(tmp_path, fake, panels_in_group=True) as h:
+        ann, *others = people
+        ann.send(group, f"/new@{BOT} teams deal=3/3 exchange=1 timer=off")
+        await h.settle()
+        for user in others:
+            user.send(group, f"/join@{BOT}")
+            await h.settle()
+        ann.send(group, f"/go@{BOT}")
+        await h.settle()
+        row = await h.services.store.active_match(group.id)
+        assert row is not None, fake.describe()
+        scan = LeakScan(fake, group, people)
+        # The first player's panel came by itself: no press.
+        first = row.seats[(await h.services.flow.load(row.match_id)).game.current_player]
+        assert live_panel(fake, group, next(p for p in people if p.id == first.user_id))
+        presses = await play_in_group(h, group, {p.id: p for p in people}, row.match_id,
+                                      random.Random(7), scan)
+        await h.settle()
+        assert (await h.services.store.get_match(row.match_id)).status.value == "finished"
+        assert presses == 0, "an administrator bot pushes every panel"
+        assert not any(p.chat.messages for p in people)
+        log = [m for m in fake.ephemeral_log(group) if m.from_bot]
+        public = [m for m in fake.sent(group)]
+        print(f"\nin-group 2 v 2, pushed: {len(log)} ephemeral, {len(public)} public messages, "
+              f"{scan.messages} scanned, 0 leaks")
+
+
+async def test_a_refused_ephemeral_panel_falls_back_to_the_private_chat_or_its_link(
+        tmp_path: Path) -> None:
+    fake = emulator()
+    ann, bob = fake.user(4231, "Ann"), fake.user(4232, "Bob")
+    group = fake.group(-1004231, "Friends", members=[ann, bob])
+    async with running_bot(tmp_path, fake, panels_in_group=True) as h:
+        row = await start_group_duel(h, group, ann, bob, "duel tours=2 deal=short timer=off")
+        stored = await h.services.flow.load(row.match_id)
+        mover = ann if stored.row.seats[stored.game.current_player].user_id == ann.id else bob
+        fake.ephemeral_window = -1.0  # every ephemeral answer comes too late
+        found = open_button(fake, group)
+        assert found is not None
+        # Never pressed Start: the press opens the private chat's Start, which brings it.
+        query = mover.press(found[0], data=found[1]["callback_data"])
+        await h.settle()
+        assert f"start=t{row.match_id}" in (fake.answer(query).url or ""), fake.answer(query)
+        assert not fake.ephemeral(group, mover)
+        mover.start_bot(f"t{row.match_id}")
+        await h.settle()
+        private = [m for m in fake.sent(mover.chat) if m.buttons()]
+        assert private, "the panel in the private chat after Start"
+        # Pressed Start already: the panel goes there at once, with a short note.
+        query = mover.press(found[0], data=found[1]["callback_data"])
+        await h.settle()
+        assert "private chat" in (fake.answer(query).text or ""), fake.answer(query)
+        newest = [m for m in fake.sent(mover.chat) if m.buttons()]
+        assert newest and newest[-1].message_id > private[-1].message_id
+
+
+async def test_after_a_restart_mid_turn_the_board_post_opens_the_panel_again(
+        tmp_path: Path) -> None:
+    fake = emulator()
+    ann, bob = fake.user(4241, "Ann"), fake.user(4242, "Bob")
+    group = fake.group(-1004241, "Friends", members=[ann, bob])
+    async with running_bot(tmp_path, fake, panels_in_group=True) as h:
+        row = await start_group_duel(h, group, ann, bob, "duel tours=2 deal=short timer=off")
+        stored = await h.services.flow.load(row.match_id)
+        mover = ann if stored.row.seats[stored.game.current_player].user_id == ann.id else bob
+        found = open_button(fake, group)
+        assert found is not None
+        mover.press(found[0], data=found[1]["callback_data"])
+        await h.settle()
+        old = live_panel(fake, group, mover)
+        assert old is not None
+    fake.expire_ephemeral(group, mover)  # the app restarted too: the panel vanished
+    async with running_bot(tmp_path, fake, panels_in_group=True) as h:
+        found = open_button(fake, group)
+        assert found is not None
+        mover.press(found[0], data=found[1]["callback_data"])
+        await h.settle()
+        panel = live_panel(fake, group, mover)
+        assert panel is not None and panel is not old
+        assert await play_step_with_buttons(h, mover, random.Random(3), message=panel)
+        await h.settle()
+        after = await h.services.flow.load(row.match_id)
+        assert len(after.game.history) >= 1
+        # The older panel, pressed again (a stale one), changes nothing.
+        assert old.ephemeral
