@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 
+from chat.flow.announce import in_group as in_group_notices
 from chat.flow.announce import turn_button
 from chat.flow.base import Actor
 from chat.flow.deadlines import HANDOVER_AFTER, STAND_IN_LEVEL
@@ -99,13 +100,16 @@ class Ticker(HoldsSharedParts):
         notices: list[Notice] = [await self.broadcast.panel(stored, seat, user_id, tr, names,
                                                             shown, reminder=True, card=then)]
         left = await self.deadlines.seconds_left(stored)
-        if stored.row.chat_id < 0 and left:
-            group = await self.broadcast.reader(
-                stored.row, await self.people.chat_tr(stored.row.chat_id))
-            notices.append(BoardClock(stored.match_id, stored.row.chat_id,
-                                      clock_text(group.tr, left),
+        row = stored.row
+        in_group = await self.people.panels_in_group(row.chat_id)
+        if in_group:  # issue 42: the fresh panel pushed in the group, or left to the button
+            notices = in_group_notices(notices, row.chat_id, row.thread_id,
+                                       push=await self.people.may_push(row.chat_id))
+        if row.chat_id < 0 and left:
+            group = await self.broadcast.reader(row, await self.people.chat_tr(row.chat_id))
+            notices.append(BoardClock(stored.match_id, row.chat_id, clock_text(group.tr, left),
                                       turn_button(stored, group, self.broadcast.bot_username,
-                                                  self.broadcast.app)))
+                                                  self.broadcast.app, in_group=in_group)))
         return notices
 
     async def timeout(self, match_id: int, seq: int | None, *,
