@@ -34,13 +34,13 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from telegram import Bot
 from telegram.error import NetworkError, RetryAfter, TelegramError
 
 from chat.gates import Gate
-from chat.group_windows import GroupWindows
+from chat.group_windows import GroupBusy, GroupWindows
 from chat.notices import HELD, Announced, BoardPost, ComputerTurn, Ephemeral, Notice, Send
 from chat.painter import Painter
 from chat.ratelimit import ChatRateLimiter
@@ -49,6 +49,9 @@ from storage import Store, is_engine_user
 from storage.pg_windows import FloodWindows
 
 log = logging.getLogger(__name__)
+
+#: What became of an answer sent at once (:meth:`Delivery.answer_now`).
+Answered = Literal["sent", "refused", "busy"]
 
 #: Tries of one notice whose delivery failed for a passing reason (network, flood wait).
 MAX_ATTEMPTS = 6
@@ -285,6 +288,10 @@ class Delivery(GroupWindows):
                           type(item.notice).__name__, chat, item.attempts, type(exc).__name__)
                 self._answered(item, None)
                 item.finish(False)
+            except GroupBusy:  # an ephemeral answer whose 15 seconds ran out waiting
+                log.info("group window full: an ephemeral answer to %s was not sent", chat)
+                self._answered(item, None)
+                item.finish(True)
             except TelegramError as exc:  # refused for good (bad request, ...)
                 log.warning("Telegram refused %s for chat %s: %s", type(item.notice).__name__,
                             chat, type(exc).__name__)
@@ -315,23 +322,27 @@ class Delivery(GroupWindows):
         while (left := end - self.clock()) > 0:
             await asyncio.sleep(min(left, 0.2))
 
-    async def answer_now(self, notices: Sequence[Notice]) -> list[bool]:
+    async def answer_now(self, notices: Sequence[Notice]) -> list[Answered]:
         """Send the answer to a press or an ephemeral command at once, outside the queues
         (its 15 seconds run, and the press waits for it to be answered): for each notice,
-        whether Telegram took it. An ephemeral one refused is ``False``, and the door
-        falls back to the private chat (docs/ephemeral.md)."""
-        sent: list[bool] = []
+        ``"sent"``; ``"refused"`` (an ephemeral one Telegram refused: the door falls back
+        to the private chat, docs/ephemeral.md); or ``"busy"``, the group's window full
+        longer than an answer may wait (:class:`~chat.group_windows.GroupBusy`)."""
+        sent: list[Answered] = []
         for notice in notices:
             try:
                 if isinstance(notice, Ephemeral):
-                    sent.append(await self.sender.send_ephemeral(notice) is not None)
+                    ok = await self.sender.send_ephemeral(notice) is not None
+                    sent.append("sent" if ok else "refused")
                 else:
                     await self.sender.deliver(notice)
-                    sent.append(True)
+                    sent.append("sent")
+            except GroupBusy:
+                sent.append("busy")
             except TelegramError as exc:
                 log.info("an answer to chat %s could not be sent (%s)", chat_of(notice),
                          type(exc).__name__)
-                sent.append(False)
+                sent.append("refused")
         return sent
 
     async def knows_panel(self, match_id: int, user_id: int) -> bool:

@@ -31,7 +31,7 @@ class EphemeralSending:
     moved: dict[int, int]
     #: Set by delivery: the group's window for one ephemeral write, which answers a
     #: person now (:meth:`chat.group_windows.GroupWindows.group_slot`).
-    slot: Callable[[int], AbstractAsyncContextManager[None]]
+    slot: Callable[..., AbstractAsyncContextManager[None]]
     #: Set by the application: whether the bot administers a group, as a push into it
     #: showed (refused: it does not; the admins are told once what rights would bring).
     on_bot_admin: Callable[[int, bool], Awaitable[None]] | None
@@ -64,7 +64,7 @@ class EphemeralSending:
         if send.thread_id:
             kwargs["message_thread_id"] = send.thread_id
         try:
-            async with self.slot(group):
+            async with self.slot(group, answer=not pushed):
                 message = await self._call_send(send, kwargs)
         except BadRequest as exc:
             if not ephemeral.not_allowed(exc):

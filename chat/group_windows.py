@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -26,6 +25,14 @@ PLAY_MARGIN = 2
 #: slot of the group's window at most: Telegram takes it only within 15 seconds of the
 #: person's action, so after this it goes out anyway (docs/ephemeral.md, "Limits").
 EPHEMERAL_WAIT = 8.0
+
+
+class GroupBusy(Exception):
+    """The group's window stays full longer than an answer may wait: ``wait`` seconds."""
+
+    def __init__(self, wait: float) -> None:
+        super().__init__(f"the group's window is full for {wait:.0f} s")
+        self.wait = wait
 
 
 class GroupWindows:
@@ -70,18 +77,21 @@ class GroupWindows:
         return await self._gate(chat).wait()
 
     @contextlib.asynccontextmanager
-    async def group_slot(self, chat: int) -> AsyncIterator[None]:
+    async def group_slot(self, chat: int, *, answer: bool = False) -> AsyncIterator[None]:
         """One ephemeral write to a group (a panel, a reply, an edit of either). It counts
-        against the group's window like any post (Telegram documents nothing either way;
+        against the group's window like any post (Telegram documents nothing either way:
         docs/ephemeral.md), and goes ahead of the group's queue: the posts waiting there
-        let it take the next slot. It waits for one at most :data:`EPHEMERAL_WAIT`
-        seconds, then goes anyway: an answer must arrive within the 15 seconds Telegram
-        allows after a press or a command, or not at all."""
+        let it take the next slot. The answer to a press or a command (``answer``) waits
+        for one at most :data:`EPHEMERAL_WAIT` seconds, as Telegram takes it only within
+        15 seconds of the person's action; then it is not sent (:class:`GroupBusy`), and
+        the person is told when to try again, rather than the group paused by a 429."""
         gate = self._gate(chat)
         self._urgent[chat] = self._urgent.get(chat, 0) + 1
         taken = False
         try:
-            deadline = time.monotonic() + EPHEMERAL_WAIT
+            # In delivery's clock, the gate's (a test's may run faster than real time); and
+            # at most as many naps as real seconds allow, whatever that clock does.
+            deadline, naps = self.clock() + EPHEMERAL_WAIT, 0
             while True:
                 try:
                     wait = await gate.claim(0)
@@ -91,9 +101,10 @@ class GroupWindows:
                 if wait <= 0:
                     taken = True
                     break
-                if time.monotonic() + min(wait, 0.05) >= deadline:
-                    log.info("group %s: an ephemeral answer goes past its full window", chat)
-                    break
+                naps += 1
+                if answer and (self.clock() + min(wait, 0.05) >= deadline
+                               or naps > EPHEMERAL_WAIT / 0.05):
+                    raise GroupBusy(wait)
                 await asyncio.sleep(min(wait, 0.05))
         finally:
             self._urgent[chat] -= 1

@@ -74,7 +74,7 @@ class Sender(EphemeralSending):
         #: Private chats whose newest message is a board following computer moves:
         #: chat → (message id, the post as it shows). The next such board edits it in place.
         self._follow: dict[int, tuple[int, BoardPost]] = {}
-        self.slot = lambda chat_id: contextlib.nullcontext()  # (EphemeralSending's)
+        self.slot = lambda chat_id, **_: contextlib.nullcontext()  # (EphemeralSending's)
         self.on_bot_admin = None
 
     async def deliver(self, notice: Notice) -> Message | None:

@@ -302,3 +302,30 @@ async def test_after_a_restart_mid_turn_the_board_post_opens_the_panel_again(
         assert len(after.game.history) >= 1
         # The older panel, pressed again (a stale one), changes nothing.
         assert old.ephemeral
+
+
+async def test_a_press_in_a_group_whose_window_is_full_is_told_to_wait_not_flooded(
+        tmp_path: Path) -> None:
+    """Ephemeral writes count against the group's ~20 a minute (docs/ephemeral.md): when the
+    window stays full longer than a press's answer may wait, the presser is told to press
+    again, and nothing meets a 429; once the window has room the press opens the panel."""
+    clock = FastClock()
+    fake = FakeTelegram(bot_username=BOT, clock=clock)
+    fake.ephemeral_window = WINDOW
+    ann, bob = fake.user(4251, "Ann"), fake.user(4252, "Bob")
+    group = fake.group(-1004251, "Friends", members=[ann, bob])
+    async with running_bot(tmp_path, fake, panels_in_group=True, group_limit=3) as h:
+        row = await start_group_duel(h, group, ann, bob, "duel tours=2 deal=short timer=off")
+        stored = await h.services.flow.load(row.match_id)
+        mover = ann if stored.row.seats[stored.game.current_player].user_id == ann.id else bob
+        found = open_button(fake, group)
+        assert found is not None
+        query = mover.press(found[0], data=found[1]["callback_data"])
+        await h.settle()
+        assert "busy" in (fake.answer(query).text or ""), fake.answer(query)
+        assert not fake.ephemeral(group, mover)
+        clock.advance(61)
+        mover.press(found[0], data=found[1]["callback_data"])
+        await h.settle()
+        assert live_panel(fake, group, mover) is not None, fake.describe()
+        assert not fake.rate_limited(group), "a 429 in the group"

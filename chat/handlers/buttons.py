@@ -112,12 +112,17 @@ async def answer_in_group(call: Call, query: CallbackQuery, press: MatchPress,
     sent = await call.svc.delivery.answer_now([
         Ephemeral(replace(send, chat_id=call.chat.id, thread_id=call.thread, group=True),
                   actor.user_id, callback_query_id=query.id) for send in own])
-    if all(sent):
+    if all(fate == "sent" for fate in sent):
         await toast(query, (outcome.reply or "")[:190] or None, show_alert=outcome.alert)
         return
     tr = await call.flow.user_tr(actor.user_id)
+    if "busy" in sent:
+        # The group wrote its ~20 messages of the minute: a panel now would pause it all.
+        await toast(query, tr._("This group is busy: press again in a few seconds."))
+        return
     if await call.flow.started_bot(actor.user_id):
-        call.svc.delivery.run([send for send, ok in zip(own, sent, strict=True) if not ok])
+        call.svc.delivery.run([send for send, fate in zip(own, sent, strict=True)
+                               if fate != "sent"])
         await toast(query, tr._("Open your hand in the private chat."), show_alert=True)
     else:
         await toast(query, None, url=turn_link(call.flow.bot_username, press.match_id))
