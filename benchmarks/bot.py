@@ -37,6 +37,11 @@ in the private chat. A match has one move in flight at a time.
   the phase is; its board posts wait and coalesce). ``p95_ratio`` is with/without (target <= 2);
   ``other_chats_429s`` must be 0, and ``post_after_pause_ms`` is how soon the busy group's
   held board post goes out once the pause is over.
+* ``in_group`` (issue 42, ``benchmarks/ephemeral.py``; ``--in-group-seconds 0`` skips it):
+  play inside the group from ephemeral panels, on a clock 60 times faster: the p95 from the
+  board post's press to the ephemeral panel (target <= 150 ms), the group's writes a move,
+  public and ephemeral, in a duel (panels opened by presses) and a 2 v 2 with the exchange
+  (pushed by an administrator bot), and 0 x 429 at computer tables played at full speed.
 * ``check``: afterwards the stored move log of every match is compared with the moves sent
   (by update id: ``lost`` and ``duplicated`` must be 0), and every group's last board picture
   must be the final position.
@@ -67,6 +72,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.ephemeral import in_group
 from chat.describe import tour_frame
 from chat.flow import placements_to_steps, without_needless_end
 from chat.notices import BoardPicture
@@ -523,6 +529,12 @@ async def run(args: argparse.Namespace, directory: str) -> dict:
             check = await bench.verify()
         finally:
             watchdog.cancel()
+    in_group_figures = None
+    if args.in_group_seconds > 0:
+        root = Path(directory) / "in-group"
+        for name in ("duel", "teams", "computer"):
+            (root / name).mkdir(parents=True)
+        in_group_figures = await in_group(root, seconds=args.in_group_seconds, seed=args.seed)
     ok = (latency["p95_ms"] is not None and latency["p95_ms"] <= TARGET_P95_MS
           and latency["rate"] >= 0.95 * min(args.rate, TARGET_RATE)
           and saturation["moves_per_s"] >= TARGET_SATURATION
@@ -530,10 +542,12 @@ async def run(args: argparse.Namespace, directory: str) -> dict:
           and check["final_boards_ok"] == len(bench.games)
           and flood["p95_ratio"] is not None and flood["p95_ratio"] <= TARGET_FLOOD_RATIO
           and flood["other_chats_429s"] == 0
-          and flood["without"]["unanswered"] == flood["with"]["unanswered"] == 0)
+          and flood["without"]["unanswered"] == flood["with"]["unanswered"] == 0
+          and (in_group_figures is None or in_group_figures["ok"]))
     return {
         "matches": args.matches, "draw_workers": args.draw_workers, "setup_s": round(setup_s, 1),
         "latency": latency, "saturation": saturation, "flood": flood, "check": check,
+        "in_group": in_group_figures,
         "targets": {"p95_ms_at_20_per_s": TARGET_P95_MS,
                     "saturation_moves_per_s": TARGET_SATURATION, "lost": 0, "duplicated": 0,
                     "flood_p95_ratio": TARGET_FLOOD_RATIO},
@@ -561,6 +575,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="processes drawing pictures, as KRENDZU_DRAW_WORKERS (0: threads)")
     parser.add_argument("--overall-rate", type=float, default=1000.0,
                         help="the bot's API calls per second over all chats (production: 30)")
+    parser.add_argument("--in-group-seconds", type=float, default=8.0,
+                        help="in-group phase: full-speed seconds at computer tables (0: skip)")
     parser.add_argument("--dir", default=None,
                         help="where the temporary database directory goes")
     args = parser.parse_args(argv)

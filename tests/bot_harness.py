@@ -218,3 +218,24 @@ async def press_a_cell(h: Harness, user: FakeUser, message: Message,
     assert cells, f"no cell buttons after choosing a card: {message.buttons()}"
     user.press(message, data=rng.choice(cells)["callback_data"])
     await h.settle()
+
+
+def live_panel(fake: FakeTelegram, group: Chat, user: FakeUser) -> Message | None:
+    """The newest ephemeral message ``user`` sees in the group with match buttons."""
+    for message in reversed(fake.ephemeral(group, user)):
+        if any(b.get("callback_data", "").startswith("v1:m:") for b in message.buttons()):
+            return message
+    return None
+
+
+def open_button(fake: FakeTelegram, group: Chat) -> tuple[Message, dict] | None:
+    """The newest board post's "your move" button (a callback in a group whose panels open
+    there, never a link to the private chat)."""
+    for message in reversed(fake.sent(group, deleted=False)):
+        for button in message.buttons():
+            if button.get("callback_data", "").endswith(":open"):
+                return message, button
+            assert "?start=t" not in button.get("url", ""), "a link out of the group"
+        if message.kind == "photo":
+            return None
+    return None

@@ -25,7 +25,7 @@ def test_the_bot_benchmark_measures_other_chats_during_a_flood_wait(
     report = run_script("bot", ["--matches", "2", "--rate", "4", "--seconds", "1",
                                 "--saturation-seconds", "0.5", "--flood-seconds", "1.5",
                                 "--probes", "2", "--probe-rate", "4", "--draw-workers", "0",
-                                "--dir", str(tmp_path)], capsys)
+                                "--in-group-seconds", "0", "--dir", str(tmp_path)], capsys)
     for key in ("latency", "saturation", "flood", "check", "targets", "ok"):
         assert key in report, key
     flood = report["flood"]
@@ -95,3 +95,20 @@ def test_a_forged_press_sends_any_data_for_a_real_message() -> None:
     update = fake.pending_updates()[-1]["callback_query"]
     assert update["data"] == "v1:l:1:join"
     assert update["message"]["message_id"] == message.message_id
+
+
+def test_the_in_group_benchmark_counts_writes_and_meets_no_429(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``benchmarks/ephemeral.py`` (benchmarks/bot.py's ``in_group``, issue 42): press →
+    ephemeral panel, the group's writes a move public and ephemeral, full speed without 429."""
+    report = run_script("ephemeral", ["--seconds", "2", "--duels", "1", "--teams", "1"],
+                        capsys)
+    duel, teams, computer = report["duel"], report["teams"], report["computer_table"]
+    assert duel["presses"] > 0 and 0 < duel["press_to_panel_p50_ms"] \
+        <= duel["press_to_panel_p95_ms"], duel
+    assert teams["presses"] == 0, "an administrator bot pushes the panels"
+    for table in (duel, teams):
+        writes = table["writes_per_move"]
+        assert table["moves"] > 0 and writes["ephemeral"] > 0 and writes["public"] > 0, table
+    assert computer["steps"] > 0
+    assert duel["429s"] == teams["429s"] == computer["429s"] == 0

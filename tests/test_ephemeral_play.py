@@ -17,11 +17,13 @@ from tests.bot_harness import (
     BOT,
     FastClock,
     Harness,
+    live_panel,
+    open_button,
     play_step_with_buttons,
     running_bot,
     start_group_duel,
 )
-from tests.fakebot import Chat, FakeTelegram, FakeUser, Message
+from tests.fakebot import Chat, FakeTelegram, FakeUser
 
 WINDOW = 90.0  # the fake's seconds; see the module's docstring
 
@@ -30,27 +32,6 @@ def emulator() -> FakeTelegram:
     fake = FakeTelegram(bot_username=BOT, clock=FastClock())
     fake.ephemeral_window = WINDOW
     return fake
-
-
-def live_panel(fake: FakeTelegram, group: Chat, user: FakeUser) -> Message | None:
-    """The newest ephemeral message ``user`` sees in the group with match buttons."""
-    for message in reversed(fake.ephemeral(group, user)):
-        if any(b.get("callback_data", "").startswith("v1:m:") for b in message.buttons()):
-            return message
-    return None
-
-
-def open_button(fake: FakeTelegram, group: Chat) -> tuple[Message, dict] | None:
-    """The newest board post's "your move" button (a callback in a group whose panels open
-    there, never a link to the private chat)."""
-    for message in reversed(fake.sent(group, deleted=False)):
-        for button in message.buttons():
-            if button.get("callback_data", "").endswith(":open"):
-                return message, button
-            assert "?start=t" not in button.get("url", ""), "a link out of the group"
-        if message.kind == "photo":
-            return None
-    return None
 
 
 def seq_of(button: dict) -> int:
