@@ -36,7 +36,7 @@ def command_descriptions(tr: Tr) -> dict[str, str]:
         "go": tr._("start the match"),
         "play": tr._("place cards: /play QC M12"),
         "pass": tr._("pass (defender)"),
-        "hand": tr._("your cards, privately"),
+        "hand": tr._("your cards, seen by you alone"),
         "board": tr._("show the board"),
         "score": tr._("the score"),
         "hint": tr._("a suggestion for your move"),
@@ -91,8 +91,8 @@ def bot_description(tr: Tr) -> str:
     """The bot's description (at most 512 characters): shown in an empty private chat."""
     return tr._("Krendzu («Крэндзю», card renju, «four in a row») with a 36-card deck, for 2 "
                 "to 4 players. Add me to a group and send /new to play with friends, or press "
-                "Start to play the computer (easy, normal or hard). Your cards always come "
-                "here, privately; the group sees only the board.")
+                "Start to play the computer (easy, normal or hard). Your cards are seen by "
+                "you alone; the group sees only the board.")
 
 
 def bot_short_description(tr: Tr) -> str:

@@ -44,7 +44,8 @@ def welcome_text(tr: Tr) -> str:
         "",
         tr._("• In a group: /new sets up a match; players press Join; Start deals the cards."),
         tr._("• Here, privately: /new starts a match against the computer."),
-        tr._("• Your cards always come here, in this private chat, never to the group."),
+        tr._("• Your cards are yours alone: in a group they show there to you only (or "
+             "here, if the group chose so)."),
         "",
         tr._("/rules — the rules with pictures, /help — every command."),
     ])
