@@ -30,13 +30,13 @@ test-packages:
 	@bash scripts/test-packages.sh
 
 # Style (ruff), the rooms' import rules (import-linter, [tool.importlinter] in pyproject.toml),
-# then types: the engine strictly, pictures, storage and the chat layer with mypy's defaults.
+# then types: the engine and the tournaments strictly, pictures, storage and the chat layer with mypy's defaults.
 # Two graphs (importlinter-typed.toml counts type-only imports), built afresh each time: with
 # grimp's cache, a run after switching files once read an old graph; both take 0.2 s to build.
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports --no-cache pyproject.toml importlinter-typed.toml
-	$(BIN)/mypy --strict krendzu
+	$(BIN)/mypy --strict krendzu tournaments
 	$(BIN)/mypy render storage chat engines
 
 bench: $(STAMP)
