@@ -7,6 +7,9 @@ unseeded randomness, the standard library only; nothing of the project is import
 
 - :mod:`tournaments.arena`: Lichess-style arena scoring (fire streaks), standings by
   performance, continuous pairing of waiting players.
+- :mod:`tournaments.swiss`: a Swiss league's rounds (by score, no repeat, one bye at most),
+  Buchholz and Sonneborn–Berger; :mod:`tournaments.matching` is the blossom matching that
+  bounds its search.
 """
 
 from tournaments.common import Outcome, TournamentError
