@@ -10,6 +10,8 @@ unseeded randomness, the standard library only; nothing of the project is import
 - :mod:`tournaments.swiss`: a Swiss league's rounds (by score, no repeat, one bye at most),
   Buchholz and Sonneborn–Berger; :mod:`tournaments.matching` is the blossom matching that
   bounds its search.
+- :mod:`tournaments.pool`: the "Play now" pool, matched by rating within windows that widen
+  while people wait, and the computer offer after the wait.
 """
 
 from tournaments.common import Outcome, TournamentError
