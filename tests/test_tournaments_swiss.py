@@ -252,6 +252,13 @@ def test_pairing_a_round_of_200_is_fast() -> None:
     assert slowest < 1.0, slowest  # measured about 25 ms
 
 
+def test_a_league_of_thousands_pairs_without_recursion() -> None:
+    # 1,100 boards: a recursive search would pass Python's limit of 1,000 frames.
+    players = tuple(SwissPlayer(pid, 1000 + pid % 900) for pid in range(2201))
+    pairing = pair_round(SwissState(players))
+    assert len(pairing.boards) == 1100 and pairing.bye is not None
+
+
 # The blossom matching -----------------------------------------------------------------------
 
 

@@ -42,7 +42,7 @@ that to the player's Buchholz and, being a win, to their Sonneborn–Berger.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from tournaments.common import Outcome, TournamentError
@@ -288,17 +288,33 @@ class _Pairer:
         except _OutOfSteps:
             return self._look_ahead(ordered)
 
-    def _search(self, unpaired: list[int]) -> list[tuple[int, int]] | None:
-        if not unpaired:
+    def _search(self, ordered: list[int]) -> list[tuple[int, int]] | None:
+        """Depth-first, with an explicit stack (a league of thousands stays within Python's
+        recursion limit): ``boards[i]`` is the choice of ``frames[i]``, the top frame may have
+        none yet."""
+        if not ordered:
             return []
-        top = unpaired[0]
-        for other in self.preferences(unpaired):
+        frames: list[tuple[list[int], Iterator[int]]] = [(ordered, iter(self.preferences(ordered)))]
+        boards: list[tuple[int, int]] = []
+        while frames:
+            unpaired, options = frames[-1]
+            other = next(options, None)
+            if other is None:  # every choice here failed: undo the one below and go on there
+                if len(boards) == len(frames):
+                    boards.pop()
+                frames.pop()
+                continue
             self.steps_left -= 1
             if self.steps_left < 0:
                 raise _OutOfSteps
-            rest = self._search([pid for pid in unpaired[1:] if pid != other])
-            if rest is not None:
-                return [(top, other), *rest]
+            if len(boards) == len(frames):
+                boards[-1] = (unpaired[0], other)
+            else:
+                boards.append((unpaired[0], other))
+            rest = [pid for pid in unpaired[1:] if pid != other]
+            if not rest:
+                return boards
+            frames.append((rest, iter(self.preferences(rest))))
         return None
 
     def _look_ahead(self, unpaired: list[int]) -> list[tuple[int, int]] | None:
