@@ -259,6 +259,11 @@ class _Pairer:
         self.total = total
         self.met = met
         self.steps_left = search_steps
+        self.opponents = dict.fromkeys(ranked, 0)
+        for pair in met:
+            for pid in pair:
+                if pid in self.opponents:
+                    self.opponents[pid] += 1
 
     def new(self, a: int, b: int) -> bool:
         return frozenset((a, b)) not in self.met
@@ -274,7 +279,15 @@ class _Pairer:
         return [pid for pid in in_group + below if pid != top and self.new(top, pid)]
 
     def pairable(self, players: Sequence[int]) -> bool:
-        """Whether ``players`` can all be paired with someone new (a perfect matching)."""
+        """Whether ``players`` can all be paired with someone new (a perfect matching).
+
+        Without building the graph when nobody has met more than N/2 − 1 others (N players):
+        then each has N/2 new opponents at least, and Dirac's theorem gives the pairing (see
+        :func:`guaranteed_rounds`). That is every early round of a large league."""
+        if len(players) % 2:
+            return False
+        if 2 * max((self.opponents[pid] for pid in players), default=0) <= len(players) - 2:
+            return True
         index = {pid: i for i, pid in enumerate(players)}
         adjacent = [
             [index[q] for q in players if q != p and self.new(p, q)] for p in players
