@@ -48,6 +48,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/abuse.py
 	$(BIN)/python benchmarks/engines.py
 	$(BIN)/python benchmarks/cluster.py
+	$(BIN)/python benchmarks/tournaments.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
