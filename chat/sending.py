@@ -309,10 +309,10 @@ class Sender(EphemeralSending):
         message_id, is_photo, group = old
         if group is not None:
             # An ephemeral panel: gone rather than noted (its player alone saw it, and one
-            # left behind would only ask again for a move already made).
+            # left behind would only ask again for a move already made). A deletion is no
+            # message: it takes no slot of the group's window.
             with contextlib.suppress(TelegramError):
-                async with self.slot(group):
-                    await ephemeral.delete(self.bot, EphemeralId(group, chat_id, message_id))
+                await ephemeral.delete(self.bot, EphemeralId(group, chat_id, message_id))
             return
         if note:
             try:

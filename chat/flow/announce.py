@@ -331,8 +331,9 @@ def in_group(notices: Sequence[Notice], chat_id: int, thread_id: int | None, *,
     message to a player (a panel, a record, a deal, a note) becomes an ephemeral message of
     the group for that player, pushed when the bot may push (:attr:`Audience.push`), else
     left out: the board post's button opens the panel within the press's 15 seconds, and
-    ``/hand`` shows the cards. Edits of a panel stay edits (delivery finds where it is);
-    the new panel an edit falls back to when the old one is gone is pushed alike."""
+    ``/hand`` shows the cards. Edits of a panel stay edits (delivery finds where it is),
+    but the one that turns the mover's panel into the record of the move deletes it; the
+    new panel an edit falls back to when the old one is gone is pushed alike."""
 
     def ephemeral(send: Send) -> Ephemeral | None:
         if not push:
@@ -345,6 +346,11 @@ def in_group(notices: Sequence[Notice], chat_id: int, thread_id: int | None, *,
         if isinstance(notice, Send) and notice.chat_id > 0:
             if (pushed := ephemeral(notice)) is not None:
                 out.append(pushed)
+        elif isinstance(notice, EditPanel) and notice.keyboard is None:
+            # The mover's panel made the move: the board post tells it, and the panel is
+            # deleted rather than edited into a record (a deletion takes no slot of the
+            # group's ~20 writes a minute, an edit does; docs/ephemeral.md).
+            out.append(DropPanel(notice.match_id, notice.user_id))
         elif isinstance(notice, EditPanel) and isinstance(notice.fallback, Send):
             out.append(replace(notice, fallback=ephemeral(notice.fallback)))
         elif isinstance(notice, BoardPost) and notice.chat_id > 0:
