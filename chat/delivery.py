@@ -41,7 +41,16 @@ from telegram.error import NetworkError, RetryAfter, TelegramError
 
 from chat.gates import Gate
 from chat.group_windows import GroupBusy, GroupWindows
-from chat.notices import HELD, Announced, BoardPost, ComputerTurn, Ephemeral, Notice, Send
+from chat.notices import (
+    HELD,
+    Announced,
+    BoardPost,
+    ComputerTurn,
+    EditPanel,
+    Ephemeral,
+    Notice,
+    Send,
+)
 from chat.painter import Painter
 from chat.ratelimit import ChatRateLimiter
 from chat.sending import Sender, chat_of
@@ -334,6 +343,14 @@ class Delivery(GroupWindows):
                 if isinstance(notice, Ephemeral):
                     ok = await self.sender.send_ephemeral(notice) is not None
                     sent.append("sent" if ok else "refused")
+                elif isinstance(notice, EditPanel):
+                    # A tap's edit: at once if the group's window has room (then a vanished
+                    # panel's new one is the press's answer), else queued for its slot.
+                    try:
+                        await self.sender.edit_panel(notice, answer=True)
+                    except GroupBusy:
+                        self.run([notice])
+                    sent.append("sent")
                 else:
                     await self.sender.deliver(notice)
                     sent.append("sent")

@@ -85,12 +85,12 @@ class EphemeralSending:
         return message
 
     async def _edit_ephemeral(self, where: EphemeralId, is_photo: bool,
-                              notice: EditPanel) -> None:
+                              notice: EditPanel, *, answer: bool = False) -> None:
         """Edit a panel that is an ephemeral message of the group (``editEphemeralMessage…``:
         its ``message_id`` is 0). Telegram keeps none for long ("may disappear automatically
         after some time, or if the app is restarted"): one gone raises, and the caller sends
         the fallback, the player's new panel."""
-        async with self.slot(where.chat_id):
+        async with self.slot(where.chat_id, answer=answer, patience=0.0):
             if is_photo and notice.picture is not None:
                 data = await self.painter.board(notice.picture)
                 await ephemeral.edit_photo(self.bot, where, data, notice.text, notice.keyboard)
@@ -101,8 +101,12 @@ class EphemeralSending:
         if notice.keyboard is None:
             await self.store.set_panel(notice.match_id, notice.user_id, None)
 
-    async def _send_fallback(self, notice: EditPanel) -> None:
-        if isinstance(notice.fallback, Send):
+    async def _send_fallback(self, notice: EditPanel, *, in_group: bool = False) -> None:
+        """The new panel an edit falls back to. One that replaces a panel of the group
+        (``in_group``) is never sent to the private chat instead: the player did not ask
+        for it there, and may never have pressed Start; they open it again from the board
+        post (docs/ephemeral.md)."""
+        if isinstance(notice.fallback, Send) and not in_group:
             await self.send(notice.fallback)
         elif isinstance(notice.fallback, Ephemeral):
             await self.send_ephemeral(notice.fallback)

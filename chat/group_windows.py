@@ -77,21 +77,23 @@ class GroupWindows:
         return await self._gate(chat).wait()
 
     @contextlib.asynccontextmanager
-    async def group_slot(self, chat: int, *, answer: bool = False) -> AsyncIterator[None]:
+    async def group_slot(self, chat: int, *, answer: bool = False,
+                         patience: float = EPHEMERAL_WAIT) -> AsyncIterator[None]:
         """One ephemeral write to a group (a panel, a reply, an edit of either). It counts
         against the group's window like any post (Telegram documents nothing either way:
         docs/ephemeral.md), and goes ahead of the group's queue: the posts waiting there
         let it take the next slot. The answer to a press or a command (``answer``) waits
         for one at most :data:`EPHEMERAL_WAIT` seconds, as Telegram takes it only within
         15 seconds of the person's action; then it is not sent (:class:`GroupBusy`), and
-        the person is told when to try again, rather than the group paused by a 429."""
+        the person is told when to try again, rather than the group paused by a 429.
+        ``patience``: an answer's wait, when shorter (0: a slot now or none)."""
         gate = self._gate(chat)
         self._urgent[chat] = self._urgent.get(chat, 0) + 1
         taken = False
         try:
             # In delivery's clock, the gate's (a test's may run faster than real time); and
             # at most as many naps as real seconds allow, whatever that clock does.
-            deadline, naps = self.clock() + EPHEMERAL_WAIT, 0
+            deadline, naps = self.clock() + min(patience, EPHEMERAL_WAIT), 0
             while True:
                 try:
                     wait = await gate.claim(0)
@@ -103,7 +105,7 @@ class GroupWindows:
                     break
                 naps += 1
                 if answer and (self.clock() + min(wait, 0.05) >= deadline
-                               or naps > EPHEMERAL_WAIT / 0.05):
+                               or naps > patience / 0.05):
                     raise GroupBusy(wait)
                 await asyncio.sleep(min(wait, 0.05))
         finally:

@@ -95,7 +95,7 @@ class Sender(EphemeralSending):
         elif isinstance(notice, BoardClock):
             await self._board_clock(notice)
         elif isinstance(notice, EditPanel):
-            await self._edit_panel(notice)
+            await self.edit_panel(notice)
             await self._note(notice.told)
         elif isinstance(notice, DropPanel):
             known = await self.store.set_panel(notice.match_id, notice.user_id, None)
@@ -128,7 +128,7 @@ class Sender(EphemeralSending):
         await self.store.set_panel(match_id, user_id,
                                    PanelMessage(message_id, is_photo, in_group))
 
-    async def _edit_panel(self, notice: EditPanel) -> None:
+    async def edit_panel(self, notice: EditPanel, *, answer: bool = False) -> None:
         known = await self.store.get_panel(notice.match_id, notice.user_id)
         if known is None:
             await self._send_fallback(notice)
@@ -137,7 +137,7 @@ class Sender(EphemeralSending):
         try:
             if group is not None:
                 await self._edit_ephemeral(EphemeralId(group, notice.user_id, message_id),
-                                           is_photo, notice)
+                                           is_photo, notice, answer=answer)
                 return
             if is_photo and notice.picture is not None:
                 # A move changed the position: the photo goes with the caption, in one call.
@@ -159,7 +159,7 @@ class Sender(EphemeralSending):
                 return
             log.info("panel edit failed (%s); sending a new one", exc)
             await self.store.set_panel(notice.match_id, notice.user_id, None)
-            await self._send_fallback(notice)
+            await self._send_fallback(notice, in_group=group is not None)
             return
         if notice.keyboard is None:
             await self.store.set_panel(notice.match_id, notice.user_id, None)

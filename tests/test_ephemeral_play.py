@@ -313,3 +313,45 @@ async def test_a_press_in_a_group_whose_window_is_full_is_told_to_wait_not_flood
         await h.settle()
         assert live_panel(fake, group, mover) is not None, fake.describe()
         assert not fake.rate_limited(group), "a 429 in the group"
+
+
+async def test_an_older_panels_buttons_are_refused_as_private_ones_are(tmp_path: Path) -> None:
+    """A press carrying an earlier position (an older ephemeral panel's button) changes
+    nothing and says the panel is out of date."""
+    fake = emulator()
+    ann, bob = fake.user(4261, "Ann"), fake.user(4262, "Bob")
+    group = fake.group(-1004261, "Friends", members=[ann, bob])
+    async with running_bot(tmp_path, fake, panels_in_group=True) as h:
+        row = await start_group_duel(h, group, ann, bob, "duel tours=2 deal=short timer=off")
+        users = {ann.id: ann, bob.id: bob}
+        rng = random.Random(9)
+        old_buttons: list[str] = []
+        for _ in range(2):  # two moves, each from a panel opened by its player
+            stored = await h.services.flow.load(row.match_id)
+            user = users[stored.row.seats[stored.game.current_player].user_id or 0]
+            found = open_button(fake, group)
+            assert found is not None
+            user.press(found[0], data=found[1]["callback_data"])
+            await h.settle()
+            panel = live_panel(fake, group, user)
+            assert panel is not None
+            if user is ann and not old_buttons:
+                old_buttons = [b["callback_data"] for b in panel.buttons()
+                               if b.get("callback_data", "").startswith("v1:m:")]
+            before = len(stored.game.history)
+            while len((await h.services.flow.load(row.match_id)).game.history) == before:
+                assert await play_step_with_buttons(h, user, rng, message=panel)
+        stored = await h.services.flow.load(row.match_id)
+        user = users[stored.row.seats[stored.game.current_player].user_id or 0]
+        found = open_button(fake, group)
+        assert found is not None and old_buttons
+        user.press(found[0], data=found[1]["callback_data"])
+        await h.settle()
+        panel = live_panel(fake, group, user)
+        assert panel is not None
+        made = len(stored.game.history)
+        query = user.press(panel, data=old_buttons[0], forged=True)
+        await h.settle()
+        assert "out of date" in (fake.answer(query).text or "") or "not valid" in (
+            fake.answer(query).text or ""), fake.answer(query)
+        assert len((await h.services.flow.load(row.match_id)).game.history) == made

@@ -15,7 +15,7 @@ from chat.flow import LobbyPress, MatchPress, is_hint_play, is_open_panel, parse
 from chat.handlers.chats import NEW_MATCH_LOBBY
 from chat.handlers.context import Call, handler
 from chat.model import InputError
-from chat.notices import Ephemeral, Outcome, Send
+from chat.notices import EditPanel, Ephemeral, Outcome, Send
 
 log = logging.getLogger(__name__)
 
@@ -106,12 +106,20 @@ async def answer_in_group(call: Call, query: CallbackQuery, press: MatchPress,
     player who pressed Start, with a short note; anyone else gets the link that opens the
     private chat with Start, which brings the panel there (``/start t<match>``)."""
     actor = call.actor
+
+    def answer(send: Send) -> Ephemeral:
+        return Ephemeral(replace(send, chat_id=call.chat.id, thread_id=call.thread, group=True),
+                         actor.user_id, callback_query_id=query.id)
+
     own = [n for n in outcome.notices if isinstance(n, Send) and n.chat_id == actor.user_id]
-    rest = [n for n in outcome.notices if not any(n is o for o in own)]
-    call.svc.delivery.run(rest)
-    sent = await call.svc.delivery.answer_now([
-        Ephemeral(replace(send, chat_id=call.chat.id, thread_id=call.thread, group=True),
-                  actor.user_id, callback_query_id=query.id) for send in own])
+    # A tap's edit of the panel goes at once too: if the panel has vanished, the new one it
+    # falls back to is the press's answer, which must go before the press is answered.
+    edits = [replace(n, fallback=answer(n.fallback)) if isinstance(n.fallback, Send) else n
+             for n in outcome.notices
+             if isinstance(n, EditPanel) and n.user_id == actor.user_id]
+    call.svc.delivery.run([n for n in outcome.notices if not any(n is o for o in own)
+                           and not (isinstance(n, EditPanel) and n.user_id == actor.user_id)])
+    sent = await call.svc.delivery.answer_now([*(answer(send) for send in own), *edits])
     if all(fate == "sent" for fate in sent):
         await toast(query, (outcome.reply or "")[:190] or None, show_alert=outcome.alert)
         return
