@@ -11,6 +11,8 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import pytest
+
 from chat.describe import tour_frame
 from krendzu import Card, Place
 from tests.bot_harness import (
@@ -193,11 +195,15 @@ async def test_typed_ephemeral_commands_answer_their_sender_alone(tmp_path: Path
         assert len(fake.sent(group)) > public_before  # the board post
 
 
-async def test_a_2v2_with_the_exchange_gets_pushed_panels_where_the_bot_is_an_admin(
-        tmp_path: Path) -> None:
+@pytest.mark.parametrize("admin", [True, False], ids=["admin", "member"])
+async def test_a_2v2_with_the_exchange_is_played_in_the_group_pushed_where_the_bot_is_admin(
+        tmp_path: Path, admin: bool) -> None:
+    """Four people who never pressed Start play a 2 v 2 with the exchange in the group: an
+    administrator bot pushes each panel on its turn (no press at all); a member bot's
+    players open theirs from the board post and type some moves as ephemeral commands."""
     fake = emulator()
     people = [fake.user(4220 + i, name) for i, name in enumerate(("Ann", "Bob", "Cy", "Dee"))]
-    group = fake.group(-1004220, "Four", members=people, bot_admin=True)
+    group = fake.group(-1004220, "Four", members=people, bot_admin=admin)
     async with running_bot(tmp_path, fake, panels_in_group=True) as h:
         ann, *others = people
         ann.send(group, f"/new@{BOT} teams deal=3/3 exchange=1 timer=off")
@@ -210,19 +216,20 @@ async def test_a_2v2_with_the_exchange_gets_pushed_panels_where_the_bot_is_an_ad
         row = await h.services.store.active_match(group.id)
         assert row is not None, fake.describe()
         scan = LeakScan(fake, group, people)
-        # The first player's panel came by itself: no press.
         first = row.seats[(await h.services.flow.load(row.match_id)).game.current_player]
-        assert live_panel(fake, group, next(p for p in people if p.id == first.user_id))
+        first_panel = live_panel(fake, group, next(p for p in people if p.id == first.user_id))
+        assert (first_panel is not None) is admin, "a panel comes unasked only from an admin"
         presses = await play_in_group(h, group, {p.id: p for p in people}, row.match_id,
-                                      random.Random(7), scan)
+                                      random.Random(7), scan, typed_every=0 if admin else 6)
         await h.settle()
         assert (await h.services.store.get_match(row.match_id)).status.value == "finished"
-        assert presses == 0, "an administrator bot pushes every panel"
+        assert (presses == 0) is admin, presses
         assert not any(p.chat.messages for p in people)
         log = [m for m in fake.ephemeral_log(group) if m.from_bot]
-        public = [m for m in fake.sent(group)]
-        print(f"\nin-group 2 v 2, pushed: {len(log)} ephemeral, {len(public)} public messages, "
-              f"{scan.messages} scanned, 0 leaks")
+        public = list(fake.sent(group))
+        print(f"\nin-group 2 v 2 ({'admin' if admin else 'member'}): {len(log)} ephemeral, "
+              f"{len(public)} public messages, {presses} presses, {scan.messages} scanned, "
+              "0 leaks")
 
 
 async def test_a_refused_ephemeral_panel_falls_back_to_the_private_chat_or_its_link(
