@@ -362,3 +362,47 @@ async def test_an_older_panels_buttons_are_refused_as_private_ones_are(tmp_path:
         assert "out of date" in (fake.answer(query).text or "") or "not valid" in (
             fake.answer(query).text or ""), fake.answer(query)
         assert len((await h.services.flow.load(row.match_id)).game.history) == made
+
+
+async def test_the_exchange_is_typed_as_ephemeral_commands_in_the_group(tmp_path: Path) -> None:
+    """``/exchange N`` and ``/discard CARD`` sent as ephemeral commands are played in the
+    group (nobody saw the cards named), their answers to their sender alone."""
+    fake = emulator()
+    people = [fake.user(4270 + i, name) for i, name in enumerate(("Ann", "Bob", "Cy", "Dee"))]
+    group = fake.group(-1004270, "Four", members=people)
+    async with running_bot(tmp_path, fake, panels_in_group=True) as h:
+        ann, *others = people
+        ann.send(group, f"/new@{BOT} teams deal=3/3 exchange=1 timer=off")
+        await h.settle()
+        for user in others:
+            user.send(group, f"/join@{BOT}")
+            await h.settle()
+        ann.send(group, f"/go@{BOT}")
+        await h.settle()
+        row = await h.services.store.active_match(group.id)
+        assert row is not None
+        users = {p.id: p for p in people}
+        public = len(fake.sent(group))
+        discarded = 0
+        for _ in range(12):
+            stored = await h.services.flow.load(row.match_id)
+            seat = stored.game.current_player
+            user = users[stored.row.seats[seat].user_id or 0]
+            legal = stored.game.legal_actions()
+            names = {type(a).__name__ for a in legal}
+            if "Announce" in names:
+                user.send_ephemeral(group, f"/exchange@{BOT} 1")
+            elif "Discard" in names:
+                card = next(a.card for a in legal if type(a).__name__ == "Discard")
+                user.send_ephemeral(group, f"/discard@{BOT} {card.code()}")
+                discarded += 1
+            else:
+                break
+            await h.settle()
+        assert discarded, "nobody gave a card away"
+        history = (await h.services.flow.load(row.match_id)).game.history
+        assert any(type(a).__name__ == "Discard" for a in history), history
+        # The group saw no card: its only new posts are boards and summaries.
+        for message in fake.sent(group)[public:]:
+            assert "/discard" not in (message.text or ""), message
+        assert not any(p.chat.messages for p in people)

@@ -157,6 +157,11 @@ class Call:
     def private(self) -> bool:
         return self.chat.type == ChatType.PRIVATE
 
+    @property
+    def unseen(self) -> bool:
+        """Sent as an ephemeral command: nobody in the group saw it (issue 42)."""
+        return command_source(self.update) is not None
+
     async def say(self, text: str) -> None:
         """Answer in this chat (an information reply: it waits behind play)."""
         await say(self.svc, self.update, text)

@@ -107,10 +107,11 @@ async def exchange(call: Call) -> None:
 
 @handler
 async def discard(call: Call) -> None:
-    if not call.private:
-        # Typed in a group, the command shows everyone the card given away: the exchange is
-        # made in the private chat only. The answer goes there too; the group hears nothing
-        # (and no card is named), unless that chat is closed to the bot: then one line.
+    if not call.private and not call.unseen:
+        # Typed publicly in a group, the command shows everyone the card given away: the
+        # exchange is made in the private chat only (an ephemeral command shows nobody: it
+        # is played). The answer goes there too; the group hears nothing (and no card is
+        # named), unless that chat is closed to the bot: then one line.
         if await call.private_chat_closed():
             return
         utr = await call.flow.user_tr(call.actor.user_id)
