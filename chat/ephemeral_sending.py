@@ -35,6 +35,8 @@ class EphemeralSending:
     #: Set by the application: whether the bot administers a group, as a push into it
     #: showed (refused: it does not; the admins are told once what rights would bring).
     on_bot_admin: Callable[[int, bool], Awaitable[None]] | None
+    #: Groups where a push was refused (this process's memory, for :attr:`on_bot_admin`).
+    pushes_refused: set[int]
 
     async def _call_send(self, send: Send, kwargs: dict[str, Any]) -> Message | None:
         raise NotImplementedError
@@ -70,10 +72,13 @@ class EphemeralSending:
             if not ephemeral.not_allowed(exc):
                 raise
             log.info("group %s refused an ephemeral message (%s)", group, exc.message)
-            if pushed and self.on_bot_admin is not None:
+            if pushed and self.on_bot_admin is not None and group not in self.pushes_refused:
+                # Told once per process (several pushes of one announcement fail at once).
+                self.pushes_refused.add(group)
                 await self.on_bot_admin(send.chat_id, False)
             return None
-        if pushed and self.on_bot_admin is not None:
+        if pushed and self.on_bot_admin is not None and group in self.pushes_refused:
+            self.pushes_refused.discard(group)
             await self.on_bot_admin(send.chat_id, True)
         number = ephemeral.sent_id(message)
         if message is not None and number is not None and send.panel_of is not None:

@@ -76,6 +76,7 @@ class Sender(EphemeralSending):
         self._follow: dict[int, tuple[int, BoardPost]] = {}
         self.slot = lambda chat_id, **_: contextlib.nullcontext()  # (EphemeralSending's)
         self.on_bot_admin = None
+        self.pushes_refused = set()
 
     async def deliver(self, notice: Notice) -> Message | None:
         """Make the calls of one notice; the message a :class:`Send` made (``None`` for the

@@ -64,6 +64,10 @@ class Services:
     #: (:meth:`Call.private_chat_closed`). This process's courtesy, as the throttle's
     #: buckets are: lost on a restart, the group may be told once more.
     nudged: TtlCache[tuple[int, int], bool] = field(init=False)
+    #: Groups whose admins were told lately that Telegram refused a panel in the group
+    #: (chat/handlers/buttons.py ``answer_in_group``): once a day per process.
+    refusals_told: TtlCache[int, bool] = field(
+        default_factory=lambda: TtlCache(24 * 3600.0, 4096))
     #: Information answers given in groups lately: a repeat is pointed to the answer
     #: (:mod:`chat.answers`, :func:`inform`).
     answers: RecentAnswers = field(default_factory=lambda: RecentAnswers(REPEAT_SECONDS))

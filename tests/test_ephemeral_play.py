@@ -261,6 +261,11 @@ async def test_a_refused_ephemeral_panel_falls_back_to_the_private_chat_or_its_l
         query = mover.press(found[0], data=found[1]["callback_data"])
         await h.settle()
         assert "private chat" in (fake.answer(query).text or ""), fake.answer(query)
+        # The admins were told once of the refused presses (and once of the refused pushes
+        # of the deal: the bot is no administrator there).
+        told = [m.text or "" for m in fake.sent(group) if "Admins:" in (m.text or "")]
+        assert len([t for t in told if "did not let me" in t]) == 1, told
+        assert len([t for t in told if "🃏 button" in t]) == 1, told
         newest = [m for m in fake.sent(mover.chat) if m.buttons()]
         assert newest and newest[-1].message_id > private[-1].message_id
 

@@ -128,6 +128,14 @@ async def answer_in_group(call: Call, query: CallbackQuery, press: MatchPress,
         # The group wrote its ~20 messages of the minute: a panel now would pause it all.
         await toast(query, tr._("This group is busy: press again in a few seconds."))
         return
+    if call.svc.refusals_told.get(call.chat.id) is None:
+        # The admins hear of it once (a day): panels in the group are not working here.
+        call.svc.refusals_told.put(call.chat.id, True)
+        call.svc.delivery.run([Send(call.chat.id, call.tr._(
+            "Admins: Telegram did not let me show a player's hand here in the group, so it "
+            "goes to their private chat with me. Making me an administrator usually helps; "
+            "/settings panels=private sends every hand there."), thread_id=call.thread,
+            group=True)])
     if await call.flow.started_bot(actor.user_id):
         call.svc.delivery.run([send for send, fate in zip(own, sent, strict=True)
                                if fate != "sent"])
