@@ -16,10 +16,12 @@ from telegram.constants import ChatMemberStatus, ChatType
 from telegram.error import TelegramError
 from telegram.ext import CallbackContext, ContextTypes, ExtBot
 
+from chat import ephemeral
 from chat.answers import answer_key
 from chat.describe import person_name
+from chat.ephemeral import EphemeralId
 from chat.flow import Actor, Flow
-from chat.handlers.ephemeral_answers import command_source, privately
+from chat.handlers.ephemeral_answers import privately
 from chat.i18n import Tr
 from chat.notices import Accepted, Notice, Outcome, Send
 from chat.services import Services
@@ -60,6 +62,17 @@ def thread_of(update: Update) -> int | None:
     if message is not None and message.is_topic_message:
         return message.message_thread_id
     return None
+
+
+def command_source(update: Update) -> EphemeralId | None:
+    """The ephemeral command ``update`` carries, if it is one (issue 42: its answers go
+    back to its sender alone, chat/handlers/ephemeral_answers.py). An ordinary message (its
+    ``message_id`` is not 0) is told apart here at once: the path of every typed command
+    stays as short as it was (tests/test_one_request.py counts its modules)."""
+    message = update.effective_message
+    if update.callback_query is not None or message is None or message.message_id != 0:
+        return None
+    return ephemeral.incoming(message)
 
 
 def is_private(update: Update) -> bool:

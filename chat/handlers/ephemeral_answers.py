@@ -15,18 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from telegram import Update
-
-from chat import ephemeral
 from chat.ephemeral import EphemeralId
 from chat.notices import Ephemeral, Notice, Send
-
-
-def command_source(update: Update) -> EphemeralId | None:
-    """The ephemeral command ``update`` carries, if it is one."""
-    if update.callback_query is not None:
-        return None
-    return ephemeral.incoming(update.effective_message)
 
 
 def privately(source: EphemeralId, notices: Sequence[Notice],
