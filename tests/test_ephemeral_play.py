@@ -415,3 +415,24 @@ async def test_the_exchange_is_typed_as_ephemeral_commands_in_the_group(tmp_path
         for message in fake.sent(group)[public:]:
             assert "/discard" not in (message.text or ""), message
         assert not any(p.chat.messages for p in people)
+
+
+async def test_an_in_group_duel_is_played_through_the_webhook(tmp_path: Path) -> None:
+    """The webhook worker answers presses and ephemeral commands the same way: the panel is
+    sent while the press's update is handled (before it is answered 200), the rest through
+    the reply outbox."""
+    from tests.webhook_harness import running_webhook_bot
+
+    fake = emulator()
+    ann, bob = fake.user(4281, "Ann"), fake.user(4282, "Bob")
+    group = fake.group(-1004281, "Hooked", members=[ann, bob])
+    async with running_webhook_bot(tmp_path, fake, panels_in_group=True) as h:
+        row = await start_group_duel(h, group, ann, bob, "duel tours=2 deal=short timer=off")
+        scan = LeakScan(fake, group, [ann, bob])
+        presses = await play_in_group(h, group, {ann.id: ann, bob.id: bob}, row.match_id,
+                                      random.Random(5), scan, typed_every=4)
+        await h.settle()
+        assert (await h.services.store.get_match(row.match_id)).status.value == "finished"
+        assert presses > 0 and not ann.chat.messages and not bob.chat.messages
+        assert not fake.calls_to("getUpdates"), "no polling in webhook mode"
+        assert all(a.status == 200 for a in fake.webhook_attempts())
