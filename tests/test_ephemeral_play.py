@@ -176,6 +176,12 @@ async def test_typed_ephemeral_commands_answer_their_sender_alone(tmp_path: Path
         assert any(str(card) in (hand.caption or hand.text or "") for card in cards) \
             or hand.kind == "photo", hand
         assert not fake.ephemeral(group, other)
+        # /hint: a suggestion with its ▶ button, to its sender alone.
+        mover.send_ephemeral(group, f"/hint@{BOT}")
+        await h.settle()
+        hint = await fake.wait_for_ephemeral(group, mover)
+        assert hint.buttons() and hint.receiver_id == mover.id, hint
+        assert not fake.ephemeral(group, other)
         # A refused move: said to its sender alone, never in public.
         mover.send_ephemeral(group, f"/play@{BOT} QC Z99")
         await h.settle()
