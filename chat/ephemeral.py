@@ -45,8 +45,10 @@ def incoming(message: Message | None) -> EphemeralId | None:
     if message is None or message.message_id != 0 or message.from_user is None:
         return None
     number = message.api_kwargs.get("ephemeral_message_id")
-    if not isinstance(number, int):
-        return None
+    receiver = message.api_kwargs.get("receiver_user")
+    if not isinstance(number, int) or (isinstance(receiver, dict)
+                                       and not receiver.get("is_bot", False)):
+        return None  # an incoming ephemeral command's receiver is the bot
     return EphemeralId(message.chat.id, message.from_user.id, number)
 
 
@@ -57,8 +59,10 @@ def pressed(query: CallbackQuery) -> EphemeralId | None:
     if message is None or message.message_id != 0:
         return None
     number = message.api_kwargs.get("ephemeral_message_id")
-    if not isinstance(number, int):
-        return None
+    receiver = message.api_kwargs.get("receiver_user")
+    if not isinstance(number, int) or (isinstance(receiver, dict)
+                                       and receiver.get("id") != query.from_user.id):
+        return None  # not an ephemeral message, or not the presser's own
     return EphemeralId(message.chat.id, query.from_user.id, number)
 
 
