@@ -64,16 +64,14 @@ from storage.postgres import PostgresStore
 
 log = logging.getLogger(__name__)
 
-#: How long a stopping bot waits for queued messages before it lets the restart send them.
-DRAIN_SECONDS = 5.0
-#: How long a stop (SIGTERM or SIGINT, to the bot alone or to its whole process group, as
-#: Ctrl-C and systemd send them) takes at most: the drain above, the engine server's end
-#: (as long again) and the task a drawing or computer worker has at hand, which it finishes
-#: before it exits (a computer's move: its budget, ``KRENDZU_HARD_MS``). A webhook worker
-#: first lets the requests in progress finish (``chat.webserver.GRACEFUL_SECONDS``), a job
-#: worker its running jobs (``chat.jobs.worker.GRACEFUL_SECONDS``, within this). Well within
-#: the 90 s a service manager waits before it kills (systemd's ``TimeoutStopSec``).
-STOP_SECONDS = 15.0
+# A stop (SIGTERM or SIGINT, to the bot alone or to its whole process group, as Ctrl-C and
+# systemd send them) takes at most ``KRENDZU_STOP_SECONDS`` (chat.config.Config.stop_seconds),
+# a third of it (``Config.stop_share``) for each wait: a webhook worker's requests in progress
+# (chat.webserver.web_server) or a job worker's running jobs (chat.jobs.worker.worker_options),
+# the queued messages, the web server's end. The rest is the task a drawing or computer worker
+# has at hand, which it finishes before it exits (a computer's move: its budget,
+# ``KRENDZU_HARD_MS``).
+
 
 
 def build_application(
@@ -186,13 +184,14 @@ def build_application(
 
     async def post_stop(app: Application) -> None:
         """Stopping (SIGTERM): no new computer moves; give queued messages a few seconds to
-        go out. Whatever is still queued is announced again after the restart (outbox)."""
+        go out (a third of ``KRENDZU_STOP_SECONDS``). Whatever is still queued is announced
+        again after the restart (outbox)."""
         svc: Services | None = app.bot_data.get("services")
         if svc is None:
             return
         await svc.pacer.close()
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(svc.delivery.idle(), DRAIN_SECONDS)
+            await asyncio.wait_for(svc.delivery.idle(), config.stop_share)
 
     async def post_shutdown(app: Application) -> None:
         logging.getLogger().removeHandler(errors)
@@ -204,7 +203,7 @@ def build_application(
             server, task, _api = engine_server
             server.should_exit = True
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(task, DRAIN_SECONDS)
+                await asyncio.wait_for(task, config.stop_share)
         await svc.pacer.close()
         await svc.delivery.close()
         outbox = app.bot_data.pop("outbox", None)
@@ -321,7 +320,8 @@ async def running(config: Config, *, request: BaseRequest | None = None,
     routes += operations_routes(ready_of(application), application.bot_data.get("metrics"))
     web = build_web_app(application, secret=config.webhook_secret,
                         path=webhook_path(config.webhook_url), routes=routes)
-    server = web_server(web, host, port, log_level=config.log_level)
+    server = web_server(web, host, port, log_level=config.log_level,
+                        graceful_seconds=config.stop_share)
     if not await reach_bot_api(application, stop=stop):
         raise StoppedBeforeStart
     async with application:
@@ -389,5 +389,5 @@ async def open_job_services(config: Config, *, request: BaseRequest | None = Non
             if doors is not None:
                 doors[0].should_exit = True
                 with contextlib.suppress(Exception):
-                    await asyncio.wait_for(doors[1], DRAIN_SECONDS)
+                    await asyncio.wait_for(doors[1], config.stop_share)
             await services.close()

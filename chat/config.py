@@ -20,6 +20,11 @@ No Telegram bot token found.
 """
 
 
+#: ``KRENDZU_STOP_SECONDS``'s default: well within the 90 s a service manager waits before it
+#: kills (systemd's ``TimeoutStopSec``) and docker's ``stop_grace_period`` in deploy/.
+STOP_SECONDS = 15.0
+
+
 @dataclass(frozen=True, slots=True)
 class Config:
     token: str | None
@@ -92,6 +97,20 @@ class Config:
     metrics: bool = False
     #: The owners' Telegram user ids (``KRENDZU_ADMIN_IDS``): /admin in the private chat.
     admin_ids: frozenset[int] = frozenset()
+    #: ``KRENDZU_STOP_SECONDS``: how long a stop (SIGTERM or SIGINT) takes at most, in every
+    #: program that drains: the polling bot, a webhook worker, a job worker. Its thirds are
+    #: :attr:`stop_share`; a service manager's kill timeout should exceed it.
+    stop_seconds: float = STOP_SECONDS
+
+    @property
+    def stop_share(self) -> float:
+        """Each waiting phase of a stop gets a third of :attr:`stop_seconds`: the requests
+        (a webhook worker) or jobs (a job worker) in progress, then the queued messages, then
+        the web server's end; the last third is left for the drawing and computer workers'
+        task at hand and the closing. What a phase leaves unfinished is not lost: Telegram
+        delivers an unanswered update again, procrastinate retries an aborted job, and what
+        was stored but not told is told after the restart."""
+        return self.stop_seconds / 3
 
     @property
     def engine_api_url(self) -> str | None:
@@ -174,6 +193,7 @@ def load_config(env_file: Path | None = Path(".env")) -> Config:
         pg_prepare=switch("KRENDZU_PG_PREPARE", get("KRENDZU_PG_PREPARE"), default=True),
         metrics=switch("KRENDZU_METRICS", get("KRENDZU_METRICS"), default=False),
         admin_ids=user_ids("KRENDZU_ADMIN_IDS", get("KRENDZU_ADMIN_IDS")),
+        stop_seconds=number("KRENDZU_STOP_SECONDS", 15.0, 2.0, 600.0),  # STOP_SECONDS
     )
 
 

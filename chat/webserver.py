@@ -16,8 +16,9 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute
 
-#: Seconds uvicorn lets requests in progress finish after SIGTERM (Telegram waits 60).
-GRACEFUL_SECONDS = 25
+#: Seconds uvicorn lets requests in progress finish after SIGTERM (Telegram waits 60), unless
+#: told (a webhook worker: a third of ``KRENDZU_STOP_SECONDS``, chat/compose.py).
+GRACEFUL_SECONDS = 5.0
 
 
 class WebServer(uvicorn.Server):
@@ -39,12 +40,15 @@ class WebServer(uvicorn.Server):
 
 
 def web_server(app: Starlette, host: str, port: int, *,
-               log_level: str = "info") -> WebServer:
-    """A uvicorn server for ``app`` (no access log: one line per update says nothing)."""
+               log_level: str = "info",
+               graceful_seconds: float = GRACEFUL_SECONDS) -> WebServer:
+    """A uvicorn server for ``app`` (no access log: one line per update says nothing) that
+    gives the requests in progress ``graceful_seconds`` when it stops."""
     return WebServer(uvicorn.Config(app, host=host, port=port, log_config=None,
                                     log_level=log_level.lower(), access_log=False,
                                     lifespan="off",
-                                    timeout_graceful_shutdown=GRACEFUL_SECONDS))
+                                    # typed int; uvicorn gives it to asyncio.wait_for
+                                    timeout_graceful_shutdown=graceful_seconds))  # type: ignore[arg-type]
 
 
 async def start_serving(server: WebServer) -> asyncio.Task[None]:

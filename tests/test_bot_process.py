@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from chat.compose import STOP_SECONDS
+from chat.config import STOP_SECONDS
 from krendzu import Match, Pass, Place
 from krendzu.coords import frame_for
 from storage import MatchRow
@@ -29,14 +29,15 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def start_bot(base: str, fake: FakeTelegram, db: Path, log: Path, *,
-              hard_ms: int = 100, webhook_port: int | None = None) -> subprocess.Popen[bytes]:
+              hard_ms: int = 100, webhook_port: int | None = None,
+              **settings: str) -> subprocess.Popen[bytes]:
     """``python bot.py`` (polling), or with ``webhook_port`` ``python -m chat.web`` (the
     webhook worker), in a process group of its own (as a terminal or a service manager
-    starts it: a stop signals the whole group)."""
+    starts it: a stop signals the whole group). ``settings``: more of its environment."""
     env = {**os.environ, "TELEGRAM_BOT_TOKEN": fake.token, "TELEGRAM_API_BASE_URL": base,
            "KRENDZU_DB": str(db), "KRENDZU_AI_DELAY": "0", "KRENDZU_AI_WORKERS": "1",
            "KRENDZU_HARD_MS": str(hard_ms), "KRENDZU_DRAW_WORKERS": "1", "LOG_LEVEL": "INFO",
-           "PYTHONPATH": str(ROOT)}
+           "PYTHONPATH": str(ROOT), **settings}
     command = [sys.executable, str(ROOT / "bot.py")]
     if webhook_port is not None:
         env |= {"KRENDZU_WEBHOOK_URL": f"http://127.0.0.1:{webhook_port}{PATH}",
@@ -288,3 +289,40 @@ def test_a_stop_signal_to_the_process_group_mid_match_loses_nothing_and_tells_ea
     assert not fake.errors
     text = log.read_text(errors="replace")
     assert "Traceback" not in text, text[-4000:]
+
+
+@pytest.mark.parametrize("mode", ["polling", "webhook"])
+def test_a_stop_ends_within_krendzu_stop_seconds_while_messages_wait(
+        tmp_path: Path, mode: str) -> None:
+    """KRENDZU_STOP_SECONDS=3: SIGTERM while a group's message waits out a minute's 429
+    (the queue cannot drain) ends the bot within 3 s, exit 0, no traceback; the waiting
+    message is the restart's (the outbox). Before, the queue alone had a fixed 5 s."""
+    limit = 3.0
+    fake = FakeTelegram(bot_username=BOT)
+    base = fake.serve_http()
+    db = tmp_path / "krendzu.sqlite3"
+    log = tmp_path / "bot.log"
+    port = free_port() if mode == "webhook" else None
+    ann = fake.user(51, "Ann")
+    group = fake.group(-100778, "Busy")
+    bot = start_bot(base, fake, db, log, webhook_port=port, KRENDZU_STOP_SECONDS=str(limit))
+    try:
+        ann.start_bot()
+        fake.wait_for_message_sync(ann, "Krendzu", timeout=30)
+        fake.flood(group, 60)
+        ann.send(group, f"/new@{BOT} duel")
+        fake.wait_for_sync(lambda: bool(fake.rate_limited(group)), timeout=20)
+        started = time.monotonic()
+        os.killpg(bot.pid, signal.SIGTERM)
+        status = bot.wait(timeout=limit + 30)
+        took = time.monotonic() - started
+        text = log.read_text(errors="replace")
+        assert status == 0, text[-3000:]
+        assert took < limit, f"stopped after {took:.1f} s"
+        assert "Traceback" not in text, text[-3000:]
+    finally:
+        if bot.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(bot.pid, signal.SIGKILL)
+            bot.wait(timeout=10)
+        fake.stop()

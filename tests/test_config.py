@@ -126,3 +126,18 @@ def test_the_log_format_is_text_or_json(monkeypatch) -> None:
     monkeypatch.setenv("LOG_FORMAT", "xml")
     with pytest.raises(ConfigError, match="LOG_FORMAT must be text or json"):
         load_config(None)
+
+
+def test_the_stop_limit_is_configured_within_bounds(monkeypatch) -> None:
+    """KRENDZU_STOP_SECONDS: 15 s unless set, kept between 2 s and 10 minutes; each of a
+    stop's waits (requests or jobs in progress, queued messages, the web server's end) gets
+    a third of it."""
+    from chat.config import STOP_SECONDS
+
+    monkeypatch.delenv("KRENDZU_STOP_SECONDS", raising=False)
+    config = load_config(None)
+    assert config.stop_seconds == STOP_SECONDS == 15.0
+    assert config.stop_share == 5.0
+    for value, expected in (("6", 6.0), ("0.5", 2.0), ("100000", 600.0), ("soon", 15.0)):
+        monkeypatch.setenv("KRENDZU_STOP_SECONDS", value)
+        assert load_config(None).stop_seconds == expected, value

@@ -759,10 +759,12 @@ async def test_python_m_chat_jobs_worker_announces_and_stops_on_sigterm(
         s.fake.stop()
 
 
-def worker_process(s: Scaled, tmp_path: Path) -> tuple[Callable[[], Any], Path]:
+def worker_process(s: Scaled, tmp_path: Path,
+                   **settings: str) -> tuple[Callable[[], Any], Path]:
     """``python -m chat.jobs worker`` on the scaled bot's database and fake Bot API (served
     over HTTP), in a process group of its own so that a test can signal the whole group:
-    a function that starts one, and the log every one started writes to."""
+    a function that starts one, and the log every one started writes to (``settings``: more
+    of its environment)."""
     import os
     import subprocess
     import sys
@@ -771,7 +773,8 @@ def worker_process(s: Scaled, tmp_path: Path) -> tuple[Callable[[], Any], Path]:
     root = Path(__file__).resolve().parent.parent
     env = {**os.environ, "PYTHONPATH": str(root), "TELEGRAM_BOT_TOKEN": s.fake.token,
            "TELEGRAM_API_BASE_URL": base, "KRENDZU_DATABASE_URL": s.url,
-           "KRENDZU_AI_WORKERS": "1", "KRENDZU_DRAW_WORKERS": "1", "LOG_LEVEL": "INFO"}
+           "KRENDZU_AI_WORKERS": "1", "KRENDZU_DRAW_WORKERS": "1", "LOG_LEVEL": "INFO",
+           **settings}
     log = tmp_path / "worker.log"
 
     def start() -> subprocess.Popen[bytes]:
@@ -794,7 +797,7 @@ async def test_python_m_chat_jobs_worker_stops_cleanly_when_its_process_group_is
     import signal
     import subprocess
 
-    from chat.compose import STOP_SECONDS
+    from chat.config import STOP_SECONDS
 
     s = scaled
     match_id = await group_duel(s)
@@ -843,20 +846,19 @@ async def test_python_m_chat_jobs_worker_stops_cleanly_when_its_process_group_is
 async def test_a_stopped_job_worker_hands_back_the_announcement_it_could_not_finish(
         scaled: Scaled, tmp_path: Path) -> None:
     """A stop while an announcement waits (the group paused by a 429 for longer than the
-    stop may take): the worker aborts the job after GRACEFUL_SECONDS and exits within its
-    limit without a traceback; the next worker tells the move, once."""
+    stop may take): the worker aborts the job after a third of its KRENDZU_STOP_SECONDS
+    (4 s here) and exits within that limit without a traceback; the next worker tells the
+    move, once."""
     import asyncio
     import os
     import signal
 
-    from chat.compose import STOP_SECONDS
-    from chat.jobs.worker import GRACEFUL_SECONDS
-
     s = scaled
     match_id = await group_duel(s)
-    start, log = worker_process(s, tmp_path)
+    limit = 4.0
+    start, log = worker_process(s, tmp_path, KRENDZU_STOP_SECONDS=str(limit))
 
-    pause = STOP_SECONDS + 5
+    pause = limit + 5
     worker = start()
     try:
         for _ in range(300):
@@ -873,11 +875,11 @@ async def test_a_stopped_job_worker_hands_back_the_announcement_it_could_not_fin
         assert s.fake.rate_limited(s.group)
         started = time.monotonic()
         os.killpg(worker.pid, signal.SIGTERM)
-        status = await asyncio.to_thread(worker.wait, STOP_SECONDS + 30)
+        status = await asyncio.to_thread(worker.wait, limit + 30)
         took = time.monotonic() - started
         text = log.read_text(errors="replace")
         assert status == 0, text[-4000:]
-        assert GRACEFUL_SECONDS <= took < STOP_SECONDS, f"stopped after {took:.1f} s"
+        assert limit / 3 <= took < limit, f"stopped after {took:.1f} s"
         assert "Aborted, to retry" in text and "Traceback" not in text, text[-4000:]
         # The group's board post (its own job since the board job) was handed back unsent.
         assert not [m for m in s.fake.sent(s.group) if m.kind == "photo"], s.fake.describe()
@@ -891,7 +893,7 @@ async def test_a_stopped_job_worker_hands_back_the_announcement_it_could_not_fin
         assert (await s.svc.store.get_match(match_id)).announced_seq == 1
         await asyncio.sleep(1.0)  # a second post, if one came, would be here by now
         os.killpg(worker.pid, signal.SIGTERM)
-        assert await asyncio.to_thread(worker.wait, STOP_SECONDS + 30) == 0
+        assert await asyncio.to_thread(worker.wait, limit + 30) == 0
     finally:
         if worker.poll() is None:
             with contextlib.suppress(ProcessLookupError):
@@ -915,7 +917,7 @@ async def test_a_job_worker_stopped_while_it_waits_for_the_bot_api_exits_quietly
     import subprocess
     import sys
 
-    from chat.compose import STOP_SECONDS
+    from chat.config import STOP_SECONDS
     from tests.webhook_harness import free_port
 
     root = Path(__file__).resolve().parent.parent

@@ -15,7 +15,6 @@ from typing import Any
 import psycopg
 import pytest
 
-import chat.compose as compose_module
 import chat.handlers.buttons as buttons_module
 from chat.webhook import MAX_ATTEMPTS
 from storage.postgres import PostgresStore
@@ -167,11 +166,10 @@ async def test_the_replies_of_a_worker_killed_after_its_200_come_after_the_resta
     panels): Telegram never delivers an answered update again, so only what the worker
     stored before its 200 can bring them. The next worker on the database sends each of
     them once, and the update is not applied again (one match, one 200)."""
-    monkeypatch.setattr(compose_module, "DRAIN_SECONDS", 0.1)
     fake = FakeTelegram(bot_username=BOT, clock=FastClock())
     ann, bob = fake.user(381, "Ann"), fake.user(382, "Bob")
     group = fake.group(-1003810, "Killed")
-    async with running_webhook_bot(tmp_path, fake, database=pg_url) as h:
+    async with running_webhook_bot(tmp_path, fake, database=pg_url, stop_seconds=0.3) as h:
         ann.start_bot()
         bob.start_bot()
         await h.settle()

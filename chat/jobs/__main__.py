@@ -45,7 +45,8 @@ async def run_worker(config: Config, queues: Sequence[str], concurrency: int) ->
             if stop.is_set():
                 return
             await services.jobs.app.run_worker_async(
-                **worker_options(services, queues, concurrency=concurrency))
+                **worker_options(services, queues, concurrency=concurrency,
+                                 graceful_seconds=config.stop_share))
     except StoppedBeforeStart:
         log.info("stopped before the Bot API answered")
     finally:

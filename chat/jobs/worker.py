@@ -20,20 +20,23 @@ from chat.jobs.tasks import JobServices
 #: groups' waiting announcements could hold every slot while a turn timer came due.
 ANNOUNCE_CONCURRENCY = 16
 #: Seconds the jobs running when a stop comes (SIGTERM, SIGINT; to the worker alone or to
-#: its whole process group, its drawing and computer processes included) get to finish.
+#: its whole process group, its drawing and computer processes included) get to finish,
+#: unless told (``python -m chat.jobs worker``: a third of ``KRENDZU_STOP_SECONDS``).
 #: The rest are aborted, and procrastinate retries a job a stop aborted: the next worker
 #: (or a sibling) announces from the stored marker. An announcement waiting for a group's
 #: window or a 429 would otherwise hold the stop for a minute and more; so a stop ends
-#: within :data:`chat.compose.STOP_SECONDS`.
+#: within ``KRENDZU_STOP_SECONDS``.
 GRACEFUL_SECONDS = 5.0
 
 
 def worker_options(services: JobServices, queues: Sequence[str], *, concurrency: int = 1,
-                   wait: bool = True) -> dict[str, Any]:
-    """What :meth:`procrastinate.App.run_worker_async` is given."""
+                   wait: bool = True,
+                   graceful_seconds: float = GRACEFUL_SECONDS) -> dict[str, Any]:
+    """What :meth:`procrastinate.App.run_worker_async` is given (``graceful_seconds``: how
+    long the jobs running when the worker stops get to finish)."""
     return {"queues": list(queues), "concurrency": concurrency, "wait": wait,
             "additional_context": {SERVICES: services},
             "fetch_job_polling_interval": POLL_SECONDS, "name": "+".join(queues),
             "update_heartbeat_interval": HEARTBEAT_SECONDS,
             "stalled_worker_timeout": STALLED_AFTER,
-            "shutdown_graceful_timeout": GRACEFUL_SECONDS}
+            "shutdown_graceful_timeout": graceful_seconds}
