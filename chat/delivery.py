@@ -299,11 +299,14 @@ class Delivery(GroupWindows):
                 item.finish(False)
             except GroupBusy:  # an ephemeral answer whose 15 seconds ran out waiting
                 log.info("group window full: an ephemeral answer to %s was not sent", chat)
+                self.sender.ephemeral_refused("busy")
                 self._answered(item, None)
                 item.finish(True)
             except TelegramError as exc:  # refused for good (bad request, ...)
                 log.warning("Telegram refused %s for chat %s: %s", type(item.notice).__name__,
                             chat, type(exc).__name__)
+                if isinstance(item.notice, Ephemeral):
+                    self.sender.ephemeral_refused("refused")
                 self._answered(item, None)
                 item.finish(True)
             except Exception:
@@ -355,10 +358,13 @@ class Delivery(GroupWindows):
                     await self.sender.deliver(notice)
                     sent.append("sent")
             except GroupBusy:
+                self.sender.ephemeral_refused("busy")
                 sent.append("busy")
             except TelegramError as exc:
                 log.info("an answer to chat %s could not be sent (%s)", chat_of(notice),
                          type(exc).__name__)
+                if isinstance(notice, Ephemeral):
+                    self.sender.ephemeral_refused("refused")
                 sent.append("refused")
         return sent
 

@@ -37,6 +37,15 @@ class EphemeralSending:
     on_bot_admin: Callable[[int, bool], Awaitable[None]] | None
     #: Groups where a push was refused (this process's memory, for :attr:`on_bot_admin`).
     pushes_refused: set[int]
+    #: Set by the operator's metrics (chat/operations.py): an ephemeral message was not
+    #: sent, and why (``refused``: by Telegram; ``busy``: the group's window stayed full).
+    on_ephemeral_refused: Callable[[str], None] | None = None
+
+    def ephemeral_refused(self, reason: str) -> None:
+        """Count an ephemeral message not sent (here, and by delivery when it waited for
+        the group's window too long)."""
+        if self.on_ephemeral_refused is not None:
+            self.on_ephemeral_refused(reason)
 
     async def _call_send(self, send: Send, kwargs: dict[str, Any]) -> Message | None:
         raise NotImplementedError
@@ -72,6 +81,7 @@ class EphemeralSending:
             if not ephemeral.not_allowed(exc):
                 raise
             log.info("group %s refused an ephemeral message (%s)", group, exc.message)
+            self.ephemeral_refused("refused")
             if pushed and self.on_bot_admin is not None and group not in self.pushes_refused:
                 # Told once per process (several pushes of one announcement fail at once).
                 self.pushes_refused.add(group)

@@ -10,10 +10,10 @@ run in containers of their own (deploy/compose.yaml).
 
 The registry is this object's own (never prometheus_client's global one, which a second
 application in the same process, as the tests build, would find already full). A label
-never holds a user id, a chat id or a card: the kinds of update, the computer's level and
-what is counted are the only labels. The names follow Prometheus' conventions
-(``krendzu_…_total`` for counters, ``…_seconds`` for durations); docs/operations.md says
-what each means and its healthy range.
+never holds a user id, a chat id or a card: the kinds of update, the computer's level, why
+an ephemeral message was not sent and what is counted are the only labels. The names
+follow Prometheus' conventions (``krendzu_…_total`` for counters, ``…_seconds`` for
+durations); docs/operations.md says what each means and its healthy range.
 """
 
 from __future__ import annotations
@@ -39,7 +39,10 @@ CONTENT_TYPE = CONTENT_TYPE_LATEST
 LATENCY_BUCKETS = (0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 #: Buckets of a computer's decision (seconds): easy is milliseconds, hard about a second.
 DECISION_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0)
-
+#: Why an ephemeral message (issue 42) was not sent: Telegram refused it (too late after
+#: the person's action, or pushed where the bot is no administrator), or the group's window
+#: stayed full longer than an answer may wait.
+EPHEMERAL_REFUSALS = ("refused", "busy")
 
 
 class StoreFigures(Protocol):
@@ -109,6 +112,11 @@ class Metrics:
         self.backlog_age = Gauge(
             "krendzu_announcement_backlog_oldest_seconds", "Age of the oldest move stored "
             "but not yet announced (0 when none waits).", registry=r)
+        self.ephemeral_refusals = Counter(
+            "krendzu_ephemeral_refused", "Ephemeral messages not sent, by reason: refused "
+            "(by Telegram) or busy (the group's window stayed full).", ["reason"], registry=r)
+        for reason in EPHEMERAL_REFUSALS:  # shown at 0 from the start
+            self.ephemeral_refusals.labels(reason)
         self.scrape_errors = Counter(
             "krendzu_metrics_read_errors", "Scrapes whose store figures could not be read.",
             registry=r)
@@ -135,6 +143,11 @@ class Metrics:
 
     def decided(self, level: str, seconds: float) -> None:
         self.decision_seconds.labels(level).observe(max(0.0, seconds))
+
+    def ephemeral_refused(self, reason: str) -> None:
+        """An ephemeral message not sent; ``reason`` is one of :data:`EPHEMERAL_REFUSALS`."""
+        self.ephemeral_refusals.labels(reason if reason in EPHEMERAL_REFUSALS
+                                       else "refused").inc()
 
     # -- a scrape ---------------------------------------------------------------------
 

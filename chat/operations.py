@@ -95,11 +95,13 @@ def instrument(metrics: Metrics, *, store: Store, flow: Flow, delivery: Delivery
                limiter: ChatRateLimiter | None = None, processor: object = None,
                thinker: Thinker | None = None) -> None:
     """Feed ``metrics`` from the parts a process has: the moves it commits and the board
-    posts it makes of them, the updates it handles, the 429s it meets, its computer
-    decisions, and (read at each scrape) the store's figures."""
+    posts it makes of them, the ephemeral messages it could not send, the updates it
+    handles, the 429s it meets, its computer decisions, and (read at each scrape) the
+    store's figures."""
     metrics.read_store = store.operating_figures
     flow.matches.on_committed = metrics.moves_committed
     delivery.on_board_posted = metrics.board_posted
+    delivery.sender.on_ephemeral_refused = metrics.ephemeral_refused
     if isinstance(processor, ChatOrderedProcessor):
         processor.on_handled = metrics.update_handled
     if limiter is not None:

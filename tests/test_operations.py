@@ -68,6 +68,8 @@ async def test_the_exposition_follows_prometheus_conventions_and_holds_no_ids() 
     metrics.update_handled(object(), 0.2)
     metrics.moves_committed(2)
     metrics.flood_wait(3.0)
+    metrics.ephemeral_refused("busy")
+    metrics.ephemeral_refused("-100123 4261")  # never a label of its own: one of the reasons
     text = (await metrics.render()).decode()
     families = {f.name: f for f in text_string_to_metric_families(text)}
     assert families["krendzu_moves"].type == "counter"
@@ -75,9 +77,12 @@ async def test_the_exposition_follows_prometheus_conventions_and_holds_no_ids() 
     assert "krendzu_flood_wait_seconds_total 3.0" in text
     assert families["krendzu_update_seconds"].type == "histogram"
     assert "process_resident_memory_bytes" in text
+    assert 'krendzu_ephemeral_refused_total{reason="busy"} 1.0' in text
+    assert 'krendzu_ephemeral_refused_total{reason="refused"} 1.0' in text
     for family in families.values():
         for sample in family.samples:
-            assert set(sample.labels) <= {"kind", "level", "what", "le"}, sample
+            assert set(sample.labels) <= {"kind", "level", "what", "reason", "le"}, sample
+            assert sample.labels.get("reason", "busy") in ("busy", "refused"), sample
 
 
 def test_an_update_kind_never_names_its_chat_or_text() -> None:

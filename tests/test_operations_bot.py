@@ -17,6 +17,7 @@ from krendzu.coords import frame_for
 from tests.bot_harness import (
     BOT,
     FastClock,
+    open_button,
     running_bot,
     start_group_duel,
     start_private_match,
@@ -174,3 +175,48 @@ async def test_moves_and_their_board_posts_are_counted_in_a_group(tmp_path: Path
     assert grew["krendzu_moves_total"] == moved
     assert posts >= 1 and grew["krendzu_board_post_seconds_count"] == posts
     assert after[("krendzu_board_post_seconds_sum", ())] < 60 * posts
+
+
+async def test_ephemeral_messages_not_sent_are_counted_by_reason(tmp_path: Path) -> None:
+    """A group played in the group (issue 42). Its window full for ten minutes (as a 429
+    leaves it): the press's panel would wait longer than an answer may, and is not sent
+    (``busy``). The window free again, Telegram refuses the panel, come too late after the
+    press (``refused``). Each is counted once under its reason, and no label names a person
+    or a chat. (The start's panels, pushed where the bot is no administrator, are refused
+    too: counted before.)"""
+    clock = FastClock()
+    fake = FakeTelegram(bot_username=BOT, clock=clock)
+    fake.ephemeral_window = 90.0
+    ann, bob = fake.user(4261, "Ann"), fake.user(4262, "Bob")
+    group = fake.group(-1004261, "Friends", members=[ann, bob])
+    port = free_port()
+    async with (running_bot(tmp_path, fake, metrics=True, web_listen=f"127.0.0.1:{port}",
+                            panels_in_group=True) as h,
+                httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as web):
+        row = await start_group_duel(h, group, ann, bob, "duel tours=2 deal=short timer=off")
+        await h.settle()
+        before = samples((await web.get("/metrics")).text)
+        stored = await h.services.flow.load(row.match_id)
+        mover = ann if stored.row.seats[stored.game.current_player].user_id == ann.id else bob
+        found = open_button(fake, group)
+        assert found is not None
+        h.services.delivery.flood_wait(group.id, 600)  # what a 429's retry_after does
+        query = mover.press(found[0], data=found[1]["callback_data"])
+        await h.settle()
+        assert "busy" in (fake.answer(query).text or ""), fake.answer(query)
+        busy = samples((await web.get("/metrics")).text)
+        clock.advance(700)
+        fake.ephemeral_window = -1.0  # the panel comes too late: Telegram refuses it
+        mover.press(found[0], data=found[1]["callback_data"])
+        await h.settle()
+        assert not fake.ephemeral(group, mover)
+        after = samples((await web.get("/metrics")).text)
+
+    def grew(since: dict, until: dict, reason: str) -> float:
+        key = ("krendzu_ephemeral_refused_total", (("reason", reason),))
+        return until[key] - since[key]
+
+    assert (grew(before, busy, "busy"), grew(before, busy, "refused")) == (1, 0)
+    assert (grew(busy, after, "busy"), grew(busy, after, "refused")) == (0, 1)
+    labels = "".join(f"{labels}" for (_, labels) in after)
+    assert "4261" not in labels and "4262" not in labels and "1004261" not in labels
