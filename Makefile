@@ -49,6 +49,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/engines.py
 	$(BIN)/python benchmarks/cluster.py
 	$(BIN)/python benchmarks/tournaments.py
+	$(BIN)/python benchmarks/metrics_cost.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -390,7 +390,7 @@ class Bench:
             "panel_p95_ms": ms(percentile(panels, 0.95)),
             "board_posts": posts_in_window, "coalesced_posts": coalesced,
             "post_p50_ms": ms(percentile(posts, 0.5)), "post_p95_ms": ms(percentile(posts, 0.95)),
-            "cpu_per_wall": round(cpu / elapsed, 2),
+            "cpu_per_wall": round(cpu / elapsed, 2), "cpu_s": round(cpu, 4),
         }
 
     async def keep_moving(self, game: Game, per_second: float) -> None:

@@ -137,14 +137,31 @@ def test_the_health_check_asks_the_loopback_for_a_wildcard_listener() -> None:
 
 def test_the_metrics_cost_benchmark_runs_both_ways(tmp_path: Path,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    """A tiny run of benchmarks/metrics_cost.py: a saturation run with metrics off and one
-    with them on (scraped), each moving, and the JSON's figures (the 5 % target is the full
-    run's, on a quiet machine: docs/benchmarks.md)."""
-    _benchmark("metrics_cost").main(["--matches", "3", "--seconds", "1.5", "--rounds", "1",
+    """A tiny run of benchmarks/metrics_cost.py: a pair of saturation runs, off then on,
+    each moving; with metrics on the hooks are timed and the scrapes counted; the summary
+    is the median and spread of the pairs' ratios; then one bot's windows with its hooks
+    off, on, on, off (the 5 % target is the full run's: docs/benchmarks.md)."""
+    _benchmark("metrics_cost").main(["--pairs", "1", "--matches", "3", "--seconds", "0.5",
+                                     "--quads", "1", "--window-matches", "3",
+                                     "--window-seconds", "0.5",
                                      "--draw-workers", "0", "--dir", str(tmp_path)])
     report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert [r["metrics"] for r in report["runs"]] == [False, True]
-    assert all(r["moves_per_s"] > 0 for r in report["runs"]), report
-    assert report["runs"][1]["scrapes"] >= 1
-    assert report["ratio"] == round(report["median_moves_per_s"]["on"]
-                                    / report["median_moves_per_s"]["off"], 3)
+    pairs = report["runs"]
+    assert [p["order"] for p in pairs] == ["off-on"]
+    for pair in pairs:
+        off, on = pair["off"], pair["on"]
+        assert (off["metrics"], on["metrics"]) == (False, True)
+        assert off["moves_per_s"] > 0 and on["moves_per_s"] > 0, pair
+        assert pair["throughput"] == round(on["moves_per_s"] / off["moves_per_s"], 4)
+        assert (off["hook_calls"], off["scrapes"]) == (0, 0)
+        # every move commits (one call) and is handled as an update (another)
+        assert on["hook_calls"] >= 2 * on["moves"] and on["scrapes"] >= 1, on
+        assert 0 < on["own_share"] < 1, on
+    assert report["throughput"]["median"] == report["throughput"]["min"] == pairs[0]["throughput"]
+    # One bot, its hooks off, on, on, off: metrics on in the middle two windows alone.
+    windows = report["one_bot"]["windows"]
+    assert [w["metrics"] for w in windows] == [False, True, True, False]
+    assert all(w["moves_per_s"] > 0 for w in windows), windows
+    assert [w["hook_ms"] > 0 for w in windows] == [False, True, True, False]
+    assert report["ok"] == (min(report["throughput"]["median"],
+                                report["one_bot"]["throughput"]["median"]) >= 0.95)
