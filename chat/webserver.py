@@ -16,9 +16,10 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute
 
-#: Seconds uvicorn lets requests in progress finish after SIGTERM (Telegram waits 60), unless
-#: told (a webhook worker: a third of ``KRENDZU_STOP_SECONDS``, chat/compose.py).
-GRACEFUL_SECONDS = 5.0
+#: Seconds uvicorn lets requests in progress finish after SIGTERM, unless told (a webhook
+#: worker gives them a third of ``KRENDZU_STOP_SECONDS``, chat/compose.py; a polling bot
+#: waits that long for its engine server's end).
+GRACEFUL_SECONDS = 25.0
 
 
 class WebServer(uvicorn.Server):
