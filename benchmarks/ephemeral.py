@@ -43,6 +43,7 @@ from tests.bot_harness import (
     open_button,
     play_step_with_buttons,
     running_bot,
+    start_group_match,
 )
 from tests.fakebot import Chat, FakeTelegram, FakeUser
 
@@ -98,20 +99,6 @@ def fake_telegram() -> CountingTelegram:
     return fake
 
 
-async def seat(h: Harness, group: Chat, people: list[FakeUser], args: str) -> int:
-    creator, *others = people
-    creator.send(group, f"/new@{BOT} {args}")
-    await h.settle(timeout=60)
-    for user in others:
-        user.send(group, f"/join@{BOT}")
-        await h.settle(timeout=60)
-    creator.send(group, f"/go@{BOT}")
-    await h.settle(timeout=60)
-    row = await h.services.store.active_match(group.id)
-    assert row is not None, h.fake.describe()
-    return row.match_id
-
-
 async def play_out(h: Harness, fake: CountingTelegram, group: Chat,
                    users: dict[int, FakeUser], match_id: int, rng: random.Random,
                    presses: list[float]) -> int:
@@ -160,7 +147,7 @@ async def tables(directory: Path, kind: str, count: int, seed: int) -> dict:
             people = [fake.user(7_000_000 + 10 * i + k, f"P{k}") for k in range(size)]
             group = fake.group(-1_007_000_000 - i, f"{kind} {i}", members=people,
                                bot_admin=kind == "teams")
-            match_id = await seat(h, group, people, args)
+            match_id = (await start_group_match(h, group, people, args)).match_id
             fake.writes.update(public=0, ephemeral=0, deleted=0)  # the match's own writes
             played = await play_out(h, fake, group, {p.id: p for p in people}, match_id, rng,
                                     presses)

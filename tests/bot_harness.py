@@ -124,6 +124,23 @@ async def start_group_duel(h: Harness, group: Chat, creator: FakeUser, joiner: F
     return row
 
 
+async def start_group_match(h: Harness, group: Chat, people: list[FakeUser],
+                            args: str) -> MatchRow:
+    """``/new@bot <args>`` by the first of ``people``, ``/join@bot`` by each other one,
+    ``/go@bot``: the running match's row (a trio or a 2 v 2 as well as a duel)."""
+    creator, *others = people
+    creator.send(group, f"/new@{BOT} {args}")
+    await h.settle()
+    for user in others:
+        user.send(group, f"/join@{BOT}")
+        await h.settle()
+    creator.send(group, f"/go@{BOT}")
+    await h.settle()
+    row = await h.services.store.active_match(group.id)
+    assert row is not None, h.fake.describe()
+    return row
+
+
 async def start_private_match(h: Harness, user: FakeUser,
                               args: str = "deal=short level=easy") -> int:
     """``/new ARGS`` in ``user``'s private chat, then ▶ Start: their match against the

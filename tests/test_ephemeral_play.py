@@ -25,6 +25,7 @@ from tests.bot_harness import (
     play_step_with_buttons,
     running_bot,
     start_group_duel,
+    start_group_match,
 )
 from tests.fakebot import Chat, FakeTelegram, FakeUser
 
@@ -119,7 +120,8 @@ async def play_in_group(h: Harness, group: Chat, users: dict[int, FakeUser], mat
 async def test_a_duel_is_played_entirely_in_the_group_by_people_who_never_pressed_start(
         tmp_path: Path) -> None:
     fake = emulator()
-    ann, bob, eve = fake.user(4201, "Ann"), fake.user(4202, "Борис", "ru"), fake.user(4203, "Eve")
+    ann, eve = fake.user(4201, "Ann"), fake.user(4203, "Eve")
+    bob = fake.user(4202, "Борис", language_code="ru")
     group = fake.group(-1004201, "Friends", members=[ann, bob, eve])
     async with running_bot(tmp_path, fake, panels_in_group=True) as h:
         row = await start_group_duel(h, group, ann, bob, "duel tours=2 deal=short timer=off")
@@ -215,16 +217,7 @@ async def test_a_2v2_with_the_exchange_is_played_in_the_group_pushed_where_the_b
     people = [fake.user(4220 + i, name) for i, name in enumerate(("Ann", "Bob", "Cy", "Dee"))]
     group = fake.group(-1004220, "Four", members=people, bot_admin=admin)
     async with running_bot(tmp_path, fake, panels_in_group=True) as h:
-        ann, *others = people
-        ann.send(group, f"/new@{BOT} teams deal=3/3 exchange=1 timer=off")
-        await h.settle()
-        for user in others:
-            user.send(group, f"/join@{BOT}")
-            await h.settle()
-        ann.send(group, f"/go@{BOT}")
-        await h.settle()
-        row = await h.services.store.active_match(group.id)
-        assert row is not None, fake.describe()
+        row = await start_group_match(h, group, people, "teams deal=3/3 exchange=1 timer=off")
         scan = LeakScan(fake, group, people)
         first = row.seats[(await h.services.flow.load(row.match_id)).game.current_player]
         first_panel = live_panel(fake, group, next(p for p in people if p.id == first.user_id))
@@ -386,16 +379,7 @@ async def test_the_exchange_is_typed_as_ephemeral_commands_in_the_group(tmp_path
     people = [fake.user(4270 + i, name) for i, name in enumerate(("Ann", "Bob", "Cy", "Dee"))]
     group = fake.group(-1004270, "Four", members=people)
     async with running_bot(tmp_path, fake, panels_in_group=True) as h:
-        ann, *others = people
-        ann.send(group, f"/new@{BOT} teams deal=3/3 exchange=1 timer=off")
-        await h.settle()
-        for user in others:
-            user.send(group, f"/join@{BOT}")
-            await h.settle()
-        ann.send(group, f"/go@{BOT}")
-        await h.settle()
-        row = await h.services.store.active_match(group.id)
-        assert row is not None
+        row = await start_group_match(h, group, people, "teams deal=3/3 exchange=1 timer=off")
         users = {p.id: p for p in people}
         public = len(fake.sent(group))
         discarded = 0
