@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from storage.base import (
     ENGINE_USER_BASE,
+    POOL_CHAT_BASE,
     ActiveMatchExists,
     ChatRow,
     CorruptMatch,
@@ -40,6 +41,7 @@ from storage.base import (
     NotFound,
     OperatingFigures,
     PanelMessage,
+    PoolRow,
     RatingRow,
     SchemaTooNew,
     SeatKind,
@@ -56,6 +58,8 @@ from storage.base import (
     Visibility,
     engine_user_id,
     is_engine_user,
+    is_pool_chat,
+    pool_chat_id,
     rebuild_game,
 )
 
@@ -132,6 +136,7 @@ __all__ = [
     "DB_ENV",
     "DEFAULT_DB",
     "ENGINE_USER_BASE",
+    "POOL_CHAT_BASE",
     "ActiveMatchExists",
     "ChatRow",
     "CorruptMatch",
@@ -150,6 +155,7 @@ __all__ = [
     "NotFound",
     "OperatingFigures",
     "PanelMessage",
+    "PoolRow",
     "RatingRow",
     "SchemaTooNew",
     "SeatKind",
@@ -167,8 +173,10 @@ __all__ = [
     "default_target",
     "engine_user_id",
     "is_engine_user",
+    "is_pool_chat",
     "is_postgres",
     "open_store",
+    "pool_chat_id",
     "rebuild_game",
     "sqlite_path",
 ]

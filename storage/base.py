@@ -20,6 +20,7 @@ from storage.model import (
     DEFAULT_ENGINE_MATCHES,
     ENGINE_COLUMNS,
     ENGINE_USER_BASE,
+    POOL_CHAT_BASE,
     UNKNOWN_MOVER,
     ActiveMatchExists,
     ChatRow,
@@ -39,6 +40,7 @@ from storage.model import (
     NotFound,
     OperatingFigures,
     PanelMessage,
+    PoolRow,
     RatingRow,
     SchemaTooNew,
     SeatKind,
@@ -56,8 +58,10 @@ from storage.model import (
     engine_row,
     engine_user_id,
     is_engine_user,
+    is_pool_chat,
     name_key,
     normalize_action,
+    pool_chat_id,
     rebuild_game,
 )
 
@@ -65,6 +69,7 @@ __all__ = [
     "DEFAULT_ENGINE_MATCHES",
     "ENGINE_COLUMNS",
     "ENGINE_USER_BASE",
+    "POOL_CHAT_BASE",
     "ActiveMatchExists",
     "ChatRow",
     "CorruptMatch",
@@ -83,6 +88,7 @@ __all__ = [
     "NotFound",
     "OperatingFigures",
     "PanelMessage",
+    "PoolRow",
     "RatingRow",
     "SchemaTooNew",
     "SeatKind",
@@ -101,8 +107,10 @@ __all__ = [
     "engine_row",
     "engine_user_id",
     "is_engine_user",
+    "is_pool_chat",
     "name_key",
     "normalize_action",
+    "pool_chat_id",
     "rebuild_game",
 ]
 
@@ -573,6 +581,45 @@ class Store(abc.ABC):
     async def delete_engine(self, engine_id: int) -> bool:
         """Forget an engine (its token stops working; the matches it played and its
         statistics stay under its user). False if there was none."""
+
+    # "Play now": the pool and the blocks (issue 40) ------------------------------------------
+
+    @abc.abstractmethod
+    async def join_pool(self, user_id: int, table: str, rating: int, joined_at: float) -> bool:
+        """Put a person in the pool; False if they are in it already (one entry each,
+        whatever the table: the second changes nothing)."""
+
+    @abc.abstractmethod
+    async def leave_pool(self, user_id: int) -> bool:
+        """Take a person out of the pool; False if they were not in it."""
+
+    @abc.abstractmethod
+    async def pool_entry(self, user_id: int) -> PoolRow | None:
+        """The person's entry in the pool, if they wait."""
+
+    @abc.abstractmethod
+    async def pool_entries(self) -> list[PoolRow]:
+        """Everyone waiting, the oldest entry first."""
+
+    @abc.abstractmethod
+    async def take_from_pool(self, user_ids: Sequence[int]) -> bool:
+        """Take every one of ``user_ids`` out of the pool to seat them together, in one
+        write; False (and nobody taken) if any of them is no longer there, so two processes
+        matching the same pool never seat one person twice."""
+
+    @abc.abstractmethod
+    async def offer_computer(self, user_id: int, level: str) -> bool:
+        """Note the computer level offered to a waiting person; False if they were offered
+        one already (or left): each wait gets one offer."""
+
+    @abc.abstractmethod
+    async def block(self, user_id: int, blocked_id: int) -> None:
+        """``user_id`` never wants to meet ``blocked_id`` in the pool again (kept once)."""
+
+    @abc.abstractmethod
+    async def blocks_among(self, user_ids: Sequence[int]) -> dict[int, set[int]]:
+        """For each of ``user_ids`` with a block either way, the people they must never
+        meet: whom they blocked and who blocked them."""
 
     # Administration and inspection ------------------------------------------------------
     # Nothing in the bot calls these but the update ledger's ``mark_update`` and

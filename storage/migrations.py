@@ -447,6 +447,19 @@ CHANGES: tuple[Change, ...] = (
         "ALTER TABLE chats ADD COLUMN bot_admin {flag}",
         "ALTER TABLE panel_messages ADD COLUMN in_chat {bigint}",
     )),
+    # "Play now" (issue 40): who waits in the pool shared by every chat and process (one
+    # entry a person: user_id is unique), the table they want, their rating when they
+    # joined (the pool's scale, chat/ratings.py pool_rating), when, and the computer level
+    # they were offered; and who blocked whom (never paired again, both ways). An entry's
+    # number names the chat of the match it seats (storage.pool_chat_id).
+    Change("the Play now pool and its blocks", (
+        "CREATE TABLE pool (entry_id {id}, user_id {bigint} NOT NULL UNIQUE, "
+        "table_kind {text} NOT NULL, rating {int} NOT NULL, joined_at {real} NOT NULL, "
+        "offered {text})",
+        "CREATE TABLE blocks (user_id {bigint} NOT NULL, blocked_id {bigint} NOT NULL, "
+        "created_at {real} NOT NULL, PRIMARY KEY (user_id, blocked_id))",
+        "CREATE INDEX blocks_by_blocked ON blocks (blocked_id)",
+    )),
 )
 
 MIGRATIONS = numbered(HISTORY, "sqlite", CHANGES)

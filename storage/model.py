@@ -106,6 +106,40 @@ def is_engine_user(user_id: int | None) -> bool:
     return user_id is not None and user_id <= -ENGINE_USER_BASE
 
 
+# The "Play now" pool (issue 40) --------------------------------------------------------------
+
+#: A pool match is played between strangers, each in their own private chat: its chat id is
+#: one of its own, below every Telegram group (down to about -10**13) and above the engines'
+#: users (:data:`ENGINE_USER_BASE`). Nothing is ever sent to such a chat (delivery drops
+#: its board posts); each player follows the match on their private panel.
+POOL_CHAT_BASE = 3 * 10**15
+
+
+def pool_chat_id(entry_id: int) -> int:
+    """The chat id of the pool match seated from the pool entry ``entry_id`` (entries are
+    numbered once, never reused, so each pool match has a chat of its own)."""
+    return -(POOL_CHAT_BASE + entry_id)
+
+
+def is_pool_chat(chat_id: int | None) -> bool:
+    """Whether ``chat_id`` is a pool match's reserved chat (not a Telegram chat)."""
+    return chat_id is not None and -ENGINE_USER_BASE < chat_id <= -POOL_CHAT_BASE
+
+
+@dataclass(frozen=True, slots=True)
+class PoolRow:
+    """One person waiting in the pool: the table they want (``duel``, ``trio``, ``teams``),
+    their rating when they joined (the pool's scale), when (Unix seconds), the computer
+    level they were offered (``None``: not yet) and the entry's number."""
+
+    entry_id: int
+    user_id: int
+    table: str
+    rating: int
+    joined_at: float
+    offered: str | None = None
+
+
 class Visibility(StrEnum):
     """Who may seat an engine: anyone, only its owner, nobody."""
 

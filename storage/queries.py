@@ -293,6 +293,13 @@ SELECT (SELECT COUNT(*) FROM lobbies WHERE status = 'open') AS lobbies,
  WHERE m.status = 'active'
 """
 
+#: "Play now" (issue 40): a person enters the pool once (a second entry changes nothing).
+JOIN_POOL = ("INSERT INTO pool (user_id, table_kind, rating, joined_at) VALUES (?, ?, ?, ?) "
+             "ON CONFLICT (user_id) DO NOTHING RETURNING entry_id")
+POOL_COLUMNS = "entry_id, user_id, table_kind, rating, joined_at, offered"
+BLOCK = ("INSERT INTO blocks (user_id, blocked_id, created_at) VALUES (?, ?, ?) "
+         "ON CONFLICT (user_id, blocked_id) DO NOTHING")
+
 #: An operator's switch set (Store.set_switch), the same statement in both databases.
 SET_SWITCH = ("INSERT INTO switches (name, value, updated_at) VALUES (?, ?, ?) "
               "ON CONFLICT (name) DO UPDATE SET value = excluded.value, "

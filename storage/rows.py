@@ -21,6 +21,7 @@ from storage.base import (
     MovedBy,
     MoveRow,
     PanelMessage,
+    PoolRow,
     RatingRow,
     SeatKind,
     SeatRow,
@@ -124,6 +125,12 @@ def stand_in(r: Row) -> StandIn:
 def rating_row(r: Row) -> RatingRow:
     return RatingRow(user_id=r["user_id"], mu=r["mu"], sigma=r["sigma"],
                      rated_matches=r["rated_matches"])
+
+
+def pool_row(r: Row) -> PoolRow:
+    return PoolRow(entry_id=int(r["entry_id"]), user_id=int(r["user_id"]),
+                   table=str(r["table_kind"]), rating=int(r["rating"]),
+                   joined_at=float(r["joined_at"]), offered=r["offered"])
 
 
 def stats_row(r: Row) -> StatsRow:

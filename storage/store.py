@@ -30,6 +30,7 @@ from storage.base import (
     LobbyStatus,
     MatchRow,
     NotFound,
+    PoolRow,
     RatingRow,
     StandIn,
     StatsRow,
@@ -430,3 +431,64 @@ class SqlStore(MatchSql):
             return await tx.execute(q.DELETE_ENGINE, (engine_id,)) > 0
 
         return await self._in_write(work)
+
+    # "Play now": the pool and the blocks (issue 40) ------------------------------------------
+
+    async def join_pool(self, user_id: int, table: str, rating: int, joined_at: float) -> bool:
+        async def work(tx: Tx) -> bool:
+            return await tx.fetchone(q.JOIN_POOL, (user_id, table, rating, joined_at)) \
+                is not None
+
+        return await self._in_write(work)
+
+    async def leave_pool(self, user_id: int) -> bool:
+        return await self._modify("DELETE FROM pool WHERE user_id = ?", (user_id,)) > 0
+
+    async def pool_entry(self, user_id: int) -> PoolRow | None:
+        found = await self._query(f"SELECT {q.POOL_COLUMNS} FROM pool WHERE user_id = ?",
+                                  (user_id,), rows.pool_row)
+        return found[0] if found else None
+
+    async def pool_entries(self) -> list[PoolRow]:
+        return await self._query(f"SELECT {q.POOL_COLUMNS} FROM pool ORDER BY entry_id", (),
+                                 rows.pool_row)
+
+    async def take_from_pool(self, user_ids: Sequence[int]) -> bool:
+        users, params = self.dialect.any_of("user_id", user_ids)
+
+        async def work(tx: Tx) -> bool:
+            taken = await tx.fetchall(f"DELETE FROM pool WHERE {users} RETURNING user_id",
+                                      params)
+            if len(taken) != len(set(user_ids)):
+                raise _NotAllWaiting  # rolls the deletion back: someone left meanwhile
+            return True
+
+        try:
+            return await self._in_write(work)
+        except _NotAllWaiting:
+            return False
+
+    async def offer_computer(self, user_id: int, level: str) -> bool:
+        return await self._modify("UPDATE pool SET offered = ? WHERE user_id = ? "
+                                  "AND offered IS NULL", (level, user_id)) > 0
+
+    async def block(self, user_id: int, blocked_id: int) -> None:
+        await self._modify(q.BLOCK, (user_id, blocked_id, self._clock()))
+
+    async def blocks_among(self, user_ids: Sequence[int]) -> dict[int, set[int]]:
+        if not user_ids:
+            return {}
+        mine, params = self.dialect.any_of("user_id", user_ids)
+        theirs, more = self.dialect.any_of("blocked_id", user_ids)
+        found = await self._query(
+            f"SELECT user_id, blocked_id FROM blocks WHERE {mine} OR {theirs}",
+            [*params, *more], lambda r: (int(r["user_id"]), int(r["blocked_id"])))
+        out: dict[int, set[int]] = {}
+        for user_id, blocked_id in found:  # a block works both ways
+            out.setdefault(user_id, set()).add(blocked_id)
+            out.setdefault(blocked_id, set()).add(user_id)
+        return out
+
+
+class _NotAllWaiting(Exception):
+    """:meth:`SqlStore.take_from_pool` found someone gone: the transaction is rolled back."""
