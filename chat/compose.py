@@ -257,7 +257,9 @@ def flow_and_delivery(config: Config, bot: Bot, store: Store, limiter: ChatRateL
                 engine_api_url=config.engine_api_url,
                 app_links=app_links(config, bot.username),
                 locks=flow_locks(store), announced_by_jobs=announced_by_jobs,
-                panels_in_group=config.panels_in_group)
+                panels_in_group=config.panels_in_group,
+                pool_computer_seconds=config.pool_computer_seconds,
+                pool_match=config.pool_match)
     delivery = Delivery(bot, store, painter=Painter(config.draw_workers, catalogs),
                         group_limit=config.group_limit, clock=clock, limiter=limiter)
     limiter.on_pause = delivery.flood_wait
@@ -267,8 +269,8 @@ def flow_and_delivery(config: Config, bot: Bot, store: Store, limiter: ChatRateL
 
 async def turn_timers(context: Any, *, timers_are_jobs: bool) -> None:
     """The job queue's tick: reminders and timeouts that are due (see chat/flow/ticker.py),
-    unless they are the scaled mode's jobs (``timers_are_jobs``, chosen at start-up), and
-    idle set-ups in both modes."""
+    unless they are the scaled mode's jobs (``timers_are_jobs``, chosen at start-up), idle
+    set-ups and the "Play now" pool in both modes."""
     svc: Services | None = context.application.bot_data.get("services")
     if svc is None or svc.ticking.locked():
         return  # the previous tick is still at work
@@ -276,6 +278,9 @@ async def turn_timers(context: Any, *, timers_are_jobs: bool) -> None:
         if not timers_are_jobs:
             svc.delivery.run(await svc.flow.ticker.tick())
         svc.delivery.run(await svc.flow.ticker.expire_lobbies(svc.lobby_seconds))
+        # The "Play now" pool, in both modes: its store seats nobody twice, whichever
+        # processes tick it (chat/flow/pool.py).
+        svc.delivery.run(await svc.flow.pool.tick())
 
 
 # The HTTP doors ------------------------------------------------------------------------------

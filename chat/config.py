@@ -57,6 +57,10 @@ class Config:
     max_matches_per_user: int = 3
     #: Active matches of one chat at once, its forum topics counted together.
     max_matches_per_chat: int = 5
+    #: "Play now" (issue 40): seconds in the pool before a computer of similar strength is
+    #: offered, and the ``/new`` words of every pool match (the group's defaults without).
+    pool_computer_seconds: float = 30.0
+    pool_match: str = ""
     #: Updates (commands, buttons, messages) one person may send a minute.
     user_per_minute: float = 120.0
     #: Information replies (/rules, /help, /stats, /top, ...) per person and per chat a minute.
@@ -178,6 +182,8 @@ def load_config(env_file: Path | None = Path(".env")) -> Config:
         lobby_minutes=number("KRENDZU_LOBBY_MINUTES", 30.0, 1.0, 10080.0),
         max_matches_per_user=int(number("KRENDZU_MAX_MATCHES_PER_USER", 3, 1, 1000)),
         max_matches_per_chat=int(number("KRENDZU_MAX_MATCHES_PER_CHAT", 5, 1, 1000)),
+        pool_computer_seconds=number("KRENDZU_POOL_COMPUTER_SECONDS", 30.0, 1.0, 3600.0),
+        pool_match=(get("KRENDZU_POOL_MATCH") or "").strip()[:200],
         user_per_minute=number("KRENDZU_USER_PER_MINUTE", 120.0, 1.0, 10000.0),
         info_per_user=number("KRENDZU_INFO_PER_USER", 6.0, 1.0, 10000.0),
         info_per_chat=number("KRENDZU_INFO_PER_CHAT", 12.0, 1.0, 10000.0),

@@ -54,7 +54,7 @@ from chat.notices import (
 from chat.painter import Painter
 from chat.ratelimit import ChatRateLimiter
 from chat.sending import Sender, chat_of
-from storage import Store, is_engine_user
+from storage import Store, is_engine_user, is_pool_chat
 from storage.pg_windows import FloodWindows
 
 log = logging.getLogger(__name__)
@@ -176,8 +176,9 @@ class Delivery(GroupWindows):
                 futures.append(task)
                 continue
             chat = chat_of(notice)
-            if is_engine_user(chat):
-                # An outside engine's seat: it learns through the engine protocol.
+            if is_engine_user(chat) or is_pool_chat(chat):
+                # An outside engine's seat: it learns through the engine protocol. A pool
+                # match's own chat is no Telegram chat: its players follow it privately.
                 futures.append(ready)
                 continue
             item = _Item(notice)

@@ -14,7 +14,7 @@ from telegram import (
 
 from chat.i18n import Catalogs, Tr
 
-PRIVATE_COMMANDS = ("new", "play", "pass", "hand", "board", "score", "hint", "exchange",
+PRIVATE_COMMANDS = ("new", "playnow", "play", "pass", "hand", "board", "score", "hint", "exchange",
                     "discard", "back", "stats", "top", "history", "moves", "export", "resign",
                     "cancel", "lang", "engine", "rules", "help")
 GROUP_COMMANDS = ("new", "join", "leave", "add", "go", "play", "pass", "board", "score", "hand",
@@ -29,6 +29,7 @@ EPHEMERAL_COMMANDS = frozenset({"play", "pass", "hand", "hint", "exchange", "dis
 def command_descriptions(tr: Tr) -> dict[str, str]:
     return {
         "new": tr._("set up a new match"),
+        "playnow": tr._("a rated opponent from anywhere (again: leave the queue)"),
         "join": tr._("take a seat"),
         "leave": tr._("leave your seat"),
         "add": tr._("add a computer player: /add easy|normal|hard"),

@@ -30,6 +30,21 @@ SHOW_AFTER = 3
 
 _MODEL = PlackettLuce()
 
+#: The "Play now" pool's scale (issue 40): a person's skill ``mu`` times this, so that the
+#: pool's windows (100 points, +50 per 5 s: tournaments/pool.py) span a few mu. A newcomer
+#: (mu 25) is 1000, like the normal computer.
+POOL_SCALE = 40
+#: The computer levels the pool offers, at their fixed calibrated ratings above
+#: (:data:`COMPUTER_RATINGS`) on the pool's scale: easy 720, normal 1000, hard 1240.
+POOL_LEVELS: dict[str, int] = {name: round(COMPUTER_RATINGS[code][0] * POOL_SCALE)
+                               for code, name in ((1, "easy"), (2, "normal"), (3, "hard"))}
+
+
+def pool_rating(rating: RatingRow | None) -> int:
+    """A person's rating in the pool: their skill ``mu`` on the pool's scale (the expected
+    strength, not the conservative figure /top shows, so a newcomer meets newcomers)."""
+    return round((rating.mu if rating is not None else _MODEL.mu) * POOL_SCALE)
+
 
 def display_rating(mu: float, sigma: float) -> float:
     """What players see: the conservative estimate mu - 3 sigma (0 for a newcomer)."""

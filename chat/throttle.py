@@ -26,7 +26,10 @@ from aiolimiter import AsyncLimiter
 
 #: Commands whose answers are information, not play: they wait behind play in delivery too.
 INFO_COMMANDS = frozenset({"rules", "help", "stats", "top", "history", "export", "board",
-                           "score", "moves"})
+                           "score", "moves",
+                           # Not information, but a queue toggled by one person: the same
+                           # few a minute keep anyone from churning the shared pool.
+                           "playnow"})
 #: Buckets kept before idle (full) ones are forgotten.
 MAX_BUCKETS = 4096
 #: A refused user is told at most once in this many seconds.

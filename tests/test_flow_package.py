@@ -152,7 +152,7 @@ LAYERS: list[set[str]] = [
     {"games", "caps", "announce", "engines"},
     {"broadcast", "endings"},
     {"parts"},
-    {"matches", "reports", "lobbies"},
+    {"matches", "reports", "lobbies", "pool"},
     {"invites", "presses", "ticker", "restart"},
     {"facade"},
     {"__init__"},

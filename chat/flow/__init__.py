@@ -16,6 +16,7 @@ from chat.flow.base import Actor, Decide, HintRequest
 from chat.flow.facade import Flow
 from chat.flow.steps import placements_to_steps, without_needless_end, words_to_steps
 from chat.flow.views.codec import (
+    BLOCK_OP,
     LobbyPress,
     MatchPress,
     is_hint_play,
@@ -23,6 +24,8 @@ from chat.flow.views.codec import (
     lobby_data,
     match_data,
     parse_press,
+    pool_data,
+    pool_op,
     turn_link,
 )
 from chat.flow.views.lobby_view import lobby_text
@@ -30,6 +33,7 @@ from chat.flow.views.texts import hand_title
 from storage import Door, StoredMatch  # the types the flow hands to and takes from its callers
 
 __all__ = [
+    "BLOCK_OP",
     "Actor",
     "Decide",
     "Door",
@@ -47,6 +51,8 @@ __all__ = [
     "match_data",
     "parse_press",
     "placements_to_steps",
+    "pool_data",
+    "pool_op",
     "turn_link",
     "without_needless_end",
     "words_to_steps",

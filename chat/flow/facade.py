@@ -22,6 +22,7 @@ from chat.flow.locks import Locks, MatchLocks
 from chat.flow.matches import Matches, Steps
 from chat.flow.parts import SharedParts
 from chat.flow.people import People
+from chat.flow.pool import Pool
 from chat.flow.presses import Presses
 from chat.flow.reports import Reports
 from chat.flow.restart import resume
@@ -56,7 +57,8 @@ class Flow:
                  timer_grace: float = 60.0, max_matches_per_user: int = 3,
                  max_matches_per_chat: int = 5, locks: Locks | None = None,
                  engine_api_url: str | None = None, app_links: AppLinks | None = None,
-                 announced_by_jobs: bool = False, panels_in_group: bool = False) -> None:
+                 announced_by_jobs: bool = False, panels_in_group: bool = False,
+                 pool_computer_seconds: float = 30.0, pool_match: str = "") -> None:
         """``announced_by_jobs``: who runs the announcer, chosen here once (the scaled
         mode's jobs, else the process that stores a move: :class:`Broadcast`);
         ``panels_in_group``: where a group that did not choose opens its panels (the
@@ -86,13 +88,30 @@ class Flow:
                                revoked=self.broadcast.signals.wake_all)
         if engine_api_url is not None:
             self.lobbies.engines = self.engines
-        self.presses = Presses(parts, self.matches, self.lobbies)
+        #: "Play now" (issue 40): the pool shared by every chat, its matches and blocks.
+        self.pool = Pool(parts, self.caps, clock=clock, computer_after=pool_computer_seconds,
+                         match_args=pool_match.split())
+        self.presses = Presses(parts, self.matches, self.lobbies, self.pool)
         #: Turn timers, /back, a seat handed over, idle set-ups (the job queue ticks it).
         self.ticker = Ticker(parts, self.matches, self.endings, self.lobbies)
 
     def lock(self, chat_id: int, thread_id: int | None) -> AbstractAsyncContextManager[None]:
         """The chat's (or forum topic's) lock: :mod:`chat.flow.locks`."""
         return self.locks.hold(chat_id, thread_id)
+
+    # "Play now": chat.flow.pool ----------------------------------------------------------
+
+    async def playnow(self, actor: Actor, args: Sequence[str]) -> Outcome:
+        """``/playnow [duel]``: join the pool, or leave it (chat.flow.pool)."""
+        return await self.pool.toggle(actor, args)
+
+    async def pool_press(self, actor: Actor, op: str) -> Outcome:
+        """A pool button: join (``""``), ``leave``, ``c:<level>`` (the computer offered)."""
+        if op == "leave":
+            return await self.pool.leave(actor)
+        if op.startswith("c:"):
+            return await self.pool.accept_computer(actor, op[2:])
+        return await self.pool.toggle(actor, [])
 
     # People: chat.flow.people -------------------------------------------------------------
 

@@ -8,6 +8,7 @@ from chat.flow.base import Actor, HintRequest
 from chat.flow.lobbies import Lobbies
 from chat.flow.matches import Matches
 from chat.flow.parts import HoldsSharedParts, SharedParts
+from chat.flow.pool import Pool
 from chat.flow.views import codec
 from chat.flow.views import panel as panels
 from chat.i18n import Tr
@@ -16,10 +17,12 @@ from storage import Door, MatchRow, MatchStatus, NotFound
 
 
 class Presses(HoldsSharedParts):
-    def __init__(self, parts: SharedParts, matches: Matches, lobbies: Lobbies) -> None:
+    def __init__(self, parts: SharedParts, matches: Matches, lobbies: Lobbies,
+                 pool: Pool) -> None:
         super().__init__(parts)
         self.matches = matches
         self.lobbies = lobbies
+        self.pool = pool
 
     async def panel_press(self, match_id: int, seq: int, op: str, actor: Actor, *,
                           update_id: int | None = None, private: bool = True,
@@ -44,6 +47,8 @@ class Presses(HoldsSharedParts):
             return Outcome(tr._("This button is not valid any more."))
         if isinstance(press, codec.Rematch):
             return await self.lobbies.rematch(row, actor)
+        if isinstance(press, codec.Block):
+            return await self.pool.block(row, actor)
         if isinstance(press, codec.Step):
             # The hint's Play it is pressed under the hint, not on the panel: its move is
             # told like a typed one (a new message below, the hint's button gone).

@@ -15,6 +15,7 @@ module                handles
 ``moves``             ``/play``, ``/pass``, ``/exchange``, ``/discard``, plain-text moves
 ``match``             ``/hand`` ``/board`` ``/score`` ``/hint`` ``/moves`` ``/export``
                       ``/resign`` ``/kick`` ``/back`` ``/settings``
+``pool``              ``/playnow`` (the "Play now" pool: chat/flow/pool.py)
 ``buttons``           every inline button
 ``chats``             migration; the bot added, removed or blocked
 ``errors``            the one error handler
@@ -47,6 +48,7 @@ from chat.handlers import (
     lobby,
     match,
     moves,
+    pool,
     standings,
     welcome,
 )
@@ -64,7 +66,7 @@ def register(app: Application) -> None:
     commands = {
         "start": welcome.start, "help": welcome.help_command, "rules": welcome.rules,
         "lang": welcome.lang,
-        "new": lobby.new, "join": lobby.lobby_command("join"),
+        "new": lobby.new, "playnow": pool.playnow, "join": lobby.lobby_command("join"),
         "leave": lobby.lobby_command("leave"), "add": lobby.lobby_command("add"),
         "go": lobby.lobby_command("go"), "cancel": lobby.cancel_any,
         "play": moves.play, "pass": moves.pass_command, "exchange": moves.exchange,

@@ -11,7 +11,16 @@ from telegram.error import BadRequest
 
 from chat import ephemeral
 from chat.describe import visible
-from chat.flow import LobbyPress, MatchPress, is_hint_play, is_open_panel, parse_press, turn_link
+from chat.flow import (
+    BLOCK_OP,
+    LobbyPress,
+    MatchPress,
+    is_hint_play,
+    is_open_panel,
+    parse_press,
+    pool_op,
+    turn_link,
+)
 from chat.handlers.chats import NEW_MATCH_LOBBY
 from chat.handlers.context import Call, handler
 from chat.model import InputError
@@ -47,7 +56,13 @@ async def button(call: Call) -> None:
     if message is None:
         await toast(query, tr._("This button is not valid any more."))
         return
-    if isinstance(press, LobbyPress):
+    if isinstance(press, LobbyPress) and (op := pool_op(press)) is not None:
+        # "Play now" (issue 40): the greeting's button, Leave the queue, the computer offer.
+        if not call.private:
+            await toast(query, tr._("This button is not valid any more."))
+            return
+        outcome = await call.flow.pool_press(actor, op)
+    elif isinstance(press, LobbyPress):
         if press.lobby_id == NEW_MATCH_LOBBY and press.op == "new":
             # The greeting's button: /new without typing (privacy mode lets it through).
             outcome = await call.flow.new_lobby(call.chat.id, call.thread, actor, [],
@@ -72,7 +87,7 @@ async def button(call: Call) -> None:
                 await call.svc.delivery.panel_pressed(
                     *key, on_ephemeral.ephemeral_message_id,
                     is_photo=bool(getattr(message, "photo", None)), in_group=call.chat.id)
-        if call.private and not is_hint_play(press.op):
+        if call.private and not is_hint_play(press.op) and press.op != BLOCK_OP:
             # The pressed message is that player's panel now (delivery owns the ids); one
             # it did not know yet is noted only for a match the presser plays: the match id
             # comes from (possibly forged) button data.

@@ -7,10 +7,11 @@ import logging
 from telegram import BotCommandScopeChat
 from telegram.error import TelegramError
 
+from chat.flow import pool_data
 from chat.handlers.context import Call, handler
 from chat.i18n import Tr
 from chat.menus import bot_commands
-from chat.model import InputError
+from chat.model import Button, InputError
 from chat.notices import Send
 from chat.painter import rules_picture
 
@@ -25,6 +26,10 @@ async def start(call: Call) -> None:
     elif call.private and args and args[0].startswith("t"):
         # A board post's "your move" button.
         call.deliver(await call.flow.open_turn(actor.user_id, args[0][:32]))
+    elif call.private:
+        # The greeting's button: a rated opponent from anywhere (issue 40), without typing.
+        await call.inform([Send(call.chat.id, welcome_text(call.tr), keyboard=[[Button(
+            call.tr._("⚡ Play now"), pool_data())]], info=call.reply_kind())])
     else:
         await call.say(welcome_text(call.tr))
     if call.private:
@@ -44,6 +49,8 @@ def welcome_text(tr: Tr) -> str:
         "",
         tr._("• In a group: /new sets up a match; players press Join; Start deals the cards."),
         tr._("• Here, privately: /new starts a match against the computer."),
+        tr._("• ⚡ Play now (/playnow): a rated opponent from anywhere, each in their own "
+             "private chat."),
         tr._("• Your cards are yours alone: in a group they show there to you only (or "
              "here, if the group chose so)."),
         "",
@@ -73,6 +80,8 @@ def help_text(tr: Tr) -> str:
              "/hint — a suggestion (privately)"),
         tr._("/moves [T] — the tour's moves, numbered; /export — the record and every "
              "tour's replay"),
+        tr._("/playnow — a rated opponent from anywhere, in the private chat (again: leave "
+             "the queue)"),
         tr._("/resign; /cancel — end the match (creator or admin)"),
         tr._("/back — after timeouts, take your seat back from the computer"),
         tr._("/stats [NAME] — figures and rating; /top [global] — the leaderboard; /history — "

@@ -119,6 +119,8 @@ REMATCH_OP = "rematch"
 #: The board post's "your move" in a group whose panels open there: the presser's panel,
 #: an ephemeral message of the group (issue 42).
 OPEN_OP = "open"
+#: Under a finished pool match's summary: never be paired with the other players again.
+BLOCK_OP = "block"
 #: The longest op :data:`_MATCH_DATA` reads.
 MAX_OP = 40
 
@@ -228,7 +230,12 @@ class Invalid:
     """Not an op this module writes (forged, or from an older version)."""
 
 
-PanelOp = Step | Show | AskHint | Rematch | OpenPanel | Invalid
+@dataclass(frozen=True, slots=True)
+class Block:
+    """🚫 Block under a pool match's summary (issue 40)."""
+
+
+PanelOp = Step | Show | AskHint | Rematch | OpenPanel | Block | Invalid
 
 
 def decode_op(op: str) -> PanelOp:
@@ -238,6 +245,8 @@ def decode_op(op: str) -> PanelOp:
         return Rematch()
     if op == OPEN_OP:
         return OpenPanel()
+    if op == BLOCK_OP:
+        return Block()
     step = _step_of(op)
     if step is not None:
         return Step(step)
@@ -291,6 +300,27 @@ def _step_of(op: str) -> Action | None:
     except ValueError:
         return None
     return None
+
+
+# "Play now" (issue 40) -------------------------------------------------------------------
+#
+# The pool's buttons ride on the greeting's lobby id 0 (no lobby has it): ``pool`` joins
+# the queue (or leaves it, as ``/playnow`` again does), ``pool:leave`` leaves it,
+# ``pool:c:<level>`` accepts the computer offered.
+
+POOL_LOBBY = 0
+
+
+def pool_data(op: str = "") -> str:
+    """A pool button's data: ``op`` empty (join), ``leave``, ``c:<level>``."""
+    return lobby_data(POOL_LOBBY, f"pool:{op}" if op else "pool")
+
+
+def pool_op(press: LobbyPress) -> str | None:
+    """The pool op of a press (``""``: join), or ``None`` when it is not a pool button."""
+    if press.lobby_id != POOL_LOBBY or not (press.op == "pool" or press.op.startswith("pool:")):
+        return None
+    return press.op[5:]
 
 
 # Invitation links -------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from chat.notices import BoardPicture, BoardPost, DropPanel, Notice, Send
 from krendzu import Action, Match, MatchView, Place
 from krendzu import Outcome as MatchOutcome
 from krendzu.coords import LabelFrame
-from storage import StoredMatch
+from storage import StoredMatch, is_pool_chat
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,10 +155,15 @@ def summary(stored: StoredMatch, outcome: MatchOutcome, group: Reader,
             if seat.user_id is not None:
                 reader = players[seat.user_id]
                 utr, unames = reader.tr, reader.names
+                # A pool match's players are strangers: each may block the others.
+                block = [[Button(utr._("🚫 Block"), codec.match_data(
+                    stored.match_id, 0, codec.BLOCK_OP))]] if is_pool_chat(
+                    stored.row.chat_id) else None
                 notices.append(Send(seat.user_id, "\n".join([
                     where(utr, stored.row.chat_id, title),
                     reason or result_text(utr, outcome, unames),
-                    score_text(utr, game.observation(None), unames)]), silent=True))
+                    score_text(utr, game.observation(None), unames)]), silent=True,
+                    keyboard=block))
     return notices
 
 

@@ -26,6 +26,7 @@ from krendzu import (
     WrongOpening,
     WrongPhase,
 )
+from storage import is_pool_chat
 
 log = logging.getLogger(__name__)
 
@@ -37,9 +38,13 @@ def where(tr: Tr, chat_id: int, title: str | None, *, inline: bool = False) -> s
     if inline:
         if chat_id > 0:
             return tr._("your match against the computer")
+        if is_pool_chat(chat_id):
+            return tr._("in your Play now match")
         return tr._("in “{title}”", title=title or "?")
     if chat_id > 0:
         return tr._("🃏 Your match against the computer")
+    if is_pool_chat(chat_id):
+        return tr._("⚡ Your Play now match")
     if not title:
         return tr._("🃏 Match in a group")
     return tr._("🃏 Match in “{title}”", title=title)

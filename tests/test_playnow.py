@@ -1,0 +1,246 @@
+"""Issue 40, "Play now": a rated opponent from anywhere, driven through the fake Bot API as
+strangers would use it: each in their own private chat, paired by the pool, playing the duel
+out with the panel's buttons, never seeing the other's cards, name handle or link; the
+computer offered after the wait; a block that keeps two people apart; one entry a person;
+and /playnow within the per-person limits."""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+
+from krendzu import Card
+from storage import is_pool_chat
+from tests.bot_harness import BOT, FastClock, Harness, panel, play_step_with_buttons, running_bot
+from tests.fakebot import FakeTelegram
+from tests.fakebot.model import FakeUser, Message
+
+#: Quick pool matches: two short tours, no exchange, no turn timer (the fast clock would
+#: time the players out), no computer offer unless a test waits for it.
+POOL = {"pool_match": "tours=2 deal=short exchange=0 timer=off",
+        "pool_computer_seconds": 3600.0}
+HAND = re.compile(r"Your hand \(\d+ cards?\): (.+)")
+
+
+def texts(fake: FakeTelegram, user: FakeUser) -> list[str]:
+    """Everything the bot showed ``user`` in their private chat: texts, captions, buttons."""
+    out = []
+    for message in fake.sent(user):
+        out.append(message.text or message.caption or "")
+        out += [str(b.get("text", "")) + " " + str(b.get("url", "")) for b in message.buttons()]
+    return out
+
+
+def pool_button(message: Message, marker: str) -> dict:
+    return next(b for b in message.buttons()
+                if b.get("callback_data", "").startswith("v1:l:0:pool") and marker in b["text"])
+
+
+async def play_out(h: Harness, users: list[FakeUser], match_id: int,
+                   rng: random.Random) -> None:
+    for _ in range(600):
+        if (await h.services.store.get_match(match_id)).status.value != "active":
+            return
+        for user in users:
+            if await play_step_with_buttons(h, user, rng):
+                break
+        else:
+            await h.settle()
+    raise AssertionError("the match did not end:\n" + h.fake.describe())
+
+
+async def test_two_strangers_are_paired_and_play_the_duel_out_each_in_private(
+        tmp_path: Path) -> None:
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock())
+    ann = fake.user(4001, "Ann", username="ann_handle")
+    bob = fake.user(4002, "Bob", username="bob_handle")
+    async with running_bot(tmp_path, fake, **POOL) as h:
+        store = h.services.store
+        ann.start_bot()
+        bob.start_bot()
+        await h.settle()
+        # The greeting's button queues Ann; Bob types /playnow: the pool pairs them at once.
+        greeting = fake.last(ann)
+        assert greeting is not None
+        ann.press(greeting, data=pool_button(greeting, "Play now")["callback_data"])
+        await h.settle()
+        assert [e.user_id for e in await store.pool_entries()] == [ann.id]
+        assert "Looking for an opponent" in (fake.last(ann).text or "")  # type: ignore[union-attr]
+        bob.send(bob.chat, "/playnow")
+        await h.settle()
+        assert await store.pool_entries() == []
+        rows = await store.matches_of_user(ann.id)
+        assert len(rows) == 1 and is_pool_chat(rows[0].chat_id)
+        row = rows[0]
+        assert {s.user_id for s in row.seats} == {ann.id, bob.id}
+        assert any("Opponent found: Bob (rating 1000)" in t for t in texts(fake, ann))
+        assert any("Opponent found: Ann (rating 1000)" in t for t in texts(fake, bob))
+        assert panel(fake, ann) or panel(fake, bob), "the player to move has a panel"
+        await play_out(h, [ann, bob], row.match_id, random.Random(3))
+        await h.settle()
+        finished = await store.get_match(row.match_id)
+        assert finished.status.value == "finished"
+        game = (await h.services.flow.games.load(row.match_id)).game
+        # Each player's summary comes privately, with 🚫 Block under it.
+        for user in (ann, bob):
+            final = [m for m in fake.sent(user) if "The match is over" in (m.text or "")
+                     or "Your Play now match" in (m.text or "")]
+            assert final and any(b["text"] == "🚫 Block" for b in final[-1].buttons())
+        # Never a username or a link to the other; nothing sent to the pool's own chat.
+        assert not any("bob_handle" in t or "tg://" in t for t in texts(fake, ann))
+        assert not any("ann_handle" in t or "tg://" in t for t in texts(fake, bob))
+        assert not [c for c in fake.calls if c.chat_id == row.chat_id]
+        # Neither saw the other's cards: every hand shown is within that player's own hand
+        # of one tour (no exchange: a hand only shrinks).
+        for user in (ann, bob):
+            seat = row.seat_of(user.id)
+            assert seat is not None
+            dealt = [{Card(c) for c in tour.initial_hands[seat]} for tour in game.tours]
+            shown = [HAND.search(t) for t in texts(fake, user)]
+            hands = [{Card.parse(c) for c in m.group(1).split()} for m in shown if m]
+            assert hands, f"no hand shown to {user.first_name}"
+            for hand in hands:
+                assert any(hand <= mine for mine in dealt), (user.first_name, hand)
+        # The match counts in both players' statistics and ratings.
+        for user in (ann, bob):
+            stats = await store.user_stats(user.id)
+            assert stats is not None and stats.matches == 1
+        assert set(await store.ratings_of([ann.id, bob.id])) == {ann.id, bob.id}
+
+
+async def test_one_person_waits_once_and_playnow_again_leaves_the_queue(
+        tmp_path: Path) -> None:
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock())
+    ann = fake.user(4011, "Ann")
+    async with running_bot(tmp_path, fake, **POOL) as h:
+        store = h.services.store
+        ann.start_bot()
+        await h.settle()
+        ann.send(ann.chat, "/playnow")
+        await h.settle()
+        waiting = fake.last(ann)
+        assert waiting is not None
+        greeting = next(m for m in fake.sent(ann) if "Play now" in str(m.buttons()))
+        # The greeting's button pressed while waiting: still one entry (it toggles, as
+        # /playnow again does), and the "Leave the queue" button takes her out.
+        ann.press(greeting, data=pool_button(greeting, "Play now")["callback_data"])
+        await h.settle()
+        assert await store.pool_entries() == []
+        ann.send(ann.chat, "/playnow")
+        await h.settle()
+        assert len(await store.pool_entries()) == 1
+        leave = fake.last(ann)
+        assert leave is not None
+        ann.press(leave, data=pool_button(leave, "Leave the queue")["callback_data"])
+        await h.settle()
+        assert await store.pool_entries() == []
+        ann.send(ann.chat, "/playnow")
+        await h.settle()
+        ann.send(ann.chat, "/playnow")
+        await h.settle()
+        assert await store.pool_entries() == []
+        assert "You left the queue." in texts(fake, ann)
+        # In a group, /playnow points to the private chat and queues nobody.
+        group = fake.group(-1004011, "Friends")
+        ann.send(group, f"/playnow@{BOT}")
+        await h.settle()
+        assert "private chat" in (fake.last(group).text or "")  # type: ignore[union-attr]
+        assert await store.pool_entries() == []
+
+
+async def test_a_long_wait_is_offered_a_computer_of_similar_strength(tmp_path: Path) -> None:
+    clock = FastClock()
+    fake = FakeTelegram(bot_username=BOT, clock=clock)
+    ann = fake.user(4021, "Ann")
+    async with running_bot(tmp_path, fake, timer_tick=0.05,
+                           **{**POOL, "pool_computer_seconds": 30.0}) as h:
+        store = h.services.store
+        ann.start_bot()
+        await h.settle()
+        ann.send(ann.chat, "/playnow")
+        await h.settle()
+        assert not any("Play the computer" in t for t in texts(fake, ann))
+        clock.advance(31)
+        for _ in range(100):
+            await h.settle()
+            if any("Play the computer" in t for t in texts(fake, ann)):
+                break
+        offer = next(m for m in fake.sent(ann) if "Nobody of your strength" in (m.text or ""))
+        # A newcomer (1000 on the pool's scale) is offered the normal level (1000).
+        assert "🤖 Normal, rating 1000" in (offer.text or ""), offer.text
+        entry = await store.pool_entry(ann.id)
+        assert entry is not None and entry.offered == "normal"
+        for _ in range(5):  # one offer a wait, however many ticks pass
+            await h.settle()
+        assert len([m for m in fake.sent(ann) if "Nobody of your strength" in (m.text or "")
+                    ]) == 1
+        ann.press(offer, data=pool_button(offer, "Play the computer")["callback_data"])
+        await h.settle()
+        assert await store.pool_entries() == []
+        row = await store.active_match(ann.id)
+        assert row is not None
+        assert [s.kind.value for s in row.seats] == ["human", "computer"]
+        assert row.seats[1].level == 2
+        # The offer pressed again starts nothing more.
+        ann.press(offer, data=pool_button(offer, "Play the computer")["callback_data"])
+        await h.settle()
+        assert len(await store.matches_of_user(ann.id)) == 1
+
+
+async def test_a_block_after_the_game_keeps_the_two_apart(tmp_path: Path) -> None:
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock())
+    ann, bob = fake.user(4031, "Ann"), fake.user(4032, "Bob")
+    cy = fake.user(4033, "Cy")
+    async with running_bot(tmp_path, fake, **POOL) as h:
+        store = h.services.store
+        for user in (ann, bob, cy):
+            user.start_bot()
+        await h.settle()
+        ann.send(ann.chat, "/playnow")
+        await h.settle()
+        bob.send(bob.chat, "/playnow")
+        await h.settle()
+        row = (await store.matches_of_user(ann.id))[0]
+        await play_out(h, [ann, bob], row.match_id, random.Random(8))
+        await h.settle()
+        summary = next(m for m in reversed(fake.sent(bob))
+                       if any(b["text"] == "🚫 Block" for b in m.buttons()))
+        block = next(b for b in summary.buttons() if b["text"] == "🚫 Block")
+        # A stranger's forged press changes nothing.
+        cy.press(summary, data=block["callback_data"])
+        await h.settle()
+        assert await store.blocks_among([cy.id]) == {}
+        bob.press(summary, data=block["callback_data"])
+        await h.settle()
+        assert await store.blocks_among([bob.id]) == {bob.id: {ann.id}, ann.id: {bob.id}}
+        # Both queue again: never paired, however long they wait; Cy comes and meets one.
+        ann.send(ann.chat, "/playnow")
+        await h.settle()
+        bob.send(bob.chat, "/playnow")
+        await h.settle()
+        await h.services.flow.pool.tick()
+        assert {e.user_id for e in await store.pool_entries()} == {ann.id, bob.id}
+        assert len(await store.matches_of_user(ann.id, status=None)) == 1
+        cy.send(cy.chat, "/playnow")
+        await h.settle()
+        assert [e.user_id for e in await store.pool_entries()] == [bob.id]
+        assert len(await store.matches_of_user(cy.id)) == 1
+
+
+async def test_playnow_has_the_per_person_limits(tmp_path: Path) -> None:
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock(speed=1.0))
+    ann = fake.user(4041, "Ann")
+    async with running_bot(tmp_path, fake, info_per_user=3.0, **POOL) as h:
+        ann.start_bot()
+        await h.settle()
+        before = len(fake.sent(ann))
+        for _ in range(8):
+            ann.send(ann.chat, "/playnow")
+        await h.settle()
+        answers = fake.sent(ann)[before:]
+        # Three toggles go through (in, out, in); the rest are dropped, with one warning.
+        assert sum("Looking for an opponent" in (m.text or "") for m in answers) == 2
+        assert sum((m.text or "") == "You left the queue." for m in answers) == 1
+        assert len(answers) == 4, [m.text for m in answers]
+        assert len(await h.services.store.pool_entries()) == 1
