@@ -244,3 +244,45 @@ async def test_playnow_has_the_per_person_limits(tmp_path: Path) -> None:
         assert sum((m.text or "") == "You left the queue." for m in answers) == 1
         assert len(answers) == 4, [m.text for m in answers]
         assert len(await h.services.store.pool_entries()) == 1
+
+
+async def test_abandoning_a_pool_match_costs_timeouts_and_counts_in_the_statistics(
+        tmp_path: Path) -> None:
+    clock = FastClock(speed=1.0)
+    fake = FakeTelegram(bot_username=BOT, clock=clock)
+    ann, bob = fake.user(4051, "Ann"), fake.user(4052, "Bob")
+    async with running_bot(tmp_path, fake, timer_tick=0.05,
+                           **{**POOL, "pool_match": "tours=2 deal=short exchange=0 timer=30"}
+                           ) as h:
+        store, flow = h.services.store, h.services.flow
+        for user in (ann, bob):
+            user.start_bot()
+        await h.settle()
+        ann.send(ann.chat, "/playnow")
+        await h.settle()
+        bob.send(bob.chat, "/playnow")
+        await h.settle()
+        row = (await store.matches_of_user(ann.id))[0]
+        ann_seat = row.seat_of(ann.id)
+        rng = random.Random(4)
+        for _ in range(600):
+            if (await store.get_match(row.match_id)).status.value != "active":
+                break
+            stored = await flow.games.load(row.match_id)
+            if stored.game.current_player == ann_seat:
+                clock.advance(31)  # Ann walked away: her turn times out
+                await h.settle()
+            elif not await play_step_with_buttons(h, bob, rng):
+                await h.settle()
+        else:
+            raise AssertionError("the match did not end:\n" + fake.describe())
+        await h.settle()
+        assert (await store.get_match(row.match_id)).status.value == "finished"
+        # Each player is told privately (a pool match has no group): the timeouts, then
+        # that the computer keeps Ann's seat.
+        for user in (ann, bob):
+            told = [t for t in texts(fake, user) if "Ann ran out of time" in t]
+            assert len(told) == 2 and "keeps the seat" in told[-1], told
+        for user in (ann, bob):
+            stats = await store.user_stats(user.id)
+            assert stats is not None and stats.matches == 1

@@ -26,7 +26,7 @@ from chat.i18n import Tr
 from chat.notices import BoardClock, Notice, Outcome, Send
 from krendzu import Action, Announce, Card
 from krendzu.tour import ANNOUNCE
-from storage import Door, MatchStatus, StoredMatch
+from storage import Door, MatchStatus, StoredMatch, is_pool_chat
 
 log = logging.getLogger(__name__)
 
@@ -173,17 +173,28 @@ class Ticker(HoldsSharedParts):
     async def _told(self, stored: StoredMatch, user_id: int, handover: bool, group_tr: Tr,
                     *, illegal: bool = False) -> list[Notice]:
         name = await self.people.name_of(user_id)
-        line = (group_tr._("⛔ {name} sent only illegal moves: the computer moved for them.",
-                           name=name) if illegal else
-                group_tr._("⏰ {name} ran out of time: the computer moved for them.",
-                           name=name))
-        if handover:
-            line += " " + group_tr._("It keeps the seat until {name} is back (/back).",
-                                     name=name)
+
+        def line(tr: Tr) -> str:
+            said = (tr._("⛔ {name} sent only illegal moves: the computer moved for them.",
+                         name=name) if illegal else
+                    tr._("⏰ {name} ran out of time: the computer moved for them.",
+                         name=name))
+            if handover:
+                said += " " + tr._("It keeps the seat until {name} is back (/back).",
+                                   name=name)
+            return said
+
         notices: list[Notice] = []
-        if stored.row.chat_id < 0:
-            notices.append(Send(stored.row.chat_id, line, thread_id=stored.row.thread_id,
-                                silent=True, group=True))
+        if is_pool_chat(stored.row.chat_id):
+            # A pool match has no group to tell: each of its players is told privately.
+            for seat in stored.row.seats:
+                if seat.user_id is not None:
+                    tr = await self.people.user_tr(seat.user_id)
+                    notices.append(Send(seat.user_id, line(tr), silent=True,
+                                        match_id=stored.match_id))
+        elif stored.row.chat_id < 0:
+            notices.append(Send(stored.row.chat_id, line(group_tr),
+                                thread_id=stored.row.thread_id, silent=True, group=True))
         return notices
 
     async def hand_over(self, stored: StoredMatch, seat: int, line: str, *,
