@@ -21,13 +21,17 @@ from chat.notices import Drawing
 from chat.ratings import SHOW_AFTER, display_rating, shown
 from chat.results import stored_outcome
 from render.stats import MAX_LEADERS, LeaderRow, StatsCard, leaderboard_png, stats_card_png
-from storage import MatchRow, MatchStatus, RatingRow, StatsRow, Store
+from storage import MatchRow, MatchStatus, RatingRow, StatsRow, Store, pool_chat_id
 
 HISTORY_LENGTH = 10
 #: How long a leaderboard page is shown as it was read.
 LEADERS_SECONDS = 60.0
 #: Words after ``/top`` that ask for everyone everywhere.
 EVERYWHERE = ("global", "all", "все")
+#: ``/top pool``: the players of "Play now" matches (issue 40), every pool match's chat
+#: together (storage.pool_chat_id(0) stands for them all: Store.top_players).
+POOL_WORDS = ("pool", "playnow", "пул")
+POOL_SCOPE = pool_chat_id(0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +93,7 @@ class Standings:
         """The leaderboard of ``scope`` (a chat; None: everywhere)."""
         rows, total = await self.leaders_of(scope)
         title = (tr._("Krendzu: the best players everywhere") if scope is None
+                 else tr._("Krendzu: the best players of Play now") if scope == POOL_SCOPE
                  else tr._("Krendzu: the best players in “{title}”", title=scope_title or "?"))
         picture = Drawing(leaderboard_png, (rows,), {"title": title, "texts": picture_texts(tr),
                                                      "total": total},

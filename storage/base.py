@@ -361,7 +361,9 @@ class Store(abc.ABC):
         """One page of a leaderboard and how many players it has in all. Players whose
         rating rests on at least ``rated_after`` matches come first, best conservative rating
         ``mu - 3 sigma`` first, then everyone else by wins; ties by user id. Only the
-        ``limit`` rows shown leave the database (a leaderboard of thousands costs a page)."""
+        ``limit`` rows shown leave the database (a leaderboard of thousands costs a page).
+        ``chat_id``: one chat's players (``None``: everyone's); a pool match's chat (such
+        as ``pool_chat_id(0)``) stands for every pool match: the "Play now" leaderboard."""
 
     @abc.abstractmethod
     async def recent_matches(self, chat_id: int, thread_id: int | None = None,

@@ -21,6 +21,7 @@ from storage import queries as q
 from storage import rows
 from storage.base import (
     ENGINE_COLUMNS,
+    ENGINE_USER_BASE,
     ChatRow,
     DuplicateUpdate,
     EngineExists,
@@ -40,6 +41,7 @@ from storage.base import (
     engine_display_name,
     engine_row,
     engine_user_id,
+    is_pool_chat,
     name_key,
 )
 from storage.common import STATS_SUMS, chat_settings_dump
@@ -48,6 +50,9 @@ from storage.store_core import TxOp
 from storage.store_matches import MatchSql
 
 __all__ = ["SqlStore", "TxOp"]
+
+#: The deepest pool match's chat id (the one above the engines' users).
+POOL_DEEPEST = -ENGINE_USER_BASE + 1
 
 
 class SqlStore(MatchSql):
@@ -149,6 +154,8 @@ class SqlStore(MatchSql):
                           rated_after: int = 3
                           ) -> tuple[list[tuple[StatsRow, RatingRow | None]], int]:
         where = "" if chat_id is None else "WHERE s.chat_id = :chat"
+        if is_pool_chat(chat_id):  # every pool match's chat: the "Play now" leaderboard
+            where = "WHERE s.chat_id BETWEEN :deepest AND :chat"
         # The window's count is taken over every group before LIMIT keeps the page.
         sql = f"""
             SELECT {q.STATS_COLUMNS}, r.mu, r.sigma, r.rated_matches,
@@ -169,17 +176,19 @@ class SqlStore(MatchSql):
             return rows.stats_row(r), rating, r["players"]
 
         found = await self._query(
-            sql, {"chat": chat_id, "after": rated_after, "limit": max(0, limit)}, player)
+            sql, {"chat": chat_id, "after": rated_after, "limit": max(0, limit),
+                  "deepest": POOL_DEEPEST}, player)
         if not found:
             return [], await self._count_players(chat_id)
         return [(stats, rating) for stats, rating, _ in found], found[0][2]
 
     async def _count_players(self, chat_id: int | None) -> int:
         """Players with statistics (a page past the end still says how many there are)."""
-        sql = ("SELECT COUNT(DISTINCT user_id) AS n FROM user_stats"
-               + (" WHERE chat_id = ?" if chat_id is not None else ""))
-        found = await self._query(sql, () if chat_id is None else (chat_id,),
-                                  lambda r: int(r["n"]))
+        where, params = (("", ()) if chat_id is None else
+                         (" WHERE chat_id BETWEEN ? AND ?", (POOL_DEEPEST, chat_id))
+                         if is_pool_chat(chat_id) else (" WHERE chat_id = ?", (chat_id,)))
+        found = await self._query("SELECT COUNT(DISTINCT user_id) AS n FROM user_stats"
+                                  + where, params, lambda r: int(r["n"]))
         return found[0] if found else 0
 
     # Statistics -------------------------------------------------------------------------

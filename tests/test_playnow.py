@@ -10,6 +10,7 @@ import random
 import re
 from pathlib import Path
 
+from chat.standings import POOL_SCOPE
 from krendzu import Card
 from storage import is_pool_chat
 from tests.bot_harness import BOT, FastClock, Harness, panel, play_step_with_buttons, running_bot
@@ -286,3 +287,9 @@ async def test_abandoning_a_pool_match_costs_timeouts_and_counts_in_the_statisti
         for user in (ann, bob):
             stats = await store.user_stats(user.id)
             assert stats is not None and stats.matches == 1
+        # /top pool: the leaderboard of pool matches (asked for that scope, not the chat's).
+        bob.send(bob.chat, "/top pool")
+        await h.settle()
+        assert fake.last(bob).kind == "photo"  # type: ignore[union-attr]
+        leaders, total = h.services.standings.leaders.get(POOL_SCOPE)  # type: ignore[misc]
+        assert total == 2 and {r.name for r in leaders} == {"Ann", "Bob"}

@@ -81,3 +81,23 @@ async def test_a_pool_match_has_a_chat_of_its_own(store: Store) -> None:
                                       [SeatSpec.human(1), SeatSpec.human(2)], seed=3)
     assert (await store.active_match(chat)).match_id == stored.match_id  # type: ignore[union-attr]
     assert await store.count_active_matches(user_id=1) == 1
+
+
+async def test_the_pool_leaderboard_counts_the_pool_matches_alone(store: Store) -> None:
+    """``top_players(pool_chat_id(0))``: everyone's figures of every pool match's chat
+    summed, and nobody who never played one (``/top pool``)."""
+    for user_id, name in ((1, "Ann"), (2, "Bob"), (3, "Cy")):
+        await store.upsert_user(user_id, name)
+    rows = ((1, pool_chat_id(1), 1, 1), (2, pool_chat_id(1), 1, 0), (1, pool_chat_id(9), 1, 0),
+            (1, -100, 5, 5), (3, -100, 4, 4))
+    for user_id, chat_id, matches, wins in rows:
+        await store.upsert_chat(chat_id)
+        await store._modify(  # the figures a finished match leaves (no match needed here)
+            "INSERT INTO user_stats (user_id, chat_id, matches, wins) VALUES (?, ?, ?, ?)",
+            (user_id, chat_id, matches, wins))
+    page, total = await store.top_players(pool_chat_id(0))
+    assert total == 2
+    assert [(s.user_id, s.matches, s.wins) for s, _ in page] == [(1, 2, 1), (2, 1, 0)]
+    everyone, total = await store.top_players(None)
+    assert total == 3 and {s.user_id: s.matches for s, _ in everyone} == {1: 7, 2: 1, 3: 4}
+    assert (await store.top_players(pool_chat_id(0), 0))[1] == 2  # a page past the end

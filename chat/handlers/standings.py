@@ -1,11 +1,11 @@
-"""``/history``, ``/stats [NAME]`` (or in reply to a player), ``/top [global]``: parse, ask
+"""``/history``, ``/stats [NAME]`` (or in reply to a player), ``/top [global|pool]``: parse, ask
 :class:`chat.standings.Standings`, deliver."""
 
 from __future__ import annotations
 
 from chat.handlers.context import Call, handler
 from chat.notices import Send
-from chat.standings import EVERYWHERE, Card
+from chat.standings import EVERYWHERE, POOL_SCOPE, POOL_WORDS, Card
 
 
 @handler
@@ -36,11 +36,14 @@ async def stats(call: Call) -> None:
 
 @handler
 async def top(call: Call) -> None:
-    """``/top``: the chat's leaderboard; ``/top global``: over all chats."""
-    overall = bool(call.args) and call.args[0].lower() in EVERYWHERE
-    card = await call.svc.standings.top(
-        call.tr, scope=None if overall or call.private else call.chat.id,
-        scope_title=call.chat.title or "")
+    """``/top``: the chat's leaderboard; ``/top global``: over all chats; ``/top pool``:
+    the players of "Play now" matches, their wins and losses there."""
+    word = call.args[0].lower() if call.args else ""
+    overall = word in EVERYWHERE
+    scope = POOL_SCOPE if word in POOL_WORDS else (
+        None if overall or call.private else call.chat.id)
+    card = await call.svc.standings.top(call.tr, scope=scope,
+                                        scope_title=call.chat.title or "")
     await send_card(call, card)
 
 

@@ -81,7 +81,7 @@ def help_text(tr: Tr) -> str:
         tr._("/moves [T] — the tour's moves, numbered; /export — the record and every "
              "tour's replay"),
         tr._("/playnow — a rated opponent from anywhere, in the private chat (again: leave "
-             "the queue)"),
+             "the queue); /top pool — its leaderboard"),
         tr._("/resign; /cancel — end the match (creator or admin)"),
         tr._("/back — after timeouts, take your seat back from the computer"),
         tr._("/stats [NAME] — figures and rating; /top [global] — the leaderboard; /history — "
