@@ -302,3 +302,25 @@ async def test_abandoning_a_pool_match_costs_timeouts_and_counts_in_the_statisti
         assert fake.last(bob).kind == "photo"  # type: ignore[union-attr]
         leaders, total = h.services.standings.leaders.get(POOL_SCOPE)  # type: ignore[misc]
         assert total == 2 and {r.name for r in leaders} == {"Ann", "Bob"}
+
+
+async def test_who_leaves_or_comes_back_is_told_to_the_other_player_in_their_language(
+        tmp_path: Path) -> None:
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock())
+    ann = fake.user(4061, "Аня", language_code="ru")
+    bob = fake.user(4062, "Боря", language_code="ru")
+    async with running_bot(tmp_path, fake, **POOL) as h:
+        for user in (ann, bob):
+            user.start_bot()
+        await h.settle()
+        ann.send(ann.chat, "/playnow")
+        await h.settle()
+        bob.send(bob.chat, "/playnow")
+        await h.settle()
+        ann.send(ann.chat, "/leave")
+        await h.settle()
+        assert any(t.startswith("Аня выходит из-за стола") for t in texts(fake, bob)), \
+            texts(fake, bob)[-5:]
+        ann.send(ann.chat, "/back")
+        await h.settle()
+        assert "Аня снова в игре." in texts(fake, bob)

@@ -12,8 +12,8 @@ from chat.flow.deadlines import HANDOVER_AFTER, Deadlines
 from chat.flow.games import Games
 from chat.flow.locks import Locks
 from chat.flow.people import People
-from chat.flow.views.messages import Reader, closing, resigned
-from chat.notices import ComputerTurn, DropPanel, Notice, Outcome, Send
+from chat.flow.views.messages import Reader, chat_line, closing, resigned
+from chat.notices import ComputerTurn, DropPanel, Notice, Outcome
 from krendzu import match_outcome
 from storage import DuplicateUpdate, LobbyStatus, MatchStatus, NotFound, Store, StoredMatch
 
@@ -118,8 +118,7 @@ class Endings:
                 if ended:
                     return ended
             await self.deadlines.after_moves(fresh)
-            notices: list[Notice] = [Send(row.chat_id, line, thread_id=row.thread_id,
-                                          silent=True, group=row.chat_id < 0)]
+            notices: list[Notice] = chat_line(row, line)
             user_id = row.seats[seat].user_id
             if user_id is not None:
                 notices.append(DropPanel(stored.match_id, user_id))

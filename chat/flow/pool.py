@@ -130,10 +130,15 @@ class Pool(HoldsSharedParts):
                                                    [SeatSpec.human(p) for p in players])
         self.games.keep(stored)
         await self.deadlines.start(stored.match_id, state.timer)
+        readers = {user_id: await self.people.user_tr(user_id) for user_id in players}
+        if len({tr.language for tr in readers.values()}) == 1:
+            # The match's own chat speaks its players' language when they share one: the
+            # lines told to them all (someone left, came back) are in it.
+            await self.people.set_chat_language(chat_id, readers[players[0]].language)
         rating = {e.user_id: e.rating for e in entries}
         notices: list[Notice] = []
         for user_id in players:
-            tr = await self.people.user_tr(user_id)
+            tr = readers[user_id]
             others = [tr._("{name} (rating {rating})", name=await self.people.name_of(other),
                            rating=rating[other]) for other in players if other != user_id]
             notices.append(Send(user_id, "\n".join([

@@ -21,6 +21,7 @@ from chat.flow.endings import Endings
 from chat.flow.lobbies import Lobbies
 from chat.flow.matches import Matches
 from chat.flow.parts import HoldsSharedParts, SharedParts
+from chat.flow.views.messages import chat_line
 from chat.flow.views.texts import clock_text
 from chat.i18n import Tr
 from chat.notices import BoardClock, Notice, Outcome, Send
@@ -229,9 +230,8 @@ class Ticker(HoldsSharedParts):
                     await self.deadlines.after_moves(fresh)
                 if row.chat_id < 0:
                     group_tr = await self.people.chat_tr(row.chat_id)
-                    notices.append(Send(row.chat_id, group_tr._(
-                        "{name} is back and plays again.", name=actor.name),
-                        thread_id=row.thread_id, silent=True, group=True))
+                    notices += chat_line(row, group_tr._("{name} is back and plays again.",
+                                                         name=actor.name))
         if not returned:
             return Outcome(tr._("Nobody was playing for you: you are in the game."))
         return Outcome(tr._("Welcome back: your seat is yours again."), notices, alert=True)
