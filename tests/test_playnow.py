@@ -324,3 +324,63 @@ async def test_who_leaves_or_comes_back_is_told_to_the_other_player_in_their_lan
         ann.send(ann.chat, "/back")
         await h.settle()
         assert "Аня снова в игре." in texts(fake, bob)
+
+
+async def test_three_strangers_play_a_trio_and_the_third_follows_the_others_turns(
+        tmp_path: Path) -> None:
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock())
+    users = [fake.user(4071 + i, name) for i, name in enumerate(("Ann", "Bob", "Cy"))]
+    async with running_bot(tmp_path, fake, **POOL) as h:  # a trio's own 6 tours
+        store = h.services.store
+        for user in users:
+            user.start_bot()
+        await h.settle()
+        for user in users:
+            user.send(user.chat, "/playnow trio")
+            await h.settle()
+        assert await store.pool_entries() == []
+        row = (await store.matches_of_user(users[0].id))[0]
+        assert is_pool_chat(row.chat_id) and row.table.value == "trio-lone-attacker"
+        assert any("Your table: " in t for t in texts(fake, users[0]))
+        await play_out(h, users, row.match_id, random.Random(2))
+        await h.settle()
+        assert (await store.get_match(row.match_id)).status.value == "finished"
+        assert not [c for c in fake.calls if c.chat_id == row.chat_id]
+        game = (await h.services.flow.games.load(row.match_id)).game
+        for user in users:
+            # Followed boards: the public board with the others' moves, no hand, no buttons.
+            follows = [m for m in fake.sent(user) if m.kind == "photo" and not m.buttons()
+                       and "Your hand" not in (m.caption or "")]
+            assert follows, f"{user.first_name} never saw the others' turns"
+            seat = row.seat_of(user.id)
+            assert seat is not None
+            dealt = [{Card(c) for c in tour.initial_hands[seat]} for tour in game.tours]
+            hands = [{Card.parse(c) for c in m.group(1).split()}
+                     for m in (HAND.search(t) for t in texts(fake, user)) if m]
+            assert hands and all(any(hand <= mine for mine in dealt) for hand in hands)
+            assert (await store.user_stats(user.id)).matches == 1  # type: ignore[union-attr]
+
+
+async def test_four_strangers_sit_at_a_teams_table_strongest_with_weakest(
+        tmp_path: Path) -> None:
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock())
+    users = [fake.user(4081 + i, name) for i, name in enumerate(("Ann", "Bob", "Cy", "Dee"))]
+    async with running_bot(tmp_path, fake, **POOL) as h:
+        store = h.services.store
+        for user, mu in zip(users, (26.0, 25.5, 25.0, 24.5), strict=True):
+            user.start_bot()
+            await h.settle()
+            await store._modify(  # four known strengths, 20 pool points apart
+                "INSERT INTO ratings (user_id, mu, sigma, rated_matches, updated_at) "
+                "VALUES (?, ?, 3.0, 5, 0)", (user.id, mu))
+        for user in users:
+            user.send(user.chat, "/playnow teams")
+            await h.settle()
+        assert await store.pool_entries() == []
+        row = (await store.matches_of_user(users[0].id))[0]
+        assert row.table.value == "teams"
+        # Seats 1 and 3 against 2 and 4: Ann (1040) with Dee (980) against Bob and Cy.
+        sides = {frozenset(row.seats[s].user_id for s in side) for side in row.table.sides}
+        assert sides == {frozenset({users[0].id, users[3].id}),
+                         frozenset({users[1].id, users[2].id})}
+        assert any("Your partner: Dee." in t for t in texts(fake, users[0]))

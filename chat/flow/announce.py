@@ -42,7 +42,7 @@ from chat.notices import (
 )
 from krendzu import Action, Card, Match
 from krendzu import Outcome as MatchOutcome
-from storage import SeatKind, StoredMatch
+from storage import SeatKind, StoredMatch, is_pool_chat
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,8 +293,12 @@ def announce(change: Change, audience: Audience) -> Announcement:
         if to_move:
             panel(seat.seat, user_id, reader,
                   own_lines if private_match or user_id != mover else [], card=then)
-        elif private_match and mover is None and own_lines:
-            # Alone with computers and not to move: follow their moves like a group.
+        elif own_lines and ((private_match and mover is None)
+                            or (is_pool_chat(row.chat_id) and user_id != mover
+                                and not game.tour.pending)):
+            # Alone with computers and not to move: follow their moves like a group. A pool
+            # match's players have no group: who neither moved nor moves next follows the
+            # others' whole turns the same way.
             footer = score_text(tr, view, own_names) + "\n" + (
                 next_text(tr, view, own_names) if view.match_over else
                 tour_text(tr, view) + " · " + next_text(tr, view, own_names))

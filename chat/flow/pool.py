@@ -18,6 +18,7 @@ nothing passes between them but the moves.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 
 from chat.describe import level_label
@@ -26,12 +27,23 @@ from chat.flow.caps import Caps
 from chat.flow.parts import HoldsSharedParts, SharedParts
 from chat.flow.views import codec
 from chat.i18n import Tr
-from chat.model import DEFAULT_GROUP_TIMER, LEVEL_CODES, Button, LobbyState, apply_new_args
+from chat.model import (
+    DEFAULT_GROUP_TIMER,
+    LEVEL_CODES,
+    Button,
+    InputError,
+    LobbyState,
+    apply_new_args,
+)
 from chat.notices import Notice, Outcome, Send
 from chat.ratings import POOL_LEVELS, pool_rating
-from krendzu import SettingsError, Table
+from krendzu import Settings, SettingsError, Table
 from storage import ActiveMatchExists, MatchRow, PoolRow, SeatSpec, is_pool_chat, pool_chat_id
 from tournaments.pool import PoolEntry, PoolGroup, PoolSettings, TableKind, match_pool
+
+#: The engine's table for each table the pool fills (a trio: the lone attacker's).
+TABLES = {TableKind.DUEL: Table.DUEL, TableKind.TRIO: Table.TRIO_LONE_ATTACKER,
+          TableKind.TEAMS: Table.TEAMS}
 
 
 class Pool(HoldsSharedParts):
@@ -46,13 +58,23 @@ class Pool(HoldsSharedParts):
         self.settings = PoolSettings(computer_after=computer_after, levels=POOL_LEVELS)
         self.match_args = tuple(match_args)
 
-    def match_state(self, *, private: bool) -> LobbyState:
-        """The table and settings of a pool match (a duel, the group's turn timer unless
-        the configured words say otherwise; against the computer, no timer)."""
-        state = LobbyState(private=private, timer=None if private else DEFAULT_GROUP_TIMER)
-        apply_new_args(state, list(self.match_args), private=private)
-        state.table = Table.DUEL
-        return state
+    def match_state(self, table: Table, *, private: bool) -> tuple[LobbyState, Settings]:
+        """The table and settings of a pool match: the configured words (the group's turn
+        timer unless they say otherwise; against the computer, no timer), a deal preset
+        the table does not have left at its standard one."""
+        state = LobbyState(table=table, private=private,
+                           timer=None if private else DEFAULT_GROUP_TIMER)
+        with contextlib.suppress(InputError):  # words this table cannot play (tours=2 at a
+            apply_new_args(state, list(self.match_args), private=private)  # trio): its own
+        state.table = table
+        try:
+            return state, state.settings()
+        except SettingsError:
+            state.preset, state.deal = "standard", None
+        try:
+            return state, state.settings()
+        except SettingsError:
+            return state, LobbyState(table=table).settings()
 
     async def toggle(self, actor: Actor, args: Sequence[str]) -> Outcome:
         """``/playnow [duel]`` in the private chat: join the pool, or leave it when already
@@ -64,18 +86,14 @@ class Pool(HoldsSharedParts):
 
     async def join(self, actor: Actor, args: Sequence[str], tr: Tr) -> Outcome:
         wanted = (args[0].lower() if args else TableKind.DUEL.value)[:20]
-        if wanted != TableKind.DUEL.value:
-            if wanted in (TableKind.TRIO.value, TableKind.TEAMS.value):
-                return Outcome(tr._("Only duels are paired for now: /playnow finds you an "
-                                    "opponent."))
-            return Outcome(tr._("Unknown table “{value}”: /playnow or /playnow duel.",
+        if wanted not in {kind.value for kind in TableKind}:
+            return Outcome(tr._("Unknown table “{value}”: /playnow duel, trio or teams.",
                                 value=wanted))
         refusal = await self.caps.refusal(None, [actor.user_id], actor.user_id, tr)
         if refusal is not None:
             return Outcome(refusal)
         rating = pool_rating((await self.store.ratings_of([actor.user_id])).get(actor.user_id))
-        if not await self.store.join_pool(actor.user_id, TableKind.DUEL.value, rating,
-                                          self.clock()):
+        if not await self.store.join_pool(actor.user_id, wanted, rating, self.clock()):
             return Outcome(tr._("You are already in the queue."))
         seconds = round(self.settings.computer_after)
         waiting = Send(actor.user_id, "\n".join([
@@ -116,15 +134,15 @@ class Pool(HoldsSharedParts):
     async def seat(self, group: PoolGroup, entries: Sequence[PoolRow]) -> list[Notice]:
         """Start the match of a table the pool paired: its people are taken out of the
         pool first (all or none, so no process seats anyone twice)."""
-        players = [e.user_id for e in entries]
-        if not await self.store.take_from_pool(players):
+        if not await self.store.take_from_pool([e.user_id for e in entries]):
             return []
-        state = self.match_state(private=False)
+        # The seats in the table's order: partners at a teams table sit opposite (seats 1
+        # and 3 against 2 and 4), the strongest with the weakest (PoolGroup.sides).
+        first, second = group.sides[0], group.sides[-1]
+        players = ([first[0], second[0], first[1], second[1]]
+                   if group.table is TableKind.TEAMS else list(group.players))
+        state, settings = self.match_state(TABLES[group.table], private=False)
         chat_id = pool_chat_id(min(e.entry_id for e in entries))
-        try:
-            settings = state.settings()
-        except SettingsError:
-            settings = LobbyState(table=Table.DUEL).settings()
         async with self.locks.hold(chat_id, None):
             stored = await self.store.create_match(chat_id, settings,
                                                    [SeatSpec.human(p) for p in players])
@@ -141,8 +159,13 @@ class Pool(HoldsSharedParts):
             tr = readers[user_id]
             others = [tr._("{name} (rating {rating})", name=await self.people.name_of(other),
                            rating=rating[other]) for other in players if other != user_id]
+            partner = [p for side in group.sides for p in side if user_id in side
+                       and p != user_id] if group.table is TableKind.TEAMS else []
             notices.append(Send(user_id, "\n".join([
-                tr._("⚡ Opponent found: {names}.", names=", ".join(others)),
+                tr._("⚡ Opponent found: {names}.", names=", ".join(others)) if len(others) == 1
+                else tr._("⚡ Your table: {names}.", names=", ".join(others)),
+                *([tr._("Your partner: {name}.", name=await self.people.name_of(partner[0]))]
+                  if partner else []),
                 tr._("Your panel below is your board. Only moves pass between you; after "
                      "the match you may block your opponent.")])))
         return notices + await self.broadcast.started(stored)
@@ -168,11 +191,7 @@ class Pool(HoldsSharedParts):
                                 "/cancel ends it."))
         if not await self.store.take_from_pool([actor.user_id]):
             return Outcome(tr._("This offer is not valid any more."))
-        state = self.match_state(private=True)
-        try:
-            settings = state.settings()
-        except SettingsError:
-            settings = LobbyState(table=Table.DUEL).settings()
+        _, settings = self.match_state(Table.DUEL, private=True)
         async with self.locks.hold(actor.user_id, None):
             try:
                 stored = await self.store.create_match(
