@@ -4,6 +4,7 @@ that only one process knows; caches are read-through and checked against the mov
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections.abc import AsyncIterator
 
@@ -116,3 +117,26 @@ async def test_panel_messages_are_stored_for_every_process(flows: tuple[Flow, Fl
     assert await first.store.get_panel(match_id, ANN.user_id) == (42, False, -5)
     await first.store.set_panel(match_id, ANN.user_id, None)
     assert await second.store.get_panel(match_id, ANN.user_id) is None
+
+
+async def test_two_processes_matching_one_pool_seat_each_person_once(
+        flows: tuple[Flow, Flow]) -> None:
+    """Issue 40: ten people wait in the "Play now" pool, with ratings that pair within the
+    window; two processes match it at once, again and again. Each person sits at one table:
+    a table leaves the pool whole or not at all (Store.take_from_pool)."""
+    first, second = flows
+    store = first.store
+    people = range(101, 111)
+    for user_id in people:
+        await store.upsert_user(user_id, f"P{user_id}")
+        # 1000, 1010, ... 1090: everyone's window (100) takes in their neighbours.
+        assert await store.join_pool(user_id, "duel", 1000 + 10 * (user_id - 101), 0.0)
+    await asyncio.gather(*(flow.pool.tick() for _ in range(4) for flow in (first, second)))
+    assert await store.pool_entries() == []
+    seated = [await store.matches_of_user(user_id) for user_id in people]
+    assert all(len(rows) == 1 for rows in seated), seated
+    matches = {rows[0].match_id: rows[0] for rows in seated}
+    assert len(matches) == 5
+    for row in matches.values():
+        a, b = (seat.user_id for seat in row.seats)
+        assert a is not None and b is not None and abs(a - b) == 1  # the nearest ratings

@@ -19,6 +19,7 @@ nothing passes between them but the moves.
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Callable, Sequence
 
 from chat.describe import level_label
@@ -40,6 +41,8 @@ from chat.ratings import POOL_LEVELS, pool_rating
 from krendzu import Settings, SettingsError, Table
 from storage import ActiveMatchExists, MatchRow, PoolRow, SeatSpec, is_pool_chat, pool_chat_id
 from tournaments.pool import PoolEntry, PoolGroup, PoolSettings, TableKind, match_pool
+
+log = logging.getLogger(__name__)
 
 #: The engine's table for each table the pool fills (a trio: the lone attacker's).
 TABLES = {TableKind.DUEL: Table.DUEL, TableKind.TRIO: Table.TRIO_LONE_ATTACKER,
@@ -124,7 +127,10 @@ class Pool(HoldsSharedParts):
         by_user = {e.user_id: e for e in entries}
         notices: list[Notice] = []
         for group in groups:
-            notices += await self.seat(group, [by_user[p] for p in group.players])
+            try:
+                notices += await self.seat(group, [by_user[p] for p in group.players])
+            except Exception:  # one table's failure never holds the others (nor the tick)
+                log.exception("the pool could not seat %s", group.players)
         for offer in offers:
             if by_user[offer.player].offered is None and \
                     await self.store.offer_computer(offer.player, offer.level):
