@@ -221,7 +221,7 @@ async def test_a_block_after_the_game_keeps_the_two_apart(tmp_path: Path) -> Non
         await h.settle()
         bob.send(bob.chat, "/playnow")
         await h.settle()
-        clock.advance(600)  # their windows now take in any rating: the block alone parts them
+        clock.advance(200)  # their windows now take in any rating: the block alone parts them
         h.services.delivery.run(await h.services.flow.pool.tick())
         await h.settle()
         assert {e.user_id for e in await store.pool_entries()} == {ann.id, bob.id}
@@ -384,3 +384,26 @@ async def test_four_strangers_sit_at_a_teams_table_strongest_with_weakest(
         assert sides == {frozenset({users[0].id, users[3].id}),
                          frozenset({users[1].id, users[2].id})}
         assert any("Your partner: Dee." in t for t in texts(fake, users[0]))
+
+
+async def test_a_wait_ends_after_ten_minutes(tmp_path: Path) -> None:
+    clock = FastClock(speed=1.0)
+    fake = FakeTelegram(bot_username=BOT, clock=clock)
+    ann = fake.user(4091, "Ann")
+    async with running_bot(tmp_path, fake, timer_tick=0.05, **POOL) as h:
+        ann.start_bot()
+        await h.settle()
+        ann.send(ann.chat, "/playnow")
+        await h.settle()
+        clock.advance(590)
+        await h.settle()
+        assert len(await h.services.store.pool_entries()) == 1
+        clock.advance(20)
+        for _ in range(50):
+            await h.settle()
+            if not await h.services.store.pool_entries():
+                break
+        assert await h.services.store.pool_entries() == []
+        told = [m for m in fake.sent(ann) if "Nobody was found within 10 minutes" in
+                (m.text or "")]
+        assert len(told) == 1 and pool_button(told[0], "Play now")

@@ -44,6 +44,10 @@ from tournaments.pool import PoolEntry, PoolGroup, PoolSettings, TableKind, matc
 
 log = logging.getLogger(__name__)
 
+#: A wait ends after this many seconds: someone who queued and went away is never paired
+#: with a person who would then wait out their timeouts.
+MAX_WAIT = 600.0
+
 #: The engine's table for each table the pool fills (a trio: the lone attacker's).
 TABLES = {TableKind.DUEL: Table.DUEL, TableKind.TRIO: Table.TRIO_LONE_ATTACKER,
           TableKind.TEAMS: Table.TEAMS}
@@ -120,12 +124,23 @@ class Pool(HoldsSharedParts):
         entries = await self.store.pool_entries()
         if not entries:
             return []
+        now = self.clock()
+        notices: list[Notice] = []
+        for entry in [e for e in entries if now - e.joined_at > MAX_WAIT]:
+            entries.remove(entry)
+            if await self.store.leave_pool(entry.user_id):
+                tr = await self.people.user_tr(entry.user_id)
+                notices.append(Send(entry.user_id, tr.n_(
+                    "Nobody was found within {n} minute: you left the queue. /playnow "
+                    "tries again.",
+                    "Nobody was found within {n} minutes: you left the queue. /playnow "
+                    "tries again.", round(MAX_WAIT / 60)), keyboard=[[Button(
+                        tr._("⚡ Play now"), codec.pool_data())]]))
         blocks = await self.store.blocks_among([e.user_id for e in entries])
         waiting = [PoolEntry(e.user_id, e.rating, TableKind(e.table), e.joined_at,
                              frozenset(blocks.get(e.user_id, ()))) for e in entries]
-        groups, offers = match_pool(waiting, self.clock(), self.settings)
+        groups, offers = match_pool(waiting, now, self.settings)
         by_user = {e.user_id: e for e in entries}
-        notices: list[Notice] = []
         for group in groups:
             try:
                 notices += await self.seat(group, [by_user[p] for p in group.players])
