@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections.abc import AsyncIterator
 
 import pytest
@@ -130,7 +131,7 @@ async def test_two_processes_matching_one_pool_seat_each_person_once(
     for user_id in people:
         await store.upsert_user(user_id, f"P{user_id}")
         # 1000, 1010, ... 1090: everyone's window (100) takes in their neighbours.
-        assert await store.join_pool(user_id, "duel", 1000 + 10 * (user_id - 101), 0.0)
+        assert await store.join_pool(user_id, "duel", 1000 + 10 * (user_id - 101), time.time())
     await asyncio.gather(*(flow.pool.tick() for _ in range(4) for flow in (first, second)))
     assert await store.pool_entries() == []
     seated = [await store.matches_of_user(user_id) for user_id in people]

@@ -84,8 +84,8 @@ class Pool(HoldsSharedParts):
             return state, LobbyState(table=table).settings()
 
     async def toggle(self, actor: Actor, args: Sequence[str]) -> Outcome:
-        """``/playnow [duel]`` in the private chat: join the pool, or leave it when already
-        in it."""
+        """``/playnow [duel|trio|teams]`` in the private chat: join the pool, or leave it
+        when already in it (whatever table was asked for)."""
         tr = await self.people.see_user(actor, private=True)
         if await self.store.leave_pool(actor.user_id):
             return Outcome(tr._("You left the queue."))
