@@ -56,6 +56,8 @@ class StoreFigures(Protocol):
     def unannounced_moves(self) -> int: ...
     @property
     def oldest_unannounced(self) -> float | None: ...
+    @property
+    def pool_waiting(self) -> int: ...
 
 
 #: How the figures that live in the store are read at a scrape.
@@ -104,7 +106,8 @@ class Metrics:
             "krendzu_computer_decision_seconds", "A computer player's time to decide a "
             "turn, by level.", ["level"], buckets=DECISION_BUCKETS, registry=r)
         self.active = Gauge("krendzu_active", "What is open now: set-ups waiting for "
-                            "players and running matches.",
+                            "players, running matches and people waiting in the Play now "
+                            "pool.",
                             ["what"], registry=r)
         self.backlog_size = Gauge(
             "krendzu_announcement_backlog", "Moves of running matches stored but not yet "
@@ -166,6 +169,7 @@ class Metrics:
     def set_store_figures(self, figures: StoreFigures, now: float | None = None) -> None:
         self.active.labels("lobbies").set(figures.open_lobbies)
         self.active.labels("matches").set(figures.active_matches)
+        self.active.labels("pool").set(figures.pool_waiting)
         self.backlog_size.set(figures.unannounced_moves)
         oldest = figures.oldest_unannounced
         self.backlog_age.set(0.0 if oldest is None else max(0.0, (now or time.time()) - oldest))

@@ -425,6 +425,8 @@ class OperatingFigures:
     #: (Unix seconds; ``None`` when none waits).
     unannounced_moves: int
     oldest_unannounced: float | None
+    #: People waiting in the Play now pool (issue 40).
+    pool_waiting: int = 0
 
 
 @dataclass(frozen=True, slots=True)

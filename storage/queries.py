@@ -284,10 +284,12 @@ BOARD_MESSAGE = ("SELECT board_message_id, board_caption FROM matches WHERE matc
 GET_TOLD = "SELECT key, seq FROM told WHERE match_id = ?"
 
 #: An operator's figures in one statement (Store.operating_figures): open set-ups, running
-#: matches, and the moves of running matches stored after the last announced one.
+#: matches, people waiting in the Play now pool, and the moves of running matches stored
+#: after the last announced one.
 OPERATING_FIGURES = """
 SELECT (SELECT COUNT(*) FROM lobbies WHERE status = 'open') AS lobbies,
        (SELECT COUNT(*) FROM matches WHERE status = 'active') AS matches,
+       (SELECT COUNT(*) FROM pool) AS pool,
        COUNT(v.seq) AS waiting, MIN(v.created_at) AS oldest
   FROM matches m JOIN moves v ON v.match_id = m.match_id AND v.seq > m.announced_seq
  WHERE m.status = 'active'

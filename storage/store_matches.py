@@ -107,7 +107,7 @@ class MatchSql(SqlCore):
     async def operating_figures(self) -> OperatingFigures:
         return (await self._query(q.OPERATING_FIGURES, (), lambda r: OperatingFigures(
             int(r["lobbies"]), int(r["matches"]), int(r["waiting"]),
-            None if r["oldest"] is None else float(r["oldest"]))))[0]
+            None if r["oldest"] is None else float(r["oldest"]), int(r["pool"]))))[0]
 
     async def unannounced_matches(self) -> list[MatchRow]:
         return await self._matches(

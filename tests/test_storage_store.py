@@ -839,3 +839,6 @@ async def test_operating_figures_count_what_is_open_and_what_waits_to_be_told(
     assert abs(figures.oldest_unannounced - time.time()) < 60
     await store.set_announced(stored.match_id, 2)
     assert (await store.operating_figures()).unannounced_moves == 0
+    # People waiting in the Play now pool (issue 40).
+    assert await store.join_pool(1, "duel", 1000, time.time())
+    assert (await store.operating_figures()).pool_waiting == 1
