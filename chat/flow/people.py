@@ -14,7 +14,7 @@ from chat.describe import level_label, short_name, visible
 from chat.flow.base import Actor, begin_work, read_once, wrote
 from chat.i18n import Catalogs, Tr
 from chat.model import LEVEL_NAMES, InputError
-from storage import ChatRow, MatchRow, SeatKind, Store, UserRow
+from storage import ChatRow, MatchRow, SeatKind, Store, UserRow, is_pool_chat
 
 
 class People:
@@ -121,8 +121,10 @@ class People:
         await self._upsert_chat(chat_id, panels_in_group=on)
 
     async def panels_in_group(self, chat_id: int) -> bool:
-        """A group's players open their panels in the group itself (issue 42; the default)."""
-        if chat_id > 0:
+        """A group's players open their panels in the group itself (issue 42; the default).
+        Never a private chat's, nor a Play now match's: its chat is no Telegram chat, and
+        each of its players plays in their own private chat."""
+        if chat_id > 0 or is_pool_chat(chat_id):
             return False
         row = await self.chat_row(chat_id)
         chosen = row.panels_in_group if row is not None else None
