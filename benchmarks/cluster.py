@@ -278,7 +278,9 @@ def worker_env(fake_base: str, url: str, token: str, **extra: str) -> dict[str, 
                 "TELEGRAM_API_BASE_URL": fake_base, "KRENDZU_DATABASE_URL": url,
                 "KRENDZU_JOBS": "procrastinate", "KRENDZU_AI_DELAY": "0",
                 "KRENDZU_AI_WORKERS": "0", "KRENDZU_DRAW_WORKERS": "0",
-                "KRENDZU_OVERALL_RATE": "1000", "LOG_LEVEL": "WARNING", **extra})
+                "KRENDZU_OVERALL_RATE": "1000", "LOG_LEVEL": "WARNING",
+                # Its people play from private panels; the bot's default is the group's.
+                "KRENDZU_PANELS": "private", **extra})
     return env
 
 

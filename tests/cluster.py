@@ -125,6 +125,9 @@ class Cluster:
             "KRENDZU_JOBS": "procrastinate", "KRENDZU_WEBHOOK_URL": self.webhook_url,
             "KRENDZU_WEBHOOK_SECRET": SECRET, "KRENDZU_AI_DELAY": "0",
             "KRENDZU_AI_WORKERS": "0", "KRENDZU_DRAW_WORKERS": "0", "LOG_LEVEL": "WARNING",
+            # The cluster's people play from private panels (tests/cluster_play.py); the
+            # bot's default opens them in the group (issue 42).
+            "KRENDZU_PANELS": "private",
         })
         env.update(self.env)
         return env
