@@ -20,7 +20,7 @@ from tests.fakebot.model import FakeUser, Message
 #: Quick pool matches: two short tours, no exchange, no turn timer (the fast clock would
 #: time the players out), no computer offer unless a test waits for it; groups open their
 #: panels in the group, as the bot's default does (a pool match's panels stay private).
-POOL = {"pool_match": "tours=2 deal=short exchange=0 timer=off",
+POOL = {"pool_match": "tours=2 deal=3/3 exchange=0 timer=off",
         "pool_computer_seconds": 3600.0, "panels_in_group": True}
 HAND = re.compile(r"Your hand \(\d+ cards?\): (.+)")
 
