@@ -1,6 +1,7 @@
 """In-group play (issue 42), the phase ``benchmarks/bot.py`` adds as ``in_group``.
 
-    python benchmarks/ephemeral.py [--seconds 8] [--duels 4] [--teams 2] [--seed 1]
+    python benchmarks/ephemeral.py [--seconds 8] [--duels 4] [--teams 2] [--tables 3]
+                                   [--deal short] [--seed 1]
 
 The real application runs against the in-process fake Telegram with panels in the group
 (``KRENDZU_PANELS=group``), on a clock 60 times faster than real time (as the tests'
@@ -131,7 +132,8 @@ async def play_out(h: Harness, fake: CountingTelegram, group: Chat,
     raise AssertionError("the match did not end")
 
 
-async def tables(directory: Path, kind: str, count: int, seed: int) -> dict:
+async def tables(directory: Path, kind: str, count: int, seed: int,
+                 deal: str = "short") -> dict:
     """``count`` groups of ``kind`` (duel: by presses; teams: pushed) played out."""
     fake = fake_telegram()
     rng = random.Random(seed)
@@ -141,7 +143,7 @@ async def tables(directory: Path, kind: str, count: int, seed: int) -> dict:
                            draw_workers=0, user_per_minute=UNLIMITED, info_per_user=UNLIMITED,
                            info_per_chat=UNLIMITED) as h:
         size = 2 if kind == "duel" else 4
-        args = ("duel tours=2 deal=short timer=off" if kind == "duel"
+        args = (f"duel tours=2 deal={deal} timer=off" if kind == "duel"
                 else "teams deal=3/3 exchange=1 timer=off")
         for i in range(count):
             people = [fake.user(7_000_000 + 10 * i + k, f"P{k}") for k in range(size)]
@@ -221,11 +223,11 @@ async def computer_table(directory: Path, groups: int, seconds: float, seed: int
 
 
 async def in_group(directory: Path, *, seconds: float = 8.0, seed: int = 1, duels: int = 4,
-                   teams_count: int = 2) -> dict:
+                   teams_count: int = 2, computer_tables: int = 3, deal: str = "short") -> dict:
     """Every in-group figure, for benchmarks/bot.py's ``in_group``."""
-    duel = await tables(directory / "duel", "duel", duels, seed)
+    duel = await tables(directory / "duel", "duel", duels, seed, deal)
     teams = await tables(directory / "teams", "teams", teams_count, seed)
-    computer = await computer_table(directory / "computer", 3, seconds, seed)
+    computer = await computer_table(directory / "computer", computer_tables, seconds, seed)
     p95 = duel["press_to_panel_p95_ms"]
     return {"duel": duel, "teams": teams, "computer_table": computer,
             "targets": {"press_to_panel_p95_ms": TARGET_PRESS_P95_MS, "429s": 0},
@@ -239,6 +241,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="real seconds of full-speed play at the computer tables")
     parser.add_argument("--duels", type=int, default=4, help="group duels played out")
     parser.add_argument("--teams", type=int, default=2, help="2 v 2 matches played out")
+    parser.add_argument("--tables", type=int, default=3,
+                        help="groups playing the computer at full speed")
+    parser.add_argument("--deal", default="short", help="the duels' deal (e.g. 3/3)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="krendzu-bench-") as directory:
@@ -246,7 +251,8 @@ def main(argv: list[str] | None = None) -> None:
         for name in ("duel", "teams", "computer"):
             (root / name).mkdir()
         result = asyncio.run(in_group(root, seconds=args.seconds, seed=args.seed,
-                                      duels=args.duels, teams_count=args.teams))
+                                      duels=args.duels, teams_count=args.teams,
+                                      computer_tables=args.tables, deal=args.deal))
     print(json.dumps(result, ensure_ascii=False))
 
 

@@ -101,8 +101,8 @@ def test_the_in_group_benchmark_counts_writes_and_meets_no_429(
         capsys: pytest.CaptureFixture[str]) -> None:
     """``benchmarks/ephemeral.py`` (benchmarks/bot.py's ``in_group``, issue 42): press →
     ephemeral panel, the group's writes a move public and ephemeral, full speed without 429."""
-    report = run_script("ephemeral", ["--seconds", "2", "--duels", "1", "--teams", "1"],
-                        capsys)
+    report = run_script("ephemeral", ["--seconds", "1", "--duels", "1", "--teams", "1",
+                                      "--tables", "1", "--deal", "3/3"], capsys)
     duel, teams, computer = report["duel"], report["teams"], report["computer_table"]
     assert duel["presses"] > 0 and 0 < duel["press_to_panel_p50_ms"] \
         <= duel["press_to_panel_p95_ms"], duel
