@@ -112,16 +112,9 @@ async def running_bot(tmp_path: Path, fake: FakeTelegram,
 async def start_group_duel(h: Harness, group: Chat, creator: FakeUser, joiner: FakeUser,
                            args: str = "duel") -> MatchRow:
     """``/new@bot <args>`` by ``creator``, ``/join@bot`` by ``joiner``, ``/go@bot``: the
-    running match's row (both must have started the bot)."""
-    creator.send(group, f"/new@{BOT} {args}")
-    await h.settle()
-    joiner.send(group, f"/join@{BOT}")
-    await h.settle()
-    creator.send(group, f"/go@{BOT}")
-    await h.settle()
-    row = await h.services.store.active_match(group.id)
-    assert row is not None, h.fake.describe()
-    return row
+    running match's row (both must have started the bot, unless the group's panels open in
+    the group)."""
+    return await start_group_match(h, group, [creator, joiner], args)
 
 
 async def start_group_match(h: Harness, group: Chat, people: list[FakeUser],
