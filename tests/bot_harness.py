@@ -217,6 +217,20 @@ async def play_step_with_buttons(h: Harness, user: FakeUser, rng: random.Random,
     return True
 
 
+async def play_out_with_buttons(h: Harness, users: list[FakeUser], match_id: int,
+                                rng: random.Random) -> None:
+    """Play the match out from its players' private panels, a step at a time."""
+    for _ in range(600):
+        if (await h.services.store.get_match(match_id)).status.value != "active":
+            return
+        for user in users:
+            if await play_step_with_buttons(h, user, rng):
+                break
+        else:
+            await h.settle()
+    raise AssertionError("the match did not end:\n" + h.fake.describe())
+
+
 async def press_a_cell(h: Harness, user: FakeUser, message: Message,
                        rng: random.Random) -> None:
     """On a panel asking for a card's cell: a column first if it asks for one, then a cell."""

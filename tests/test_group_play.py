@@ -9,27 +9,14 @@ from pathlib import Path
 from tests.bot_harness import (
     BOT,
     FastClock,
-    Harness,
     panel,
+    play_out_with_buttons,
     play_step_with_buttons,
     running_bot,
     start_group_duel,
 )
 from tests.fakebot import FakeTelegram
-from tests.fakebot.model import Chat, FakeUser, Message
-
-
-async def play_out_with_buttons(h: Harness, users: list[FakeUser], match_id: int,
-                                rng: random.Random) -> None:
-    for _ in range(600):
-        if (await h.services.store.get_match(match_id)).status.value != "active":
-            return
-        for user in users:
-            if await play_step_with_buttons(h, user, rng):
-                break
-        else:
-            await h.settle()
-    raise AssertionError("the match did not end:\n" + h.fake.describe())
+from tests.fakebot.model import Chat, Message
 
 
 def turn_link(message: Message) -> str | None:

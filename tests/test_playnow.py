@@ -13,7 +13,14 @@ from pathlib import Path
 from chat.standings import POOL_SCOPE
 from krendzu import Card
 from storage import is_pool_chat
-from tests.bot_harness import BOT, FastClock, Harness, panel, play_step_with_buttons, running_bot
+from tests.bot_harness import (
+    BOT,
+    FastClock,
+    panel,
+    play_out_with_buttons,
+    play_step_with_buttons,
+    running_bot,
+)
 from tests.fakebot import FakeTelegram
 from tests.fakebot.model import FakeUser, Message
 
@@ -37,19 +44,6 @@ def texts(fake: FakeTelegram, user: FakeUser) -> list[str]:
 def pool_button(message: Message, marker: str) -> dict:
     return next(b for b in message.buttons()
                 if b.get("callback_data", "").startswith("v1:l:0:pool") and marker in b["text"])
-
-
-async def play_out(h: Harness, users: list[FakeUser], match_id: int,
-                   rng: random.Random) -> None:
-    for _ in range(600):
-        if (await h.services.store.get_match(match_id)).status.value != "active":
-            return
-        for user in users:
-            if await play_step_with_buttons(h, user, rng):
-                break
-        else:
-            await h.settle()
-    raise AssertionError("the match did not end:\n" + h.fake.describe())
 
 
 async def test_two_strangers_are_paired_and_play_the_duel_out_each_in_private(
@@ -79,7 +73,7 @@ async def test_two_strangers_are_paired_and_play_the_duel_out_each_in_private(
         assert any("Opponent found: Bob (rating 1000)" in t for t in texts(fake, ann))
         assert any("Opponent found: Ann (rating 1000)" in t for t in texts(fake, bob))
         assert panel(fake, ann) or panel(fake, bob), "the player to move has a panel"
-        await play_out(h, [ann, bob], row.match_id, random.Random(3))
+        await play_out_with_buttons(h, [ann, bob], row.match_id, random.Random(3))
         await h.settle()
         finished = await store.get_match(row.match_id)
         assert finished.status.value == "finished"
@@ -205,7 +199,7 @@ async def test_a_block_after_the_game_keeps_the_two_apart(tmp_path: Path) -> Non
         bob.send(bob.chat, "/playnow")
         await h.settle()
         row = (await store.matches_of_user(ann.id))[0]
-        await play_out(h, [ann, bob], row.match_id, random.Random(8))
+        await play_out_with_buttons(h, [ann, bob], row.match_id, random.Random(8))
         await h.settle()
         summary = next(m for m in reversed(fake.sent(bob))
                        if any(b["text"] == "🚫 Block" for b in m.buttons()))
@@ -343,7 +337,7 @@ async def test_three_strangers_play_a_trio_and_the_third_follows_the_others_turn
         row = (await store.matches_of_user(users[0].id))[0]
         assert is_pool_chat(row.chat_id) and row.table.value == "trio-lone-attacker"
         assert any("Your table: " in t for t in texts(fake, users[0]))
-        await play_out(h, users, row.match_id, random.Random(2))
+        await play_out_with_buttons(h, users, row.match_id, random.Random(2))
         await h.settle()
         assert (await store.get_match(row.match_id)).status.value == "finished"
         assert not [c for c in fake.calls if c.chat_id == row.chat_id]
