@@ -8,12 +8,13 @@ import heapq
 import itertools
 import logging
 import random
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Any
 
-from chat.workers import pool_closed, worker_pool
+from chat.workers import close_pool, pool_closed, worker_pool
 from krendzu import Action
 from krendzu.ai import make_player, warm_up
 
@@ -44,6 +45,8 @@ class Thinker:
         self.hard_budget_ms = hard_budget_ms
         self._work = work
         self._executor: Executor
+        #: The pool's manager thread once closed, for :meth:`wait_closed`.
+        self._manager: threading.Thread | None = None
         if workers > 0:
             self._executor = worker_pool(workers, warm_up)  # stops with the bot
         else:
@@ -126,11 +129,11 @@ class Thinker:
             if not future.done():
                 future.set_exception(RuntimeError("the thinker is closed"))
         self._queue.clear()
-        self._executor.shutdown(wait=False, cancel_futures=True)
+        self._manager = close_pool(self._executor)
 
     async def wait_closed(self) -> None:
         """After :meth:`close`: until the pool's processes are gone (chat/workers.py)."""
-        await pool_closed(self._executor)
+        await pool_closed(self._manager)
 
 
 class Pacer:

@@ -17,6 +17,7 @@ import asyncio
 import functools
 import json
 import sys
+import threading
 from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import replace
@@ -27,7 +28,7 @@ from typing import Any
 from chat.caches import ByteLru
 from chat.i18n import Catalogs, Tr, picture_texts
 from chat.notices import BoardPicture, Drawing
-from chat.workers import pool_closed, worker_pool
+from chat.workers import close_pool, pool_closed, worker_pool
 from krendzu import Card
 from render import board_photo, hand_png, replay_gif
 from render.board import Position
@@ -100,6 +101,8 @@ class Painter:
     def __init__(self, workers: int = 0, catalogs: Catalogs | None = None) -> None:
         self.catalogs = catalogs or Catalogs()
         self._executor: Executor
+        #: The pool's manager thread once closed, for :meth:`wait_closed`.
+        self._manager: threading.Thread | None = None
         if workers > 0:
             self._executor = worker_pool(workers, warm_up)  # stops with the bot
         else:
@@ -162,11 +165,11 @@ class Painter:
             kept.put(key, task.result())
 
     def close(self) -> None:
-        self._executor.shutdown(wait=False, cancel_futures=True)
+        self._manager = close_pool(self._executor)
 
     async def wait_closed(self) -> None:
         """After :meth:`close`: until the pool's processes are gone (chat/workers.py)."""
-        await pool_closed(self._executor)
+        await pool_closed(self._manager)
 
 
 async def rules_picture(kind: str, tr: Tr) -> bytes:

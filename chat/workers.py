@@ -116,13 +116,23 @@ def start_worker(warm_up: Callable[[], None] | None = None) -> None:
 CLOSE_SECONDS = 6.0
 
 
-async def pool_closed(executor: Executor, timeout: float = CLOSE_SECONDS) -> None:
-    """Wait, off the event loop, until a pool shut down with ``wait=False`` has let its
+def close_pool(executor: Executor) -> threading.Thread | None:
+    """Shut ``executor`` down without waiting (its tasks in the queue cancelled) and return
+    its manager thread, for :func:`pool_closed` to wait for. Taken *before* the shutdown:
+    ``ProcessPoolExecutor.shutdown`` forgets the thread (``_executor_manager_thread = None``)
+    even when it does not wait for it."""
+    thread = getattr(executor, "_executor_manager_thread", None)
+    executor.shutdown(wait=False, cancel_futures=True)
+    return thread if isinstance(thread, threading.Thread) else None
+
+
+async def pool_closed(manager: threading.Thread | None, timeout: float = CLOSE_SECONDS) -> None:
+    """Wait, off the event loop, until a pool closed by :func:`close_pool` has let its
     manager thread go. At interpreter exit Python 3.11 wakes every process pool's manager
     thread (``concurrent.futures.process._python_exit``) without the lock 3.12 added: a
     pool closing at that very moment had its wake-up pipe written after it was closed, and
     the process ended with an ``OSError: [Errno 9] Bad file descriptor`` traceback
-    (tests/test_jobs.py's stopped worker, now and then under load)."""
-    thread = getattr(executor, "_executor_manager_thread", None)
-    if isinstance(thread, threading.Thread) and thread.is_alive():
-        await asyncio.to_thread(thread.join, timeout)
+    (tests/test_jobs.py's stopped worker, under load: tests/test_workers.py now stops a
+    pool that is drawing and checks that its manager thread is gone)."""
+    if manager is not None and manager.is_alive():
+        await asyncio.to_thread(manager.join, timeout)

@@ -30,3 +30,21 @@ def test_a_pool_worker_ignores_sigterm_and_sigint_and_stops_when_shut_down() -> 
         time.sleep(0.05)
     else:
         raise AssertionError("the worker outlived its pool's shutdown")
+
+
+async def test_a_closed_pool_lets_its_manager_thread_go_before_the_interpreter_exits() -> None:
+    """Python 3.11 writes to every live pool's wake-up pipe at exit; a pool whose manager
+    thread was still closing then ended the process with an ``OSError`` traceback. After
+    ``close_pool`` and ``pool_closed``, the manager thread is gone, even while a task ran."""
+    import threading
+
+    from chat.workers import close_pool, pool_closed
+
+    pool = worker_pool(1)
+    pool.submit(os.getpid).result(timeout=60)
+    running = pool.submit(time.sleep, 0.5)
+    manager = close_pool(pool)
+    assert isinstance(manager, threading.Thread) and manager.is_alive()
+    await pool_closed(manager)
+    assert not manager.is_alive()
+    assert running.done()
