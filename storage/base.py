@@ -17,12 +17,17 @@ from typing import Any, Self
 
 from krendzu import Match, PlayerAction, Settings
 from storage.model import (
+    ARENA_CHAT_BASE,
     DEFAULT_ENGINE_MATCHES,
     ENGINE_COLUMNS,
     ENGINE_USER_BASE,
     POOL_CHAT_BASE,
     UNKNOWN_MOVER,
     ActiveMatchExists,
+    ArenaEntry,
+    ArenaGameRow,
+    ArenaRow,
+    ArenaStatus,
     ChatRow,
     CorruptMatch,
     Door,
@@ -54,9 +59,13 @@ from storage.model import (
     TimerRow,
     UserRow,
     Visibility,
+    arena_chat_id,
+    arena_game_of,
     engine_display_name,
     engine_row,
     engine_user_id,
+    is_arena_chat,
+    is_detached_chat,
     is_engine_user,
     is_pool_chat,
     name_key,
@@ -66,11 +75,16 @@ from storage.model import (
 )
 
 __all__ = [
+    "ARENA_CHAT_BASE",
     "DEFAULT_ENGINE_MATCHES",
     "ENGINE_COLUMNS",
     "ENGINE_USER_BASE",
     "POOL_CHAT_BASE",
     "ActiveMatchExists",
+    "ArenaEntry",
+    "ArenaGameRow",
+    "ArenaRow",
+    "ArenaStatus",
     "ChatRow",
     "CorruptMatch",
     "Door",
@@ -103,9 +117,13 @@ __all__ = [
     "TimerRow",
     "UserRow",
     "Visibility",
+    "arena_chat_id",
+    "arena_game_of",
     "engine_display_name",
     "engine_row",
     "engine_user_id",
+    "is_arena_chat",
+    "is_detached_chat",
     "is_engine_user",
     "is_pool_chat",
     "name_key",
@@ -622,6 +640,70 @@ class Store(abc.ABC):
     async def blocks_among(self, user_ids: Sequence[int]) -> dict[int, set[int]]:
         """For each of ``user_ids`` with a block either way, the people they must never
         meet: whom they blocked and who blocked them."""
+
+    # Arenas of groups (issue 40): storage/store_arenas.py -----------------------------------
+
+    @abc.abstractmethod
+    async def create_arena(self, chat_id: int, thread_id: int | None, creator: int, *,
+                           minutes: int, match_args: str, bots: bool,
+                           starts_at: float | None) -> ArenaRow | None:
+        """A new arena in its lobby; ``None`` if the chat has an arena not over yet."""
+
+    @abc.abstractmethod
+    async def get_arena(self, arena_id: int) -> ArenaRow | None:
+        """The arena, if it exists."""
+
+    @abc.abstractmethod
+    async def latest_arena(self, chat_id: int) -> ArenaRow | None:
+        """The chat's newest arena, over or not (``/arena`` shows it)."""
+
+    @abc.abstractmethod
+    async def open_arenas(self) -> list[ArenaRow]:
+        """Every arena not over yet: what the ticker starts, pairs and ends."""
+
+    @abc.abstractmethod
+    async def update_arena(self, arena_id: int, *, status: ArenaStatus | None = None,
+                           starts_at: float | None = None, ends_at: float | None = None,
+                           message_id: int | None = None, was: ArenaStatus | None = None
+                           ) -> bool:
+        """Set what is given; with ``was``, only if the arena's status is that (so one
+        process alone starts or ends it). False if nothing changed."""
+
+    @abc.abstractmethod
+    async def join_arena(self, arena_id: int, user_id: int, rating: int) -> str:
+        """Seat a person: ``joined``, ``back`` (from a pause), ``already`` (playing in it),
+        or ``elsewhere`` (in another arena not over: one at a time)."""
+
+    @abc.abstractmethod
+    async def pause_arena(self, arena_id: int, user_id: int) -> bool:
+        """Pause a player (no new game; their points stay); False if not playing in it."""
+
+    @abc.abstractmethod
+    async def arena_entries(self, arena_id: int) -> list[ArenaEntry]:
+        """The arena's players, in joining order."""
+
+    @abc.abstractmethod
+    async def arena_games(self, arena_id: int) -> list[ArenaGameRow]:
+        """The arena's games, in the order they started."""
+
+    @abc.abstractmethod
+    async def start_arena_game(self, arena_id: int, first: int, second: int | None
+                               ) -> int | None:
+        """Note a game (``second``: ``None`` for a computer) and return its number; ``None``
+        if either player has a game of this arena without a result (seated elsewhere)."""
+
+    @abc.abstractmethod
+    async def set_arena_game_match(self, game_id: int, match_id: int | None) -> None:
+        """The match a game is; ``None``: it could not be made (the game is void)."""
+
+    @abc.abstractmethod
+    async def finish_arena_game(self, game_id: int, result: str) -> bool:
+        """Set a game's result once (``first``, ``second``, ``draw``, ``void``); its players
+        wait again from now. False if it had one."""
+
+    @abc.abstractmethod
+    async def arena_of_game_chat(self, chat_id: int) -> ArenaRow | None:
+        """The arena whose game's reserved chat ``chat_id`` is, or ``None``."""
 
     # Administration and inspection ------------------------------------------------------
     # Nothing in the bot calls these but the update ledger's ``mark_update`` and

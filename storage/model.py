@@ -123,6 +123,33 @@ def pool_chat_id(entry_id: int) -> int:
 
 def is_pool_chat(chat_id: int | None) -> bool:
     """Whether ``chat_id`` is a pool match's reserved chat (not a Telegram chat)."""
+    return chat_id is not None and -ARENA_CHAT_BASE < chat_id <= -POOL_CHAT_BASE
+
+
+#: An arena game (issue 40) is played as a pool match is, each player in their own private
+#: chat, so that the group sees one arena post and no boards: its chat id is reserved too,
+#: in the range below the pool's and above the engines' users.
+ARENA_CHAT_BASE = 35 * 10**14
+
+
+def arena_chat_id(game_id: int) -> int:
+    """The chat id of arena game ``game_id`` (games are numbered once, never reused)."""
+    return -(ARENA_CHAT_BASE + game_id)
+
+
+def arena_game_of(chat_id: int) -> int | None:
+    """The arena game whose reserved chat ``chat_id`` is, or ``None``."""
+    return -chat_id - ARENA_CHAT_BASE if is_arena_chat(chat_id) else None
+
+
+def is_arena_chat(chat_id: int | None) -> bool:
+    """Whether ``chat_id`` is an arena game's reserved chat (not a Telegram chat)."""
+    return chat_id is not None and -ENGINE_USER_BASE < chat_id <= -ARENA_CHAT_BASE
+
+
+def is_detached_chat(chat_id: int | None) -> bool:
+    """Whether ``chat_id`` is a match's chat of its own, no Telegram chat (a pool match, an
+    arena game): nothing is sent there; each player follows the match privately."""
     return chat_id is not None and -ENGINE_USER_BASE < chat_id <= -POOL_CHAT_BASE
 
 
@@ -138,6 +165,64 @@ class PoolRow:
     rating: int
     joined_at: float
     offered: str | None = None
+
+
+class ArenaStatus(StrEnum):
+    """An arena's life: people join (``lobby``), it runs until its end, it is over."""
+
+    LOBBY = "lobby"
+    RUNNING = "running"
+    FINISHED = "finished"
+
+
+@dataclass(frozen=True, slots=True)
+class ArenaRow:
+    """An arena of a group (issue 40): its length, the ``/new`` words of its games
+    (``match_args``), whether a lone player may get a computer (``bots``), when it starts
+    (``starts_at``: ``None`` until the creator starts it or sets a time) and ends, and the
+    group's arena post (``message_id``)."""
+
+    arena_id: int
+    chat_id: int
+    thread_id: int | None
+    creator: int
+    minutes: int
+    match_args: str
+    bots: bool
+    status: ArenaStatus
+    starts_at: float | None
+    ends_at: float | None
+    message_id: int | None
+    created_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class ArenaEntry:
+    """A player of an arena: their rating when they joined (the pool's scale), whether
+    they paused, and since when they wait (for the computer after a wait)."""
+
+    arena_id: int
+    user_id: int
+    rating: int
+    joined_at: float
+    paused: bool
+    waiting_since: float
+
+
+@dataclass(frozen=True, slots=True)
+class ArenaGameRow:
+    """A game of an arena: ``second`` is ``None`` for a computer; ``match_id`` once the
+    match exists; ``result`` once it ended (``first``, ``second``, ``draw``, or ``void``
+    for a match cancelled without a result, which does not count)."""
+
+    game_id: int
+    arena_id: int
+    first: int
+    second: int | None
+    match_id: int | None
+    started_at: float
+    result: str | None
+    finished_at: float | None
 
 
 class Visibility(StrEnum):

@@ -20,8 +20,8 @@ from krendzu import Settings
 from storage import queries as q
 from storage import rows
 from storage.base import (
+    ARENA_CHAT_BASE,
     ENGINE_COLUMNS,
-    ENGINE_USER_BASE,
     ChatRow,
     DuplicateUpdate,
     EngineExists,
@@ -46,16 +46,17 @@ from storage.base import (
 )
 from storage.common import STATS_SUMS, chat_settings_dump
 from storage.connector import Params, Row, Tx, UniqueViolation
+from storage.store_arenas import ArenaSql
 from storage.store_core import TxOp
 from storage.store_matches import MatchSql
 
 __all__ = ["SqlStore", "TxOp"]
 
-#: The deepest pool match's chat id (the one above the engines' users).
-POOL_DEEPEST = -ENGINE_USER_BASE + 1
+#: The deepest pool match's chat id (the one above the arena games').
+POOL_DEEPEST = -ARENA_CHAT_BASE + 1
 
 
-class SqlStore(MatchSql):
+class SqlStore(MatchSql, ArenaSql):
     """:class:`storage.base.Store`'s shared SQL; a backend adds its connector and dialect."""
 
     # Chats and users --------------------------------------------------------------------

@@ -31,6 +31,7 @@ from storage.base import (
     StandIn,
     StoredMatch,
     TimerRow,
+    arena_game_of,
     rebuild_game,
 )
 from storage.common import (
@@ -282,7 +283,13 @@ class MatchSql(SqlCore):
         resigned = {r["seat"] for r in await tx.fetchall(q.RESIGNED_SEATS, (match_id,))}
         gained = seat_statistics(game, match_outcome(game, resigned))
         await tx.execute(q.FINISH_MATCH, (now, json.dumps(list(game.totals())), match_id))
-        params = [stats_params(seat.user_id, row.chat_id, gained[seat.seat])
+        # An arena game counts in its group's statistics (/top there), not its own chat's.
+        stats_chat = row.chat_id
+        if (game_id := arena_game_of(row.chat_id)) is not None:
+            group = await tx.fetchone("SELECT a.chat_id FROM arena_games g JOIN arenas a ON "
+                                      "a.arena_id = g.arena_id WHERE g.game_id = ?", (game_id,))
+            stats_chat = int(group["chat_id"]) if group is not None else row.chat_id
+        params = [stats_params(seat.user_id, stats_chat, gained[seat.seat])
                   for seat in row.seats if seat.user_id is not None]
         if params:
             await tx.executemany(self.dialect.add_stats(), params)
