@@ -278,9 +278,9 @@ async def turn_timers(context: Any, *, timers_are_jobs: bool) -> None:
         if not timers_are_jobs:
             svc.delivery.run(await svc.flow.ticker.tick())
         svc.delivery.run(await svc.flow.ticker.expire_lobbies(svc.lobby_seconds))
-        # The "Play now" pool, in both modes: its store seats nobody twice, whichever
-        # processes tick it (chat/flow/pool.py).
-        svc.delivery.run(await svc.flow.pool.tick())
+        # The "Play now" pool and the arenas, in both modes: their store seats nobody
+        # twice, whichever processes tick them (chat/flow/pool.py, chat/flow/arenas.py).
+        svc.delivery.run(await svc.flow.pool.tick() + await svc.flow.arenas.tick_all())
 
 
 # The HTTP doors ------------------------------------------------------------------------------

@@ -54,7 +54,7 @@ from chat.notices import (
 from chat.painter import Painter
 from chat.ratelimit import ChatRateLimiter
 from chat.sending import Sender, chat_of
-from storage import Store, is_engine_user, is_pool_chat
+from storage import Store, is_detached_chat, is_engine_user
 from storage.pg_windows import FloodWindows
 
 log = logging.getLogger(__name__)
@@ -176,7 +176,7 @@ class Delivery(GroupWindows):
                 futures.append(task)
                 continue
             chat = chat_of(notice)
-            if is_engine_user(chat) or is_pool_chat(chat):
+            if is_engine_user(chat) or is_detached_chat(chat):
                 # An outside engine's seat: it learns through the engine protocol. A pool
                 # match's own chat is no Telegram chat: its players follow it privately.
                 futures.append(ready)

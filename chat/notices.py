@@ -148,6 +148,9 @@ class ShowLobby:
     message_id: int | None
     text: str
     keyboard: Keyboard | None
+    #: An arena's post (issue 40; ``lobby_id`` is then the arena's id): the same edit in
+    #: place, its new message noted as the arena's.
+    arena: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,12 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
-from telegram import (
-    Bot,
-    InputMediaPhoto,
-    Message,
-    ReplyParameters,
-)
+from telegram import Bot, InputMediaPhoto, Message, ReplyParameters
 from telegram.error import BadRequest, ChatMigrated, Forbidden, TelegramError
 
 from chat import ephemeral
@@ -240,7 +235,7 @@ class Sender(EphemeralSending):
         if message is not None:
             self._follow[chat] = (message.message_id, notice)
 
-    # Lobbies ----------------------------------------------------------------------------
+    # Lobbies and arenas ---------------------------------------------------------------------
 
     async def _lobby(self, notice: ShowLobby) -> None:
         if notice.message_id is not None:
@@ -256,9 +251,10 @@ class Sender(EphemeralSending):
                 log.info("lobby %s: edit failed (%s); posting anew", notice.lobby_id, exc)
         message = await self.send(Send(notice.chat_id, notice.text, thread_id=notice.thread_id,
                                        keyboard=notice.keyboard, group=notice.chat_id < 0))
-        if message is not None and notice.keyboard:
-            with contextlib.suppress(NotFound):
-                await self.store.update_lobby(notice.lobby_id, message_id=message.message_id)
+        if message is not None and (notice.keyboard or notice.arena):
+            with contextlib.suppress(NotFound):  # an arena's post or a lobby's (issue 40)
+                await (self.store.update_arena if notice.arena else self.store.update_lobby)(
+                    notice.lobby_id, message_id=message.message_id)
 
     # Messages ---------------------------------------------------------------------------
 
@@ -352,8 +348,8 @@ class Sender(EphemeralSending):
         return await self.bot.send_message(text=fit(send.text, TEXT_LIMIT), **kwargs)
 
     async def _draw(self, send: Send) -> Send:
-        """Draw the reply's described picture (:class:`Drawing`) now that it is its turn to
-        go: a reply still queued holds no picture, and one dropped is never drawn."""
+        """Draw the reply's picture (:class:`Drawing`) when its turn comes: never for a reply
+        dropped from the queue."""
         if isinstance(send.photo, Drawing):
             send = replace(send, photo=await self.painter.draw(send.photo))
         if send.animation is not None:

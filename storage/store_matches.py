@@ -283,16 +283,22 @@ class MatchSql(SqlCore):
         resigned = {r["seat"] for r in await tx.fetchall(q.RESIGNED_SEATS, (match_id,))}
         gained = seat_statistics(game, match_outcome(game, resigned))
         await tx.execute(q.FINISH_MATCH, (now, json.dumps(list(game.totals())), match_id))
-        # An arena game counts in its group's statistics (/top there), not its own chat's.
-        stats_chat = row.chat_id
-        if (game_id := arena_game_of(row.chat_id)) is not None:
-            group = await tx.fetchone("SELECT a.chat_id FROM arena_games g JOIN arenas a ON "
-                                      "a.arena_id = g.arena_id WHERE g.game_id = ?", (game_id,))
-            stats_chat = int(group["chat_id"]) if group is not None else row.chat_id
+        stats_chat = await self._stats_chat(tx, row.chat_id)
         params = [stats_params(seat.user_id, stats_chat, gained[seat.seat])
                   for seat in row.seats if seat.user_id is not None]
         if params:
             await tx.executemany(self.dialect.add_stats(), params)
+
+    @staticmethod
+    async def _stats_chat(tx: Tx, chat_id: int) -> int:
+        """The chat whose statistics a match counts in: an arena game's group (its /top),
+        else the match's own chat."""
+        game_id = arena_game_of(chat_id)
+        if game_id is None:
+            return chat_id
+        group = await tx.fetchone("SELECT a.chat_id FROM arena_games g JOIN arenas a ON "
+                                  "a.arena_id = g.arena_id WHERE g.game_id = ?", (game_id,))
+        return int(group["chat_id"]) if group is not None else chat_id
 
     async def abandon_match(self, match_id: int) -> bool:
         now = self._clock()
@@ -317,7 +323,8 @@ class MatchSql(SqlCore):
             # The engine's outcome of a concession (the points so far decide nothing, so
             # none are read): the conceding side loses, every other side wins.
             outcome = Outcome.of_totals(row.table, [0] * row.table.players, conceded=seat)
-            params = [(s.user_id, row.chat_id, int(outcome.won(s.seat)))
+            stats_chat = await self._stats_chat(tx, row.chat_id)
+            params = [(s.user_id, stats_chat, int(outcome.won(s.seat)))
                       for s in row.seats if s.user_id is not None]
             if params:
                 await tx.executemany(q.ADD_CONCESSION_STATS, params)

@@ -42,7 +42,7 @@ from chat.notices import (
 )
 from krendzu import Action, Card, Match
 from krendzu import Outcome as MatchOutcome
-from storage import SeatKind, StoredMatch, is_pool_chat
+from storage import SeatKind, StoredMatch, is_detached_chat
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,7 +294,7 @@ def announce(change: Change, audience: Audience) -> Announcement:
             panel(seat.seat, user_id, reader,
                   own_lines if private_match or user_id != mover else [], card=then)
         elif own_lines and ((private_match and mover is None)
-                            or (is_pool_chat(row.chat_id) and user_id != mover
+                            or (is_detached_chat(row.chat_id) and user_id != mover
                                 and not game.tour.pending)):
             # Alone with computers and not to move: follow their moves like a group. A pool
             # match's players have no group: who neither moved nor moves next follows the

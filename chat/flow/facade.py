@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 
+from chat.flow.arenas import Arenas
 from chat.flow.base import Actor, Decide, HintRequest, begin_work
 from chat.flow.broadcast import Broadcast
 from chat.flow.caps import PAUSED, Caps
@@ -91,6 +92,8 @@ class Flow:
         #: "Play now" (issue 40): the pool shared by every chat, its matches and blocks.
         self.pool = Pool(parts, self.caps, clock=clock, computer_after=pool_computer_seconds,
                          match_args=pool_match.split())
+        #: Arenas in groups (issue 40): a timed tournament of duels played privately.
+        self.arenas = Arenas(parts, self.caps, clock=clock, bot_username=bot_username)
         self.presses = Presses(parts, self.matches, self.lobbies, self.pool)
         #: Turn timers, /back, a seat handed over, idle set-ups (the job queue ticks it).
         self.ticker = Ticker(parts, self.matches, self.endings, self.lobbies)
@@ -112,6 +115,15 @@ class Flow:
         if op.startswith("c:"):
             return await self.pool.accept_computer(actor, op[2:])
         return await self.pool.toggle(actor, [])
+
+    async def arena_press(self, actor: Actor, op: str, arena_id: int, *,
+                          is_admin: bool) -> Outcome:
+        """An arena post's button: ``join``, ``pause``, ``go`` (chat.flow.arenas)."""
+        if op == "join":
+            return await self.arenas.join(arena_id, actor)
+        if op == "pause":
+            return await self.arenas.pause(arena_id, actor)
+        return await self.arenas.press_start(arena_id, actor, is_admin=is_admin)
 
     # People: chat.flow.people -------------------------------------------------------------
 

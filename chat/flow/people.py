@@ -14,7 +14,7 @@ from chat.describe import level_label, short_name, visible
 from chat.flow.base import Actor, begin_work, read_once, wrote
 from chat.i18n import Catalogs, Tr
 from chat.model import LEVEL_NAMES, InputError
-from storage import ChatRow, MatchRow, SeatKind, Store, UserRow, is_pool_chat
+from storage import ChatRow, MatchRow, SeatKind, Store, UserRow, is_detached_chat
 
 
 class People:
@@ -124,7 +124,7 @@ class People:
         """A group's players open their panels in the group itself (issue 42; the default).
         Never a private chat's, nor a Play now match's: its chat is no Telegram chat, and
         each of its players plays in their own private chat."""
-        if chat_id > 0 or is_pool_chat(chat_id):
+        if chat_id > 0 or is_detached_chat(chat_id):
             return False
         row = await self.chat_row(chat_id)
         chosen = row.panels_in_group if row is not None else None

@@ -27,7 +27,7 @@ from chat.i18n import Tr
 from chat.notices import BoardClock, Notice, Outcome, Send
 from krendzu import Action, Announce, Card
 from krendzu.tour import ANNOUNCE
-from storage import Door, MatchStatus, StoredMatch, is_pool_chat
+from storage import Door, MatchStatus, StoredMatch, is_detached_chat
 
 log = logging.getLogger(__name__)
 
@@ -186,7 +186,7 @@ class Ticker(HoldsSharedParts):
             return said
 
         notices: list[Notice] = []
-        if is_pool_chat(stored.row.chat_id):
+        if is_detached_chat(stored.row.chat_id):
             # A pool match has no group to tell: each of its players is told privately.
             for seat in stored.row.seats:
                 if seat.user_id is not None:

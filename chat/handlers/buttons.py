@@ -15,6 +15,7 @@ from chat.flow import (
     BLOCK_OP,
     LobbyPress,
     MatchPress,
+    arena_op,
     is_hint_play,
     is_open_panel,
     parse_press,
@@ -55,6 +56,13 @@ async def button(call: Call) -> None:
     message = query.message
     if message is None:
         await toast(query, tr._("This button is not valid any more."))
+        return
+    if isinstance(press, LobbyPress) and (arena := arena_op(press)) is not None:
+        # An arena post's Join / Pause / Start (issue 40): answered by a toast.
+        outcome = await call.flow.arena_press(actor, *arena, is_admin=arena[0] == "go"
+                                              and not call.private and await call.is_admin())
+        call.deliver(outcome.notices)
+        await toast(query, (outcome.reply or "")[:190] or None)
         return
     if isinstance(press, LobbyPress) and (op := pool_op(press)) is not None:
         # "Play now" (issue 40): the greeting's button, Leave the queue, the computer offer.

@@ -1,4 +1,5 @@
-"""``/playnow [duel]``: the "Play now" pool (issue 40; the logic is chat/flow/pool.py)."""
+"""``/playnow [duel]``: the "Play now" pool, and ``/arena``: a group's arena (issue 40; the
+logic is chat/flow/pool.py and chat/flow/arenas.py)."""
 
 from __future__ import annotations
 
@@ -13,3 +14,17 @@ async def playnow(call: Call) -> None:
                                  "/playnow."))
         return
     await call.answer(await call.flow.playnow(call.actor, call.args))
+
+
+@handler
+async def arena(call: Call) -> None:
+    """``/arena [30m] [timer=60] [deal=12/13] [bots=on] [in=10m]``, ``/arena start|end``,
+    ``/arena`` alone: the group's arena post (its table at any time)."""
+    if call.private:
+        await call.say(call.tr._("Arenas are played by groups: add me to one and send "
+                                 "/arena 30m there."))
+        return
+    words = [w.lower() for w in call.args]
+    is_admin = await call.is_admin() if words[:1] in (["start"], ["end"]) else False
+    await call.answer(await call.flow.arenas.command(call.chat.id, call.thread, call.actor,
+                                                     call.args, is_admin=is_admin))

@@ -23,6 +23,12 @@ async def start(call: Call) -> None:
     actor, args = call.actor, call.args
     if call.private and args and args[0].startswith("j"):
         await call.answer(await call.flow.join_by_link(actor, args[0][:64]))
+    elif call.private and args and args[0].startswith("a") and args[0][1:16].isdigit():
+        # The arena post's "My private chat": Start opened the chat, and joins the arena.
+        outcome = await call.flow.arenas.join(int(args[0][1:16]), actor)
+        call.deliver(outcome.notices)
+        if outcome.reply:
+            await call.say(outcome.reply)
     elif call.private and args and args[0].startswith("t"):
         # A board post's "your move" button.
         call.deliver(await call.flow.open_turn(actor.user_id, args[0][:32]))

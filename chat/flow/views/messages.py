@@ -28,7 +28,7 @@ from chat.notices import BoardPicture, BoardPost, DropPanel, Notice, Send
 from krendzu import Action, Match, MatchView, Place
 from krendzu import Outcome as MatchOutcome
 from krendzu.coords import LabelFrame
-from storage import MatchRow, StoredMatch, is_pool_chat
+from storage import MatchRow, StoredMatch, is_detached_chat, is_pool_chat
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +114,7 @@ def chat_line(row: MatchRow, text: str) -> list[Notice]:
     """A line for the match's chat (someone left, came back): in a group, one silent post;
     a pool match has no chat to post in, so each of its players is told privately (in the
     language the pool match's chat was given: theirs when they share one)."""
-    if is_pool_chat(row.chat_id):
+    if is_detached_chat(row.chat_id):
         return [Send(seat.user_id, text, silent=True, match_id=row.match_id)
                 for seat in row.seats if seat.user_id is not None]
     return [Send(row.chat_id, text, thread_id=row.thread_id, silent=True,

@@ -26,7 +26,7 @@ from krendzu import (
     WrongOpening,
     WrongPhase,
 )
-from storage import is_pool_chat
+from storage import is_arena_chat, is_pool_chat
 
 log = logging.getLogger(__name__)
 
@@ -40,11 +40,15 @@ def where(tr: Tr, chat_id: int, title: str | None, *, inline: bool = False) -> s
             return tr._("your match against the computer")
         if is_pool_chat(chat_id):
             return tr._("in your Play now match")
+        if is_arena_chat(chat_id):
+            return tr._("in your arena game")
         return tr._("in “{title}”", title=title or "?")
     if chat_id > 0:
         return tr._("🃏 Your match against the computer")
     if is_pool_chat(chat_id):
         return tr._("⚡ Your Play now match")
+    if is_arena_chat(chat_id):
+        return tr._("🏟 Your arena game")
     if not title:
         return tr._("🃏 Match in a group")
     return tr._("🃏 Match in “{title}”", title=title)

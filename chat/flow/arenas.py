@@ -1,0 +1,371 @@
+"""Arenas in a group (issue 40): a timed tournament of continuous duels, Lichess style.
+
+``/arena [30m] [timer=60] [deal=12/13] [tours=N] [bots=on] [in=10m]`` posts the arena's one
+post in the group: Join / Pause / Start, the countdown, the table. Whoever joins plays from
+their private chat (the games are matches with a reserved chat of their own, as pool matches
+are: :func:`storage.arena_chat_id`), so the group is never flooded with boards: it sees its
+arena post edited (at most once every :data:`EDIT_EVERY` seconds, within its window), a line
+a finished game, and at the end the podium picture and the full table.
+
+Every tick of the job queue (and every join or start) runs :meth:`Arenas.tick` on each open
+arena: start it when its time comes, take the results of its finished games, ask
+:func:`tournaments.arena.pair` whom to pair (by score, then rating, never the same opponent
+twice in a row), start those games, end it at its time. The store decides who is free, in one
+write (storage/store_arenas.py), so any number of processes may tick the same arena. Arena
+games count in the group's statistics and in the ratings like any match.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Sequence
+
+from chat.flow.base import Actor
+from chat.flow.caps import Caps
+from chat.flow.parts import HoldsSharedParts, SharedParts
+from chat.flow.views.arena_view import arena_keyboard, arena_players, arena_text, result_lines
+from chat.i18n import Tr
+from chat.model import DEFAULT_GROUP_TIMER, LEVEL_CODES, InputError, LobbyState, apply_new_args
+from chat.notices import Drawing, Notice, Outcome, Send, ShowLobby
+from chat.ratings import POOL_LEVELS, pool_rating
+from chat.results import stored_outcome
+from krendzu import Settings, SettingsError, Table
+from render.podium import podium_png
+from storage import (
+    ActiveMatchExists,
+    ArenaRow,
+    ArenaStatus,
+    MatchStatus,
+    SeatSpec,
+    arena_chat_id,
+)
+from tournaments.arena import (
+    ArenaSettings,
+    ArenaState,
+    pair,
+    standings,
+)
+from tournaments.pool import closest_level
+
+log = logging.getLogger(__name__)
+
+#: The arena post is edited at most this often (seconds), unless the arena starts or ends:
+#: a group's window is about 20 writes a minute, shared with everything else it sees.
+EDIT_EVERY = 20.0
+#: An arena lasts between these (minutes); 30 unless said.
+MINUTES = (5, 24 * 60)
+DEFAULT_MINUTES = 30
+_LENGTH = re.compile(r"^(\d{1,4})(m|min|h)?$")
+
+
+def minutes_of(word: str) -> int | None:
+    """``30m``, ``30``, ``2h`` → minutes; ``None`` when the word is no length."""
+    found = _LENGTH.match(word)
+    if not found:
+        return None
+    return int(found.group(1)) * (60 if found.group(2) == "h" else 1)
+
+
+class Arenas(HoldsSharedParts):
+    def __init__(self, parts: SharedParts, caps: Caps, *, clock: Callable[[], float],
+                 bot_username: str) -> None:
+        super().__init__(parts)
+        self.caps = caps
+        self.clock = clock
+        self.bot_username = bot_username
+        #: When each arena's post was last edited, and whether something changed since: a
+        #: throttle only (after a restart the first tick edits it).
+        self._edited: dict[int, float] = {}
+        self._dirty: set[int] = set()
+
+    # /arena -----------------------------------------------------------------------------
+
+    async def command(self, chat_id: int, thread_id: int | None, actor: Actor,
+                      args: Sequence[str], *, is_admin: bool) -> Outcome:
+        """``/arena`` shows the group's arena (or its last one's table); with words it
+        creates one; ``/arena start`` starts it now, ``/arena end`` ends it (its creator
+        or an admin)."""
+        tr = await self.people.chat_tr(chat_id)
+        words = [w.strip().lower() for w in args if w.strip()][:8]
+        latest = await self.store.latest_arena(chat_id)
+        if not words:
+            if latest is None:
+                return Outcome(tr._("No arena here yet. /arena 30m timer=60 creates one: "
+                                    "a tournament of quick duels, open to everyone for 30 "
+                                    "minutes."))
+            return Outcome(None, [await self.post(latest, anew=True, full=True)])
+        if words[0] in {"start", "end"}:
+            if latest is None or latest.status is ArenaStatus.FINISHED:
+                return Outcome(tr._("No arena is on here: /arena 30m creates one."))
+            if actor.user_id != latest.creator and not is_admin:
+                return Outcome(tr._("Only the arena's creator or an admin can do that."))
+            if words[0] == "start":
+                return Outcome(None, await self.start(latest, tr))
+            return Outcome(None, await self.finish(latest))
+        try:
+            minutes, match_args, bots, delay = self.parse(words)
+        except InputError as exc:
+            return Outcome(tr._(exc.key, **exc.values))
+        now = self.clock()
+        arena = await self.store.create_arena(
+            chat_id, thread_id, actor.user_id, minutes=minutes, match_args=match_args,
+            bots=bots, starts_at=None if delay is None else now + delay * 60)
+        if arena is None:
+            return Outcome(tr._("An arena is on here already: /arena shows it."))
+        return Outcome(None, [await self.post(arena, anew=True)])
+
+    def parse(self, words: Sequence[str]) -> tuple[int, str, bool, int | None]:
+        """(minutes, the games' /new words, computers allowed, minutes before the start)."""
+        minutes, bots, delay = DEFAULT_MINUTES, False, None
+        match_words: list[str] = []
+        for word in words:
+            if (length := minutes_of(word)) is not None:
+                minutes = length
+            elif word in {"bots=on", "bots=off"}:
+                bots = word == "bots=on"
+            elif word.startswith("in="):
+                delay = minutes_of(word[3:])
+                if delay is None or delay > MINUTES[1]:
+                    raise InputError("Say when it starts as in=10m.")
+            else:
+                match_words.append(word)
+        if not MINUTES[0] <= minutes <= MINUTES[1]:
+            raise InputError("An arena lasts from {low} minutes to {high} hours.",
+                             low=MINUTES[0], high=MINUTES[1] // 60)
+        self.settings_of(" ".join(match_words))  # InputError for words a duel cannot play
+        return minutes, " ".join(match_words), bots, delay
+
+    @staticmethod
+    def settings_of(match_args: str) -> tuple[LobbyState, Settings]:
+        state = LobbyState(table=Table.DUEL, timer=DEFAULT_GROUP_TIMER)
+        apply_new_args(state, match_args.split(), private=False)
+        if state.table is not Table.DUEL:
+            raise InputError("Arena games are duels: leave the table out.")
+        try:
+            return state, state.settings()
+        except SettingsError as exc:
+            raise InputError("These settings cannot be played: {reason}",
+                             reason=str(exc)) from exc
+
+    # Join, pause, start -----------------------------------------------------------------
+
+    async def join(self, arena_id: int, actor: Actor) -> Outcome:
+        """Join (or come back from a pause). Games are played in the private chat, so a
+        person the bot cannot write to is sent there first (Start in it joins)."""
+        tr = await self.people.user_tr(actor.user_id)
+        arena = await self.store.get_arena(arena_id)
+        if arena is None or arena.status is ArenaStatus.FINISHED:
+            return Outcome(tr._("This arena is over."))
+        user = await self.store.get_user(actor.user_id)
+        if user is None or not user.can_write_privately:
+            return Outcome(tr._("Your arena games come to my private chat: open it with 💬 "
+                                "My private chat and press Start, and you are in."))
+        refusal = await self.caps.refusal(None, [actor.user_id], actor.user_id, tr)
+        if refusal is not None:
+            return Outcome(refusal)
+        rating = pool_rating((await self.store.ratings_of([actor.user_id])).get(actor.user_id))
+        joined = await self.store.join_arena(arena_id, actor.user_id, rating)
+        if joined == "elsewhere":
+            return Outcome(tr._("You are playing in another arena: one at a time."))
+        if joined == "already":
+            return Outcome(tr._("You are in this arena already: your games come to my "
+                                "private chat."))
+        self._dirty.add(arena_id)
+        title = await self.chat_title(arena)
+        notices: list[Notice] = [Send(actor.user_id, tr._(
+            "🏟 You are in the arena of “{title}”. Your games come here, one after another, "
+            "until its end; ⏸ Pause under the arena post stops new ones.", title=title))]
+        notices += await self.tick(arena)
+        return Outcome(tr._("You are in: your games come to my private chat.")
+                       if joined == "joined" else tr._("Welcome back: you are paired again."),
+                       notices)
+
+    async def pause(self, arena_id: int, actor: Actor) -> Outcome:
+        tr = await self.people.user_tr(actor.user_id)
+        if not await self.store.pause_arena(arena_id, actor.user_id):
+            return Outcome(tr._("You are not playing in this arena."))
+        self._dirty.add(arena_id)
+        return Outcome(tr._("Paused: no new game until you press ✋ Join again. Your points "
+                            "stay yours."))
+
+    async def press_start(self, arena_id: int, actor: Actor, *, is_admin: bool) -> Outcome:
+        tr = await self.people.user_tr(actor.user_id)
+        arena = await self.store.get_arena(arena_id)
+        if arena is None or arena.status is not ArenaStatus.LOBBY:
+            return Outcome(tr._("This button is not valid any more."))
+        if actor.user_id != arena.creator and not is_admin:
+            return Outcome(tr._("Only the arena's creator or an admin can do that."))
+        return Outcome(tr._("The arena has started."),
+                       await self.start(arena, await self.people.chat_tr(arena.chat_id)))
+
+    async def start(self, arena: ArenaRow, tr: Tr) -> list[Notice]:
+        now = self.clock()
+        if not await self.store.update_arena(arena.arena_id, status=ArenaStatus.RUNNING,
+                                             starts_at=now, ends_at=now + arena.minutes * 60,
+                                             was=ArenaStatus.LOBBY):
+            return []
+        self._dirty.add(arena.arena_id)
+        started = await self.store.get_arena(arena.arena_id)
+        assert started is not None
+        return await self.tick(started)
+
+    async def chat_title(self, arena: ArenaRow) -> str:
+        chat = await self.store.get_chat(arena.chat_id)
+        return (chat.title if chat is not None and chat.title else "?")
+
+    # The tick ---------------------------------------------------------------------------
+
+    async def tick_all(self) -> list[Notice]:
+        notices: list[Notice] = []
+        for arena in await self.store.open_arenas():
+            try:
+                notices += await self.tick(arena)
+            except Exception:  # one arena's failure never holds the others
+                log.exception("arena %s: the tick failed", arena.arena_id)
+        return notices
+
+    async def tick(self, arena: ArenaRow) -> list[Notice]:
+        """Start, pair, end: what is due now for ``arena`` (see the module's docstring)."""
+        now = self.clock()
+        if arena.status is ArenaStatus.LOBBY:
+            if arena.starts_at is not None and now >= arena.starts_at:
+                return await self.start(arena, await self.people.chat_tr(arena.chat_id))
+            return await self.refresh(arena)
+        if arena.status is not ArenaStatus.RUNNING:
+            return []
+        await self.collect(arena)
+        if arena.ends_at is not None and now >= arena.ends_at:
+            return await self.finish(arena)
+        notices: list[Notice] = []
+        async with self.locks.hold(arena.chat_id, None):
+            entries = await self.store.arena_entries(arena.arena_id)
+            games = await self.store.arena_games(arena.arena_id)
+            state = ArenaState(tuple(arena_players(entries, games)),
+                               ArenaSettings(bots=arena.bots), now)
+            for duel in pair(state, seed=arena.arena_id * 100_003 + len(games)):
+                notices += await self.seat(arena, duel.first, duel.second)
+        return notices + await self.refresh(arena)
+
+    async def seat(self, arena: ArenaRow, first: int, second: int | None) -> list[Notice]:
+        """Start one game: noted first (nobody seated twice), then made a match."""
+        game_id = await self.store.start_arena_game(arena.arena_id, first, second)
+        if game_id is None:
+            return []
+        try:
+            state, settings = self.settings_of(arena.match_args)
+        except InputError:
+            state, settings = LobbyState(table=Table.DUEL), Settings(table=Table.DUEL)
+        if second is None:
+            rating = (await self.store.arena_entries(arena.arena_id))
+            mine = next((e.rating for e in rating if e.user_id == first), 1000)
+            level = LEVEL_CODES[closest_level(mine, POOL_LEVELS)]
+            seats = [SeatSpec.human(first), SeatSpec.computer(level)]
+        else:
+            seats = [SeatSpec.human(first), SeatSpec.human(second)]
+        chat_id = arena_chat_id(game_id)
+        try:
+            async with self.locks.hold(chat_id, None):
+                stored = await self.store.create_match(chat_id, settings, seats)
+        except (ActiveMatchExists, ValueError):
+            log.exception("arena %s: game %s could not be made", arena.arena_id, game_id)
+            await self.store.set_arena_game_match(game_id, None)
+            return []
+        await self.store.set_arena_game_match(game_id, stored.match_id)
+        self.games.keep(stored)
+        await self.deadlines.start(stored.match_id, state.timer)
+        self._dirty.add(arena.arena_id)
+        notices: list[Notice] = []
+        for user_id, other in ((first, second), (second, first)):
+            if user_id is None:
+                continue
+            tr = await self.people.user_tr(user_id)
+            name = (await self.people.name_of(other) if other is not None
+                    else tr._("the computer"))
+            notices.append(Send(user_id, tr._("🏟 Arena game: you play {name}. Your panel "
+                                              "below is your board.", name=name)))
+        return notices + await self.broadcast.started(stored)
+
+    async def collect(self, arena: ArenaRow) -> None:
+        """Note the results of the arena's games whose match ended."""
+        for game in await self.store.arena_games(arena.arena_id):
+            if game.result is not None or game.match_id is None:
+                continue
+            row = await self.store.get_match(game.match_id)
+            if row.status is MatchStatus.ACTIVE:
+                continue
+            outcome = await stored_outcome(self.store, row)
+            first = row.seat_of(game.first)
+            if outcome is None or first is None:
+                result = "void"
+            elif outcome.draw:
+                result = "draw"
+            else:
+                result = "first" if outcome.won(first) else "second"
+            if await self.store.finish_arena_game(game.game_id, result):
+                self._dirty.add(arena.arena_id)
+
+    # The post ---------------------------------------------------------------------------
+
+    async def refresh(self, arena: ArenaRow, *, force: bool = False) -> list[Notice]:
+        """The post edited when something changed, at most every :data:`EDIT_EVERY`
+        seconds (and once a minute for the countdown)."""
+        now = self.clock()
+        last = self._edited.get(arena.arena_id)
+        due = last is None or now - last >= (EDIT_EVERY if arena.arena_id in self._dirty
+                                             else 60.0)
+        if not (force or due):
+            return []
+        return [await self.post(arena)]
+
+    async def post(self, arena: ArenaRow, *, anew: bool = False, full: bool = False
+                   ) -> ShowLobby:
+        """The arena post as it stands (``anew``: a new message, /arena's answer)."""
+        now = self.clock()
+        self._edited[arena.arena_id] = now
+        self._dirty.discard(arena.arena_id)
+        tr = await self.people.chat_tr(arena.chat_id)
+        entries = await self.store.arena_entries(arena.arena_id)
+        games = await self.store.arena_games(arena.arena_id)
+        players = arena_players(entries, games)
+        table = standings(players)
+        name = await self.people.names_of([e.user_id for e in entries])
+        names = {e.user_id: name(e.user_id) for e in entries}
+        playing = [(g.first, g.second) for g in games if g.result is None and g.match_id]
+        text = arena_text(tr, arena, table, names, playing, result_lines(tr, games, names),
+                          now, full=full or arena.status is ArenaStatus.FINISHED)
+        return ShowLobby(arena.arena_id, arena.chat_id, arena.thread_id,
+                         None if anew else arena.message_id, text,
+                         arena_keyboard(tr, arena, self.bot_username), arena=True)
+
+    # The end ----------------------------------------------------------------------------
+
+    async def finish(self, arena: ArenaRow) -> list[Notice]:
+        """End the arena (once, whichever process): the post shows the final table without
+        buttons; the podium and the full table come as one more post."""
+        if not await self.store.update_arena(arena.arena_id, status=ArenaStatus.FINISHED,
+                                             was=arena.status):
+            return []
+        ended = await self.store.get_arena(arena.arena_id)
+        assert ended is not None
+        tr = await self.people.chat_tr(arena.chat_id)
+        final = await self.post(ended)
+        entries = await self.store.arena_entries(arena.arena_id)
+        games = await self.store.arena_games(arena.arena_id)
+        table = standings(arena_players(entries, games))
+        name = await self.people.names_of([e.user_id for e in entries])
+        podium = [(name(row.player), row.score) for row in table[:3]]
+        counted = len([g for g in games if g.result not in (None, "void")])
+        subtitle = tr.n_("{n} player", "{n} players", len(entries)) + " · " + \
+            tr.n_("{n} game", "{n} games", counted)
+        notices: list[Notice] = [final]
+        if podium:
+            notices.append(Send(arena.chat_id, "\n".join([
+                tr._("🏁 The arena is over. The podium:"),
+                *[f"{medal} {who} — {points}" for medal, (who, points)
+                  in zip("🥇🥈🥉", podium, strict=False)],
+                tr._("/arena shows the full table.")]),
+                thread_id=arena.thread_id, group=True,
+                photo=Drawing(podium_png, (tr._("Arena · the podium"), tuple(podium),
+                                           tr._("points"), subtitle))))
+        return notices
