@@ -292,12 +292,13 @@ class MatchSql(SqlCore):
     @staticmethod
     async def _stats_chat(tx: Tx, chat_id: int) -> int:
         """The chat whose statistics a match counts in: an arena game's group (its /top),
-        else the match's own chat."""
+        else (or when the group is not known any more) the match's own chat."""
         game_id = arena_game_of(chat_id)
         if game_id is None:
             return chat_id
         group = await tx.fetchone("SELECT a.chat_id FROM arena_games g JOIN arenas a ON "
-                                  "a.arena_id = g.arena_id WHERE g.game_id = ?", (game_id,))
+                                  "a.arena_id = g.arena_id JOIN chats c ON c.chat_id = "
+                                  "a.chat_id WHERE g.game_id = ?", (game_id,))
         return int(group["chat_id"]) if group is not None else chat_id
 
     async def abandon_match(self, match_id: int) -> bool:

@@ -11,11 +11,13 @@ import random
 import re
 from pathlib import Path
 
+from krendzu import Card
 from storage import ArenaStatus, MatchStatus
 from tests.bot_harness import BOT, FastClock, play_out_with_buttons, running_bot
 from tests.fakebot import FakeTelegram
 from tests.fakebot.model import FakeUser, Message
 
+HAND = re.compile(r"Your hand \(\d+ cards?\): (.+)")
 GAMES = "tours=2 deal=3/3 exchange=0 timer=off"
 
 
@@ -129,8 +131,25 @@ async def test_an_arena_of_six_for_twenty_minutes_with_pauses_joins_and_a_streak
                    if g.result is None and g.match_id is not None]
         assert running, fake.describe()
         game = running[0]
+        # Where this game's messages begin for each player: at their newest "Arena game".
+        begun = {u: len([x for x in fake.sent(people[u]) if (x.text or "").startswith(
+            "🏟 Arena game:")]) - 1 for u in (game.first, game.second) if u is not None}
         await play_out_with_buttons(h, [people[game.first], people[game.second]],  # type: ignore[index]
                                     game.match_id, random.Random(5))  # type: ignore[arg-type]
+        # The leak scan: each player of that game was shown only hands within their own deal.
+        assert game.match_id is not None
+        played = await h.services.flow.games.load(game.match_id)
+        for user_id in (game.first, game.second):
+            seat = played.row.seat_of(user_id)
+            assert seat is not None and user_id is not None
+            dealt = [{Card(c) for c in tour.initial_hands[seat]} for tour in played.game.tours]
+            seen = [x.text or x.caption or "" for x in fake.sent(people[user_id])]
+            starts = [i for i, x in enumerate(seen) if x.startswith("🏟 Arena game:")]
+            begin = starts[begun[user_id]]
+            end = next((i for i in starts if i > begin), len(seen))
+            hands = [{Card.parse(c) for c in m.group(1).split()}
+                     for m in (HAND.search(x) for x in seen[begin:end]) if m]
+            assert hands and all(any(hand <= mine for mine in dealt) for hand in hands)
         await play_round(h, arena.arena_id, people, ann.id)
         # The end: twenty minutes after the start.
         clock.advance(20 * 60)
@@ -174,7 +193,10 @@ async def test_an_arena_of_six_for_twenty_minutes_with_pauses_joins_and_a_streak
         assert fake.max_sends_in_window(group, edits=True) <= 20
         assert not [m for m in fake.sent(group) if m.kind == "photo" and "podium" not in
                     (m.caption or "")]
-        # Nothing was sent to a game's own chat, and no username reached anyone.
+        # The group never saw a card; nothing was sent to a game's own chat; no username
+        # reached anyone.
+        assert not [m for m in fake.sent(group) if any(
+            suit in (m.text or m.caption or "") for suit in "♠♥♦♣")]
         game_chats = {(await store.get_match(g.match_id)).chat_id for g in games if g.match_id}
         assert not [c for c in fake.calls if c.chat_id in game_chats]
         for user in users:

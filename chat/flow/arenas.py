@@ -208,7 +208,10 @@ class Arenas(HoldsSharedParts):
         self._dirty.add(arena.arena_id)
         started = await self.store.get_arena(arena.arena_id)
         assert started is not None
-        return await self.tick(started)
+        notices = await self.tick(started)
+        if not any(isinstance(n, ShowLobby) for n in notices):  # the start shows at once
+            notices.append(await self.post(started))
+        return notices
 
     async def chat_title(self, arena: ArenaRow) -> str:
         chat = await self.store.get_chat(arena.chat_id)
@@ -334,9 +337,15 @@ class Arenas(HoldsSharedParts):
         playing = [(g.first, g.second) for g in games if g.result is None and g.match_id]
         text = arena_text(tr, arena, table, names, playing, result_lines(tr, games, names),
                           now, full=full or arena.status is ArenaStatus.FINISHED)
+        # The games in progress, to watch in the Mini App (its public board only), where
+        # the bot has a public address and a registered Mini App.
+        app = self.broadcast.app
+        watch = [(f"{names.get(g.first, '?')} – {names.get(g.second, '?')}", url)
+                 for g in games if g.result is None and g.match_id and g.second is not None
+                 and app is not None and (url := app.group_url(g.match_id))]
         return ShowLobby(arena.arena_id, arena.chat_id, arena.thread_id,
                          None if anew else arena.message_id, text,
-                         arena_keyboard(tr, arena, self.bot_username), arena=True)
+                         arena_keyboard(tr, arena, self.bot_username, watch), arena=True)
 
     # The end ----------------------------------------------------------------------------
 
