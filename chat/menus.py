@@ -17,9 +17,10 @@ from chat.i18n import Catalogs, Tr
 PRIVATE_COMMANDS = ("new", "playnow", "play", "pass", "hand", "board", "score", "hint", "exchange",
                     "discard", "back", "stats", "top", "history", "moves", "export", "resign",
                     "cancel", "lang", "engine", "rules", "help")
-GROUP_COMMANDS = ("new", "arena", "join", "leave", "add", "go", "play", "pass", "board", "score",
-                  "hand", "hint", "exchange", "discard", "back", "kick", "stats", "top", "history",
-                  "moves", "export", "resign", "cancel", "lang", "settings", "rules", "help")
+GROUP_COMMANDS = ("new", "arena", "swiss", "join", "leave", "add", "go", "play", "pass", "board",
+                  "score", "hand", "hint", "exchange", "discard", "back", "kick", "stats", "top",
+                  "history", "moves", "export", "resign", "cancel", "lang", "settings", "rules",
+                  "help")
 #: The group commands registered as ephemeral (Bot API 10.2's ``BotCommand.is_ephemeral``,
 #: issue 42): picked from the menu, they reach the bot unseen by the group, and their answers
 #: go back to the sender alone (chat/handlers/ephemeral_answers.py).
@@ -31,6 +32,7 @@ def command_descriptions(tr: Tr) -> dict[str, str]:
         "new": tr._("set up a new match"),
         "playnow": tr._("a rated opponent from anywhere (again: leave the queue)"),
         "arena": tr._("an arena: quick duels for everyone, /arena 30m"),
+        "swiss": tr._("a Swiss league over days: /swiss rounds=5 days=7"),
         "join": tr._("take a seat"),
         "leave": tr._("leave your seat"),
         "add": tr._("add a computer player: /add easy|normal|hard"),

@@ -646,8 +646,10 @@ class Store(abc.ABC):
     @abc.abstractmethod
     async def create_arena(self, chat_id: int, thread_id: int | None, creator: int, *,
                            minutes: int, match_args: str, bots: bool,
-                           starts_at: float | None) -> ArenaRow | None:
-        """A new arena in its lobby; ``None`` if the chat has an arena not over yet."""
+                           starts_at: float | None, kind: str = "arena",
+                           rounds: int = 0) -> ArenaRow | None:
+        """A new arena (or Swiss league: ``kind`` ``swiss``, ``rounds`` rounds) in its lobby;
+        ``None`` if the chat has one not over yet."""
 
     @abc.abstractmethod
     async def get_arena(self, arena_id: int) -> ArenaRow | None:
@@ -664,10 +666,12 @@ class Store(abc.ABC):
     @abc.abstractmethod
     async def update_arena(self, arena_id: int, *, status: ArenaStatus | None = None,
                            starts_at: float | None = None, ends_at: float | None = None,
-                           message_id: int | None = None, was: ArenaStatus | None = None
-                           ) -> bool:
-        """Set what is given; with ``was``, only if the arena's status is that (so one
-        process alone starts or ends it). False if nothing changed."""
+                           message_id: int | None = None, was: ArenaStatus | None = None,
+                           round: int | None = None, round_ends_at: float | None = None,
+                           was_round: int | None = None) -> bool:
+        """Set what is given; with ``was`` (``was_round``), only if the status (round) is
+        that, so one process alone starts or ends it (or a round). False if nothing
+        changed."""
 
     @abc.abstractmethod
     async def join_arena(self, arena_id: int, user_id: int, rating: int) -> str:
@@ -687,10 +691,11 @@ class Store(abc.ABC):
         """The arena's games, in the order they started."""
 
     @abc.abstractmethod
-    async def start_arena_game(self, arena_id: int, first: int, second: int | None
-                               ) -> int | None:
-        """Note a game (``second``: ``None`` for a computer) and return its number; ``None``
-        if either player has a game of this arena without a result (seated elsewhere)."""
+    async def start_arena_game(self, arena_id: int, first: int, second: int | None, *,
+                               round: int = 0, bye: bool = False) -> int | None:
+        """Note a game (``second``: ``None`` for a computer; with ``bye``, a league round's
+        bye, its result set at once) and return its number; ``None`` if either player has a
+        game of this arena without a result (seated elsewhere)."""
 
     @abc.abstractmethod
     async def set_arena_game_match(self, game_id: int, match_id: int | None) -> None:
@@ -700,6 +705,11 @@ class Store(abc.ABC):
     async def finish_arena_game(self, game_id: int, result: str) -> bool:
         """Set a game's result once (``first``, ``second``, ``draw``, ``void``); its players
         wait again from now. False if it had one."""
+
+    @abc.abstractmethod
+    async def adjudicate_arena_game(self, game_id: int) -> bool:
+        """Note that a league game missed its round's deadline (its time kept in
+        ``finished_at`` until the result comes): True once, whichever process asks."""
 
     @abc.abstractmethod
     async def arena_of_game_chat(self, chat_id: int) -> ArenaRow | None:

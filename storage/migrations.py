@@ -460,15 +460,18 @@ CHANGES: tuple[Change, ...] = (
         "created_at {real} NOT NULL, PRIMARY KEY (user_id, blocked_id))",
         "CREATE INDEX blocks_by_blocked ON blocks (blocked_id)",
     )),
-    # Arenas (issue 40): a group's timed tournament (one unfinished arena a group), its
-    # players (one unfinished arena a person: storage/store_arenas.py) and its games. A game
-    # names the match it is once made; its number names that match's chat
-    # (storage.arena_chat_id); its result is set once, when the match ends.
+    # Tournaments of groups (issue 40): an arena (``kind`` 'arena': timed, continuous duels)
+    # or a Swiss league ('swiss': ``rounds`` rounds, the current one numbered ``round``, due
+    # by ``round_ends_at``); one unfinished a group. Their players (one unfinished a person:
+    # storage/store_arenas.py) and their games: a game names the match it is once made; its
+    # number names that match's chat (storage.arena_chat_id); its result is set once, when
+    # the match ends ('bye': a Swiss round's bye, no match).
     Change("arenas, their players and their games", (
         "CREATE TABLE arenas (arena_id {id}, chat_id {bigint} NOT NULL, thread_id {bigint}, "
         "creator {bigint} NOT NULL, minutes {int} NOT NULL, match_args {text} NOT NULL, "
         "bots {flag} NOT NULL, status {text} NOT NULL, starts_at {real}, ends_at {real}, "
-        "message_id {bigint}, created_at {real} NOT NULL)",
+        "message_id {bigint}, created_at {real} NOT NULL, kind {text} NOT NULL, "
+        "rounds {int} NOT NULL, round {int} NOT NULL, round_ends_at {real})",
         "CREATE INDEX arenas_by_chat ON arenas (chat_id, arena_id)",
         "CREATE TABLE arena_players (arena_id {bigint} NOT NULL, user_id {bigint} NOT NULL, "
         "rating {int} NOT NULL, joined_at {real} NOT NULL, paused {flag} NOT NULL, "
@@ -476,7 +479,8 @@ CHANGES: tuple[Change, ...] = (
         "CREATE INDEX arena_players_by_user ON arena_players (user_id)",
         "CREATE TABLE arena_games (game_id {id}, arena_id {bigint} NOT NULL, "
         "first_id {bigint} NOT NULL, second_id {bigint}, match_id {bigint}, "
-        "started_at {real} NOT NULL, result {text}, finished_at {real})",
+        "started_at {real} NOT NULL, result {text}, finished_at {real}, "
+        "round {int} NOT NULL)",
         "CREATE INDEX arena_games_by_arena ON arena_games (arena_id, game_id)",
     )),
 )

@@ -194,6 +194,12 @@ class ArenaRow:
     ends_at: float | None
     message_id: int | None
     created_at: float
+    #: ``arena``, or ``swiss`` for a Swiss league (chat/flow/leagues.py): ``rounds`` in all,
+    #: the current ``round`` (0 before the first) and its deadline.
+    kind: str = "arena"
+    rounds: int = 0
+    round: int = 0
+    round_ends_at: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,9 +217,10 @@ class ArenaEntry:
 
 @dataclass(frozen=True, slots=True)
 class ArenaGameRow:
-    """A game of an arena: ``second`` is ``None`` for a computer; ``match_id`` once the
-    match exists; ``result`` once it ended (``first``, ``second``, ``draw``, or ``void``
-    for a match cancelled without a result, which does not count)."""
+    """A game of an arena or a league: ``second`` is ``None`` for a computer (a league's
+    bye: result ``bye``, no match); ``match_id`` once the match exists; ``result`` once it
+    ended (``first``, ``second``, ``draw``, or ``void`` for a match cancelled without a
+    result, which does not count)."""
 
     game_id: int
     arena_id: int
@@ -223,6 +230,7 @@ class ArenaGameRow:
     started_at: float
     result: str | None
     finished_at: float | None
+    round: int = 0  # a Swiss league's round (0 in an arena)
 
 
 class Visibility(StrEnum):

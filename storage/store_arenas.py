@@ -22,10 +22,11 @@ from storage.connector import Row, Tx
 from storage.store_core import SqlCore
 
 ARENA_COLUMNS = ("arena_id, chat_id, thread_id, creator, minutes, match_args, bots, status, "
-                 "starts_at, ends_at, message_id, created_at")
+                 "starts_at, ends_at, message_id, created_at, kind, rounds, round, "
+                 "round_ends_at")
 ENTRY_COLUMNS = "arena_id, user_id, rating, joined_at, paused, waiting_since"
 GAME_COLUMNS = ("game_id, arena_id, first_id, second_id, match_id, started_at, result, "
-                "finished_at")
+                "finished_at, round")
 #: Arenas not over: people join, the ticker starts and ends them.
 OPEN = "status <> 'finished'"
 
@@ -34,7 +35,8 @@ def arena_row(r: Row) -> ArenaRow:
     return ArenaRow(int(r["arena_id"]), int(r["chat_id"]), r["thread_id"], int(r["creator"]),
                     int(r["minutes"]), str(r["match_args"]), bool(r["bots"]),
                     ArenaStatus(r["status"]), r["starts_at"], r["ends_at"], r["message_id"],
-                    float(r["created_at"]))
+                    float(r["created_at"]), str(r["kind"]), int(r["rounds"]), int(r["round"]),
+                    r["round_ends_at"])
 
 
 def entry_row(r: Row) -> ArenaEntry:
@@ -46,7 +48,7 @@ def game_row(r: Row) -> ArenaGameRow:
     return ArenaGameRow(int(r["game_id"]), int(r["arena_id"]), int(r["first_id"]),
                         None if r["second_id"] is None else int(r["second_id"]),
                         None if r["match_id"] is None else int(r["match_id"]),
-                        float(r["started_at"]), r["result"], r["finished_at"])
+                        float(r["started_at"]), r["result"], r["finished_at"], int(r["round"]))
 
 
 class ArenaSql(SqlCore):
@@ -54,7 +56,8 @@ class ArenaSql(SqlCore):
 
     async def create_arena(self, chat_id: int, thread_id: int | None, creator: int, *,
                            minutes: int, match_args: str, bots: bool,
-                           starts_at: float | None) -> ArenaRow | None:
+                           starts_at: float | None, kind: str = "arena",
+                           rounds: int = 0) -> ArenaRow | None:
         now = self._clock()
 
         async def work(tx: Tx) -> ArenaRow | None:
@@ -63,9 +66,11 @@ class ArenaSql(SqlCore):
                 return None
             row = await tx.fetchone(
                 "INSERT INTO arenas (chat_id, thread_id, creator, minutes, match_args, bots, "
-                "status, starts_at, created_at) VALUES (?, ?, ?, ?, ?, ?, 'lobby', ?, ?) "
+                "status, starts_at, created_at, kind, rounds, round) "
+                "VALUES (?, ?, ?, ?, ?, ?, 'lobby', ?, ?, ?, ?, 0) "
                 f"RETURNING {ARENA_COLUMNS}",
-                (chat_id, thread_id, creator, minutes, match_args, bots, starts_at, now))
+                (chat_id, thread_id, creator, minutes, match_args, bots, starts_at, now, kind,
+                 rounds))
             assert row is not None
             return arena_row(row)
 
@@ -87,15 +92,19 @@ class ArenaSql(SqlCore):
 
     async def update_arena(self, arena_id: int, *, status: ArenaStatus | None = None,
                            starts_at: float | None = None, ends_at: float | None = None,
-                           message_id: int | None = None, was: ArenaStatus | None = None
-                           ) -> bool:
+                           message_id: int | None = None, was: ArenaStatus | None = None,
+                           round: int | None = None, round_ends_at: float | None = None,
+                           was_round: int | None = None) -> bool:
         sets = [(name, value) for name, value in (
             ("status", None if status is None else status.value), ("starts_at", starts_at),
-            ("ends_at", ends_at), ("message_id", message_id)) if value is not None]
+            ("ends_at", ends_at), ("message_id", message_id), ("round", round),
+            ("round_ends_at", round_ends_at)) if value is not None]
         if not sets:
             return False
-        condition = "" if was is None else " AND status = ?"
-        params = [value for _, value in sets] + [arena_id] + ([was.value] if was else [])
+        condition = ("" if was is None else " AND status = ?") + \
+            ("" if was_round is None else " AND round = ?")
+        params = [value for _, value in sets] + [arena_id] + ([was.value] if was else []) + \
+            ([was_round] if was_round is not None else [])
         return await self._modify(
             f"UPDATE arenas SET {', '.join(f'{name} = ?' for name, _ in sets)} "
             f"WHERE arena_id = ?{condition}", params) > 0
@@ -138,8 +147,8 @@ class ArenaSql(SqlCore):
         return await self._query(f"SELECT {GAME_COLUMNS} FROM arena_games WHERE arena_id = ? "
                                  "ORDER BY game_id", (arena_id,), game_row)
 
-    async def start_arena_game(self, arena_id: int, first: int, second: int | None
-                               ) -> int | None:
+    async def start_arena_game(self, arena_id: int, first: int, second: int | None, *,
+                               round: int = 0, bye: bool = False) -> int | None:
         now = self._clock()
         people = [first] if second is None else [first, second]
 
@@ -150,8 +159,10 @@ class ArenaSql(SqlCore):
                         "AND (first_id = ? OR second_id = ?)", (arena_id, user_id, user_id)):
                     return None  # busy: another process paired them first
             row = await tx.fetchone(
-                "INSERT INTO arena_games (arena_id, first_id, second_id, started_at) "
-                "VALUES (?, ?, ?, ?) RETURNING game_id", (arena_id, first, second, now))
+                "INSERT INTO arena_games (arena_id, first_id, second_id, started_at, round, "
+                "result, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING game_id",
+                (arena_id, first, second, now, round, "bye" if bye else None,
+                 now if bye else None))
             assert row is not None
             return int(row["game_id"])
 
@@ -186,6 +197,11 @@ class ArenaSql(SqlCore):
             return bool(done)
 
         return await self._in_write(work)
+
+    async def adjudicate_arena_game(self, game_id: int) -> bool:
+        return await self._modify("UPDATE arena_games SET finished_at = ? WHERE game_id = ? "
+                                  "AND result IS NULL AND finished_at IS NULL",
+                                  (self._clock(), game_id)) > 0
 
     async def arena_of_game_chat(self, chat_id: int) -> ArenaRow | None:
         game_id = arena_game_of(chat_id)

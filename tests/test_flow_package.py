@@ -147,13 +147,14 @@ def test_malformed_panel_ops_read_as_invalid(op: str) -> None:
 LAYERS: list[set[str]] = [
     {"base", "locks", "steps", "lobby_state", "signals", "views.codec", "views.texts",
      "views.webapp"},
-    {"views.panel", "views.lobby_view", "views.messages", "views.arena_view"},
+    {"views.panel", "views.lobby_view", "views.messages", "views.arena_view",
+     "views.league_view"},
     {"people", "deadlines"},
     {"games", "caps", "announce", "engines"},
     {"broadcast", "endings"},
     {"parts"},
     {"matches", "reports", "lobbies", "pool", "arenas"},
-    {"invites", "presses", "ticker", "restart"},
+    {"invites", "presses", "ticker", "restart", "leagues"},
     {"facade"},
     {"__init__"},
 ]

@@ -68,6 +68,9 @@ def minutes_of(word: str) -> int | None:
 
 
 class Arenas(HoldsSharedParts):
+    #: The events of the store this room runs (a league's room runs ``swiss``).
+    kind = "arena"
+
     def __init__(self, parts: SharedParts, caps: Caps, *, clock: Callable[[], float],
                  bot_username: str) -> None:
         super().__init__(parts)
@@ -89,6 +92,8 @@ class Arenas(HoldsSharedParts):
         tr = await self.people.chat_tr(chat_id)
         words = [w.strip().lower() for w in args if w.strip()][:8]
         latest = await self.store.latest_arena(chat_id)
+        if latest is not None and latest.kind != self.kind:
+            latest = None  # a league: /swiss shows it
         if not words:
             if latest is None:
                 return Outcome(tr._("No arena here yet. /arena 30m timer=60 creates one: "
@@ -112,7 +117,7 @@ class Arenas(HoldsSharedParts):
             chat_id, thread_id, actor.user_id, minutes=minutes, match_args=match_args,
             bots=bots, starts_at=None if delay is None else now + delay * 60)
         if arena is None:
-            return Outcome(tr._("An arena is on here already: /arena shows it."))
+            return Outcome(tr._("A tournament is on here already: /arena or /swiss shows it."))
         return Outcome(None, [await self.post(arena, anew=True)])
 
     def parse(self, words: Sequence[str]) -> tuple[int, str, bool, int | None]:
@@ -173,10 +178,10 @@ class Arenas(HoldsSharedParts):
                                 "private chat."))
         self._dirty.add(arena_id)
         title = await self.chat_title(arena)
-        notices: list[Notice] = [Send(actor.user_id, tr._(
-            "🏟 You are in the arena of “{title}”. Your games come here, one after another, "
-            "until its end; ⏸ Pause under the arena post stops new ones.", title=title))]
-        notices += await self.tick(arena)
+        notices: list[Notice] = [Send(actor.user_id, self.joined_text(tr, title))]
+        # Who joined shows at once while it waits; a running one's post keeps its pace.
+        notices += ([await self.post(arena)] if arena.status is ArenaStatus.LOBBY
+                    else await self.tick(arena))
         return Outcome(tr._("You are in: your games come to my private chat.")
                        if joined == "joined" else tr._("Welcome back: you are paired again."),
                        notices)
@@ -196,8 +201,16 @@ class Arenas(HoldsSharedParts):
             return Outcome(tr._("This button is not valid any more."))
         if actor.user_id != arena.creator and not is_admin:
             return Outcome(tr._("Only the arena's creator or an admin can do that."))
-        return Outcome(tr._("The arena has started."),
+        return Outcome(self.started_text(tr),
                        await self.start(arena, await self.people.chat_tr(arena.chat_id)))
+
+    def started_text(self, tr: Tr) -> str:
+        return tr._("The arena has started.")
+
+    def joined_text(self, tr: Tr, title: str) -> str:
+        return tr._("🏟 You are in the arena of “{title}”. Your games come here, one after "
+                    "another, until its end; ⏸ Pause under the arena post stops new ones.",
+                    title=title)
 
     async def start(self, arena: ArenaRow, tr: Tr) -> list[Notice]:
         now = self.clock()
@@ -222,6 +235,8 @@ class Arenas(HoldsSharedParts):
     async def tick_all(self) -> list[Notice]:
         notices: list[Notice] = []
         for arena in await self.store.open_arenas():
+            if arena.kind != self.kind:
+                continue
             try:
                 notices += await self.tick(arena)
             except Exception:  # one arena's failure never holds the others
@@ -250,9 +265,11 @@ class Arenas(HoldsSharedParts):
                 notices += await self.seat(arena, duel.first, duel.second)
         return notices + await self.refresh(arena)
 
-    async def seat(self, arena: ArenaRow, first: int, second: int | None) -> list[Notice]:
-        """Start one game: noted first (nobody seated twice), then made a match."""
-        game_id = await self.store.start_arena_game(arena.arena_id, first, second)
+    async def seat(self, arena: ArenaRow, first: int, second: int | None, *, round: int = 0,
+                   intro: Callable[[Tr, str], str] | None = None) -> list[Notice]:
+        """Start one game: noted first (nobody seated twice), then made a match; each
+        player is told whom they play (``intro``: a league's words, with the name)."""
+        game_id = await self.store.start_arena_game(arena.arena_id, first, second, round=round)
         if game_id is None:
             return []
         try:
@@ -285,8 +302,9 @@ class Arenas(HoldsSharedParts):
             tr = await self.people.user_tr(user_id)
             name = (await self.people.name_of(other) if other is not None
                     else tr._("the computer"))
-            notices.append(Send(user_id, tr._("🏟 Arena game: you play {name}. Your panel "
-                                              "below is your board.", name=name)))
+            notices.append(Send(user_id, intro(tr, name) if intro else tr._(
+                "🏟 Arena game: you play {name}. Your panel below is your board.",
+                name=name)))
         return notices + await self.broadcast.started(stored)
 
     async def collect(self, arena: ArenaRow) -> None:

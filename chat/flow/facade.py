@@ -18,6 +18,7 @@ from chat.flow.endings import Endings
 from chat.flow.engines import EngineAnswer, Engines
 from chat.flow.games import Games
 from chat.flow.invites import Invites
+from chat.flow.leagues import Leagues
 from chat.flow.lobbies import Lobbies
 from chat.flow.locks import Locks, MatchLocks
 from chat.flow.matches import Matches, Steps
@@ -94,6 +95,9 @@ class Flow:
                          match_args=pool_match.split())
         #: Arenas in groups (issue 40): a timed tournament of duels played privately.
         self.arenas = Arenas(parts, self.caps, clock=clock, bot_username=bot_username)
+        #: Swiss leagues over days (issue 40): rounds paired by score, deadlines.
+        self.leagues = Leagues(parts, self.caps, self.endings, clock=clock,
+                               bot_username=bot_username)
         self.presses = Presses(parts, self.matches, self.lobbies, self.pool)
         #: Turn timers, /back, a seat handed over, idle set-ups (the job queue ticks it).
         self.ticker = Ticker(parts, self.matches, self.endings, self.lobbies)
@@ -116,14 +120,23 @@ class Flow:
             return await self.pool.accept_computer(actor, op[2:])
         return await self.pool.toggle(actor, [])
 
+    async def tournaments_tick(self) -> list[Notice]:
+        """The job queue's tick of the pool, the arenas and the leagues (every process's:
+        their store seats nobody twice)."""
+        return [*await self.pool.tick(), *await self.arenas.tick_all(),
+                *await self.leagues.tick_all()]
+
     async def arena_press(self, actor: Actor, op: str, arena_id: int, *,
                           is_admin: bool) -> Outcome:
-        """An arena post's button: ``join``, ``pause``, ``go`` (chat.flow.arenas)."""
+        """An arena's or a league's post's button: ``join``, ``pause``, ``go``
+        (chat.flow.arenas, chat.flow.leagues)."""
+        event = await self.store.get_arena(arena_id)
+        room = self.leagues if event is not None and event.kind == Leagues.kind else self.arenas
         if op == "join":
-            return await self.arenas.join(arena_id, actor)
+            return await room.join(arena_id, actor)
         if op == "pause":
-            return await self.arenas.pause(arena_id, actor)
-        return await self.arenas.press_start(arena_id, actor, is_admin=is_admin)
+            return await room.pause(arena_id, actor)
+        return await room.press_start(arena_id, actor, is_admin=is_admin)
 
     # People: chat.flow.people -------------------------------------------------------------
 

@@ -65,7 +65,7 @@ def register(app: Application) -> None:
     app.add_handler(TypeHandler(Update, admission.admission), group=-1)
     commands = {
         "start": welcome.start, "help": welcome.help_command, "rules": welcome.rules,
-        "lang": welcome.lang, "arena": pool.arena,
+        "lang": welcome.lang, "arena": pool.arena, "swiss": pool.swiss,
         "new": lobby.new, "playnow": pool.playnow, "join": lobby.lobby_command("join"),
         "leave": lobby.lobby_command("leave"), "add": lobby.lobby_command("add"),
         "go": lobby.lobby_command("go"), "cancel": lobby.cancel_any,

@@ -28,3 +28,17 @@ async def arena(call: Call) -> None:
     is_admin = await call.is_admin() if words[:1] in (["start"], ["end"]) else False
     await call.answer(await call.flow.arenas.command(call.chat.id, call.thread, call.actor,
                                                      call.args, is_admin=is_admin))
+
+
+@handler
+async def swiss(call: Call) -> None:
+    """``/swiss rounds=5 [days=7] [table=duel]``, ``/swiss start``, ``/swiss`` alone: the
+    group's Swiss league (chat/flow/leagues.py)."""
+    if call.private:
+        await call.say(call.tr._("Swiss leagues are played by groups: add me to one and send "
+                                 "/swiss rounds=5 there."))
+        return
+    is_admin = await call.is_admin() if [w.lower() for w in call.args][:1] == ["start"] \
+        else False
+    await call.answer(await call.flow.leagues.command(call.chat.id, call.thread, call.actor,
+                                                      call.args, is_admin=is_admin))

@@ -24,8 +24,9 @@ async def start(call: Call) -> None:
     if call.private and args and args[0].startswith("j"):
         await call.answer(await call.flow.join_by_link(actor, args[0][:64]))
     elif call.private and args and args[0].startswith("a") and args[0][1:16].isdigit():
-        # The arena post's "My private chat": Start opened the chat, and joins the arena.
-        outcome = await call.flow.arenas.join(int(args[0][1:16]), actor)
+        # An arena's or a league's "My private chat": Start opened the chat, and joins.
+        outcome = await call.flow.arena_press(actor, "join", int(args[0][1:16]),
+                                              is_admin=False)
         call.deliver(outcome.notices)
         if outcome.reply:
             await call.say(outcome.reply)

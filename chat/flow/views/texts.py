@@ -41,14 +41,14 @@ def where(tr: Tr, chat_id: int, title: str | None, *, inline: bool = False) -> s
         if is_pool_chat(chat_id):
             return tr._("in your Play now match")
         if is_arena_chat(chat_id):
-            return tr._("in your arena game")
+            return tr._("in your tournament game")
         return tr._("in “{title}”", title=title or "?")
     if chat_id > 0:
         return tr._("🃏 Your match against the computer")
     if is_pool_chat(chat_id):
         return tr._("⚡ Your Play now match")
     if is_arena_chat(chat_id):
-        return tr._("🏟 Your arena game")
+        return tr._("🏆 Your tournament game")
     if not title:
         return tr._("🃏 Match in a group")
     return tr._("🃏 Match in “{title}”", title=title)
