@@ -715,6 +715,17 @@ class Store(abc.ABC):
     async def arena_of_game_chat(self, chat_id: int) -> ArenaRow | None:
         """The arena whose game's reserved chat ``chat_id`` is, or ``None``."""
 
+    # Spectators: a pool match's watch link (issue 40) -----------------------------------
+
+    @abc.abstractmethod
+    async def turn_watch_off(self, match_id: int, user_id: int) -> bool:
+        """Close the match to spectators for good (``user_id``: the player who did); False
+        if it was closed already."""
+
+    @abc.abstractmethod
+    async def watch_is_off(self, match_id: int) -> bool:
+        """Whether a player closed the match to spectators."""
+
     # Administration and inspection ------------------------------------------------------
     # Nothing in the bot calls these but the update ledger's ``mark_update`` and
     # ``seen_update``: ``python -m storage``, operators and tests do. The bot's own update

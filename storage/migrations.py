@@ -483,6 +483,12 @@ CHANGES: tuple[Change, ...] = (
         "round {int} NOT NULL)",
         "CREATE INDEX arena_games_by_arena ON arena_games (arena_id, game_id)",
     )),
+    # Spectators (issue 40): a pool match whose watch link a player turned off (the first
+    # to do it is kept): the Mini App then shows that match to its players alone.
+    Change("pool matches closed to spectators", (
+        "CREATE TABLE watch_off (match_id {bigint} PRIMARY KEY REFERENCES matches (match_id), "
+        "user_id {bigint} NOT NULL, created_at {real} NOT NULL)",
+    )),
 )
 
 MIGRATIONS = numbered(HISTORY, "sqlite", CHANGES)

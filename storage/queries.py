@@ -301,6 +301,9 @@ JOIN_POOL = ("INSERT INTO pool (user_id, table_kind, rating, joined_at) VALUES (
 POOL_COLUMNS = "entry_id, user_id, table_kind, rating, joined_at, offered"
 BLOCK = ("INSERT INTO blocks (user_id, blocked_id, created_at) VALUES (?, ?, ?) "
          "ON CONFLICT (user_id, blocked_id) DO NOTHING")
+#: Spectators (issue 40): a pool match's watch link turned off, once (the first player kept).
+WATCH_OFF = ("INSERT INTO watch_off (match_id, user_id, created_at) VALUES (?, ?, ?) "
+             "ON CONFLICT (match_id) DO NOTHING")
 
 #: An operator's switch set (Store.set_switch), the same statement in both databases.
 SET_SWITCH = ("INSERT INTO switches (name, value, updated_at) VALUES (?, ?, ?) "

@@ -499,6 +499,15 @@ class SqlStore(MatchSql, ArenaSql):
             out.setdefault(blocked_id, set()).add(user_id)
         return out
 
+    # Spectators: a pool match's watch link (issue 40) -------------------------------------
+
+    async def turn_watch_off(self, match_id: int, user_id: int) -> bool:
+        return await self._modify(q.WATCH_OFF, (match_id, user_id, self._clock())) > 0
+
+    async def watch_is_off(self, match_id: int) -> bool:
+        return bool(await self._query("SELECT 1 FROM watch_off WHERE match_id = ?",
+                                      (match_id,), lambda r: True))
+
 
 class _NotAllWaiting(Exception):
     """:meth:`SqlStore.take_from_pool` found someone gone: the transaction is rolled back."""
