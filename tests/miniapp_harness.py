@@ -10,11 +10,12 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 
 from chat.miniapp.initdata import sign
-from storage import MatchRow
+from storage import MatchRow, StoredMatch
 from tests.bot_harness import BOT, FastClock, Harness, running_bot, start_group_duel
 from tests.fakebot import Chat, FakeTelegram, FakeUser, Message
 from tests.webhook_harness import free_port
@@ -88,3 +89,36 @@ async def group_duel(h: Harness, group: Chat, a: FakeUser, b: FakeUser,
         user.start_bot()
     await h.settle()
     return await start_group_duel(h, group, a, b, args)
+
+
+def hidden_from(stored: StoredMatch, seat: int | None) -> set[str]:
+    """Every card ``seat`` may not see now, from the game state: the other hands' unplayed
+    cards and their discards, less the seat's own cards (one given away in the exchange may
+    be drawn by another: its old holder knows it, and only that one) and the board."""
+    tour = stored.game.tour
+    out: set[str] = set()
+    for other in range(len(stored.row.seats)):
+        if other != seat:
+            theirs = tour.observation(other)
+            out |= {c.code() for c in (*theirs.hand, *theirs.own_discards)}
+    if seat is not None:  # its own cards: held, given away, drawn
+        mine = tour.observation(seat)
+        out -= {c.code() for c in (*mine.hand, *mine.own_discards, *mine.own_draws)}
+    # A card given away and drawn by the other player may be on the board since: public.
+    return out - {c.code() for c, _x, _y in tour.observation(None).placements}
+
+
+def assert_secret(answer: Any, stored: StoredMatch, seat: int | None) -> None:
+    found = set(CARD.findall(json.dumps(answer, ensure_ascii=False)))
+    leaked = found & hidden_from(stored, seat)
+    assert not leaked, f"seat {seat} was shown {leaked}: " + "; ".join(
+        where for where in paths(answer) if any(card in where for card in leaked))
+
+
+def paths(value: Any, at: str = "") -> list[str]:
+    """Every leaf of a JSON answer as ``path=value`` (to say where a card was)."""
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in paths(v, f"{at}.{k}")]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in paths(v, f"{at}[{i}]")]
+    return [f"{at}={value}"]

@@ -153,7 +153,7 @@ LAYERS: list[set[str]] = [
     {"games", "caps", "announce", "engines"},
     {"broadcast", "endings"},
     {"parts"},
-    {"matches", "reports", "lobbies", "pool", "arenas"},
+    {"matches", "reports", "lobbies", "pool", "arenas", "watch"},
     {"invites", "presses", "ticker", "restart", "leagues"},
     {"facade"},
     {"__init__"},

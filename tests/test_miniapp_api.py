@@ -6,7 +6,6 @@ long poll, and no card of another hand in any answer."""
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import time
 from pathlib import Path
@@ -27,11 +26,12 @@ from tests.bot_harness import BOT, panel, running_bot
 from tests.fakebot import FakeTelegram
 from tests.miniapp_harness import (
     APP_NAME,
-    CARD,
     PUBLIC,
     AppBot,
     app_bot,
+    assert_secret,
     group_duel,
+    hidden_from,
     init_data,
     new_fake,
     play_token,
@@ -41,39 +41,6 @@ STATE = "/api/app/v1/match/{}"
 MOVE = "/api/app/v1/match/{}/move"
 HINT = "/api/app/v1/match/{}/hint"
 RESIGN = "/api/app/v1/match/{}/resign"
-
-
-def hidden_from(stored: StoredMatch, seat: int | None) -> set[str]:
-    """Every card ``seat`` may not see now, from the game state: the other hands' unplayed
-    cards and their discards, less the seat's own cards (one given away in the exchange may
-    be drawn by another: its old holder knows it, and only that one) and the board."""
-    tour = stored.game.tour
-    out: set[str] = set()
-    for other in range(len(stored.row.seats)):
-        if other != seat:
-            theirs = tour.observation(other)
-            out |= {c.code() for c in (*theirs.hand, *theirs.own_discards)}
-    if seat is not None:  # its own cards: held, given away, drawn
-        mine = tour.observation(seat)
-        out -= {c.code() for c in (*mine.hand, *mine.own_discards, *mine.own_draws)}
-    # A card given away and drawn by the other player may be on the board since: public.
-    return out - {c.code() for c, _x, _y in tour.observation(None).placements}
-
-
-def assert_secret(answer: Any, stored: StoredMatch, seat: int | None) -> None:
-    found = set(CARD.findall(json.dumps(answer, ensure_ascii=False)))
-    leaked = found & hidden_from(stored, seat)
-    assert not leaked, f"seat {seat} was shown {leaked}: " + "; ".join(
-        where for where in paths(answer) if any(card in where for card in leaked))
-
-
-def paths(value: Any, at: str = "") -> list[str]:
-    """Every leaf of a JSON answer as ``path=value`` (to say where a card was)."""
-    if isinstance(value, dict):
-        return [p for k, v in value.items() for p in paths(v, f"{at}.{k}")]
-    if isinstance(value, list):
-        return [p for i, v in enumerate(value) for p in paths(v, f"{at}[{i}]")]
-    return [f"{at}={value}"]
 
 
 async def to_move(a: AppBot, match_id: int) -> tuple[StoredMatch, int, int]:

@@ -146,8 +146,10 @@ def turn_button(stored: StoredMatch, group: Reader, bot_username: str,
                 computer_next: bool = False, in_group: bool = False) -> Keyboard | None:
     """The board post's buttons: the person to move opens their private panel with one
     tap (a link to the bot's chat with ``/start t<match>``; none when a computer moves), and,
-    when the Mini App is registered (``app`` with a name), "▶ Play": a direct Mini App link
-    (a group may not carry ``web_app`` buttons) that opens the board over the chat."""
+    when the Mini App is registered (``app`` with a name), "▶ Play · 👀 Watch": a direct Mini
+    App link (a group may not carry ``web_app`` buttons) that opens the board over the chat,
+    a player's with their hand, anyone else's as a spectator's (issue 40). One button for
+    both: the page tells them apart by the signed ``initData``, and the post stays small."""
     row, game = stored.row, stored.game
     if game.is_over:
         return None
@@ -166,7 +168,7 @@ def turn_button(stored: StoredMatch, group: Reader, bot_username: str,
                             url=codec.turn_link(bot_username, row.match_id))])
     link = app.group_url(row.match_id) if app is not None else None
     if link:
-        rows.append([Button(group.tr._("▶ Play"), url=link)])
+        rows.append([Button(group.tr._("▶ Play · 👀 Watch"), url=link)])
     return rows or None
 
 

@@ -30,6 +30,7 @@ from chat.flow.reports import Reports
 from chat.flow.restart import resume
 from chat.flow.ticker import Ticker
 from chat.flow.views.webapp import AppLinks
+from chat.flow.watch import Watch
 from chat.i18n import Catalogs, Tr
 from chat.model import LobbyState
 from chat.notices import Notice, Outcome, Send
@@ -98,6 +99,8 @@ class Flow:
         #: Swiss leagues over days (issue 40): rounds paired by score, deadlines.
         self.leagues = Leagues(parts, self.caps, self.endings, clock=clock,
                                bot_username=bot_username)
+        #: Spectators (issue 40): who may watch a match; a pool match's watch link off.
+        self.watch = Watch(parts)
         self.presses = Presses(parts, self.matches, self.lobbies, self.pool)
         #: Turn timers, /back, a seat handed over, idle set-ups (the job queue ticks it).
         self.ticker = Ticker(parts, self.matches, self.endings, self.lobbies)
@@ -113,7 +116,10 @@ class Flow:
         return await self.pool.toggle(actor, args)
 
     async def pool_press(self, actor: Actor, op: str) -> Outcome:
-        """A pool button: join (``""``), ``leave``, ``c:<level>`` (the computer offered)."""
+        """A pool button: join (``""``), ``leave``, ``c:<level>`` (the computer offered),
+        ``w:<match>`` (a pool match's watch link turned off: chat.flow.watch)."""
+        if op.startswith("w:"):
+            return await self.watch.turn_off(actor, op[2:])
         if op == "leave":
             return await self.pool.leave(actor)
         if op.startswith("c:"):

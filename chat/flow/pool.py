@@ -27,6 +27,7 @@ from chat.flow.base import Actor
 from chat.flow.caps import Caps
 from chat.flow.parts import HoldsSharedParts, SharedParts
 from chat.flow.views import codec
+from chat.flow.views.messages import watch_offer
 from chat.i18n import Tr
 from chat.model import (
     DEFAULT_GROUP_TIMER,
@@ -182,13 +183,15 @@ class Pool(HoldsSharedParts):
                            rating=rating[other]) for other in players if other != user_id]
             partner = [p for side in group.sides for p in side if user_id in side
                        and p != user_id] if group.table is TableKind.TEAMS else []
+            watch = watch_offer(tr, self.broadcast.app, stored.match_id)  # 👀, 🙈 under it
             notices.append(Send(user_id, "\n".join([
                 tr._("⚡ Opponent found: {names}.", names=", ".join(others)) if len(others) == 1
                 else tr._("⚡ Your table: {names}.", names=", ".join(others)),
                 *([tr._("Your partner: {name}.", name=await self.people.name_of(partner[0]))]
                   if partner else []),
                 tr._("Your panel below is your board. Only moves pass between you; after "
-                     "the match you may block your opponent.")])))
+                     "the match you may block your opponent."),
+                *([watch[0]] if watch else [])]), keyboard=watch[1] if watch else None))
         return notices + await self.broadcast.started(stored)
 
     async def offer(self, user_id: int, level: str, rating: int) -> Send:

@@ -22,8 +22,10 @@ checked by :mod:`chat.miniapp.initdata` against the bot token and ``KRENDZU_MINI
 401 otherwise. The caller is the user Telegram signed; the token (chat/flow/views/webapp.py)
 only names the match. A seated player gets ``observation(seat)``: their own hand and nothing
 of another; anyone else (a spectator, a player of another match) gets the public
-``observation(None)``. Errors are ``{"code": ..., "message": ...}``, the message from the
-bot's catalog in the caller's language (their ``/lang``, else Telegram's ``language_code``).
+``observation(None)``, unless the match is a pool match one of its players closed to
+spectators (chat/flow/watch.py): then ``watch_off`` (403) and nothing of it. Errors are
+``{"code": ..., "message": ...}``, the message from the bot's catalog in the caller's
+language (their ``/lang``, else Telegram's ``language_code``).
 
 A move goes through :meth:`chat.flow.Flow.play` once, as a panel press does (its door,
 ``Door.MINIAPP``, is stored with it: the player's private panel is edited into the record
@@ -41,7 +43,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -51,7 +52,7 @@ from chat.flow import Actor, Door
 from chat.flow.views.texts import steps_text
 from chat.flow.views.webapp import AppLinks
 from chat.i18n import Tr
-from chat.miniapp.initdata import BadInitData, WebAppUser, verify
+from chat.miniapp.initdata import BadInitData, WebAppUser, unsigned_language, verify
 from chat.miniapp.state import parse_actions, state_json
 from chat.miniapp.texts import page_texts
 from chat.notices import Refusal, Refused
@@ -82,9 +83,9 @@ CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' 
 #: Suggestions kept for a repeated Hint of the same move (thought out and sent once).
 HINTS_KEPT = 256
 
-STATUS = {"unauthorized": 401, "unknown_match": 404, "not_seated": 403, "not_your_turn": 409,
-          "stale": 409, "game_over": 409, "illegal_move": 422, "malformed": 400,
-          "rate_limited": 429}
+STATUS = {"unauthorized": 401, "unknown_match": 404, "not_seated": 403, "watch_off": 403,
+          "not_your_turn": 409, "stale": 409, "game_over": 409, "illegal_move": 422,
+          "malformed": 400, "rate_limited": 429}
 
 
 def error(code: str, message: str) -> JSONResponse:
@@ -171,7 +172,7 @@ class MiniApp:
             user = verify(raw, self.bot_token, now=self.clock(), max_age=self.max_age)
         except BadInitData as exc:
             log.info("mini app: initData refused (%s)", exc.reason)
-            tr = self.svc.flow.catalogs.pick(None, _unsigned_language(raw))
+            tr = self.svc.flow.catalogs.pick(None, unsigned_language(raw))
             return error("unauthorized", tr._(
                 "This page must be opened from Telegram (the ▶ Play button), and not too long "
                 "ago: close it and open it again."))
@@ -199,7 +200,17 @@ class MiniApp:
         if stored is None:
             return error("unknown_match", tr._(
                 "This link names no match: it may be mistyped, or the match was removed."))
+        if (closed := await self._closed(stored, user, tr)) is not None:
+            return closed
         return _Caller(user, tr, stored, stored.row.seat_of(user.user_id))
+
+    async def _closed(self, stored: StoredMatch, user: WebAppUser, tr: Tr) -> Response | None:
+        """The refusal a pool match its players closed to spectators gets from anyone not
+        seated (chat/flow/watch.py): no board, no score, not even the players' names."""
+        if await self.svc.flow.watch.open_to(stored.row, user.user_id):
+            return None
+        return error("watch_off", tr._(
+            "The players of this match turned its watch link off: only they can open it."))
 
     async def _state(self, stored: StoredMatch, seat: int | None, tr: Tr,
                      token: str) -> dict[str, Any]:
@@ -233,18 +244,22 @@ class MiniApp:
         user, tr, stored, seat = found.user, found.tr, found.stored, found.seat
         after = request.query_params.get("after", "")
         if after.isdigit() and len(after) < 10:
-            stored = await self._wait(stored, int(after), request)
+            stored = await self._wait(stored, int(after), request, user)
             seat = stored.row.seat_of(user.user_id)
+            if (closed := await self._closed(stored, user, tr)) is not None:
+                return closed  # turned off while the spectator waited
         return JSONResponse(await self._state(stored, seat, tr, request.path_params["token"]),
                             headers={"Cache-Control": "no-store"})
 
-    async def _wait(self, stored: StoredMatch, after: int, request: Request) -> StoredMatch:
+    async def _wait(self, stored: StoredMatch, after: int, request: Request,
+                    user: WebAppUser) -> StoredMatch:
         """``stored`` once it is past ``after`` (or over), or after :data:`WAIT` seconds, or
-        as soon as the page is gone (closed, or reloaded)."""
+        as soon as the page is gone (closed, or reloaded), or closed to this spectator."""
         flow = self.svc.flow
         deadline = time.monotonic() + WAIT
         while (stored.next_seq <= after and stored.row.status is MatchStatus.ACTIVE
-               and time.monotonic() < deadline and not await request.is_disconnected()):
+               and time.monotonic() < deadline and not await request.is_disconnected()
+               and await flow.watch.open_to(stored.row, user.user_id)):
             await flow.broadcast.signals.wait(stored.match_id,
                                               min(RECHECK, deadline - time.monotonic()))
             flow.begin_request()
@@ -376,13 +391,3 @@ async def _json_body(request: Request) -> object:
         return json.loads(await request.body())
     except (ValueError, UnicodeDecodeError):
         return None
-
-
-def _unsigned_language(raw: str | None) -> str | None:
-    """The ``language_code`` an unverified ``initData`` claims: only to word the refusal."""
-    try:
-        user = json.loads(parse_qs(raw or "").get("user", [""])[0])
-        code = user.get("language_code") if isinstance(user, dict) else None
-    except ValueError:
-        return None
-    return code if isinstance(code, str) and len(code) < 16 else None

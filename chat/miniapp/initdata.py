@@ -20,7 +20,7 @@ import hmac
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qs, parse_qsl, urlencode
 
 #: Longest ``initData`` accepted (Telegram's are well under 1 KB).
 MAX_LENGTH = 4096
@@ -98,3 +98,13 @@ def verify(init_data: str | None, bot_token: str, *, now: float,
     return WebAppUser(user_id, name or str(user.get("username") or user_id),
                       language if isinstance(language, str) else None, auth_date,
                       fields.get("start_param") or None)
+
+
+def unsigned_language(raw: str | None) -> str | None:
+    """The ``language_code`` an unverified ``initData`` claims: only to word its refusal."""
+    try:
+        user = json.loads(parse_qs(raw or "").get("user", [""])[0])
+        code = user.get("language_code") if isinstance(user, dict) else None
+    except ValueError:
+        return None
+    return code if isinstance(code, str) and len(code) < 16 else None

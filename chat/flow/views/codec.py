@@ -306,7 +306,8 @@ def _step_of(op: str) -> Action | None:
 #
 # The pool's buttons ride on the greeting's lobby id 0 (no lobby has it): ``pool`` joins
 # the queue (or leaves it, as ``/playnow`` again does), ``pool:leave`` leaves it,
-# ``pool:c:<level>`` accepts the computer offered.
+# ``pool:c:<level>`` accepts the computer offered, ``pool:w:<match>`` turns a pool match's
+# watch link off.
 
 POOL_LOBBY = 0
 
@@ -314,6 +315,11 @@ POOL_LOBBY = 0
 def pool_data(op: str = "") -> str:
     """A pool button's data: ``op`` empty (join), ``leave``, ``c:<level>``."""
     return lobby_data(POOL_LOBBY, f"pool:{op}" if op else "pool")
+
+
+def watch_off_data(match_id: int) -> str:
+    """🙈 under a pool match's start message: close the match to spectators (issue 40)."""
+    return pool_data(f"w:{match_id}")
 
 
 def pool_op(press: LobbyPress) -> str | None:

@@ -22,8 +22,9 @@ from chat.describe import (
 )
 from chat.flow.views import codec
 from chat.flow.views.texts import hand_title, steps_text, where
+from chat.flow.views.webapp import AppLinks
 from chat.i18n import Tr
-from chat.model import Button
+from chat.model import Button, Keyboard
 from chat.notices import BoardPicture, BoardPost, DropPanel, Notice, Send
 from krendzu import Action, Match, MatchView, Place
 from krendzu import Outcome as MatchOutcome
@@ -264,3 +265,17 @@ def tour_summary(stored: StoredMatch, tour_index: int, group: Reader) -> Send:
                       foot=[score_text(tr, game.observation(None), names)])
     return Send(stored.row.chat_id, text, thread_id=stored.row.thread_id, silent=True,
                 group=stored.row.chat_id < 0)
+
+
+def watch_offer(tr: Tr, app: AppLinks | None, match_id: int) -> tuple[str, Keyboard] | None:
+    """A pool match's watch link (issue 40), under its start message to each player: a line
+    saying what friends would see, 📤 to send them the link (Telegram's share dialog) and 🙈
+    to turn it off for good. ``None`` when the Mini App has no direct link (no short name):
+    then no link exists that a friend could open."""
+    share = app.share_url(match_id, tr._("👀 Watch my Krendzu match")) if app else None
+    if share is None:
+        return None
+    return (tr._("👀 Friends may watch this match: the board and the score, never a hand. "
+                 "Any player can turn the watch link off."),
+            [[Button(tr._("📤 Share the watch link"), url=share)],
+             [Button(tr._("🙈 Turn the watch link off"), codec.watch_off_data(match_id))]])

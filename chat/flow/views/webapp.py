@@ -73,7 +73,17 @@ class AppLinks:
         return f"{self.public_url.rstrip('/')}/app?m={quote(self.token(match_id))}"
 
     def group_url(self, match_id: int) -> str | None:
-        """The direct Mini App link for a group's board post (``None`` without a name)."""
+        """The direct Mini App link for a group's board post (``None`` without a name): also
+        the watch link a pool match's players share, as anyone may open it from any chat
+        (a spectator sees the public board, a player their own hand: ``initData`` says)."""
         if not (self.name and self.bot_username):
             return None
         return f"https://t.me/{self.bot_username}/{self.name}?startapp={self.token(match_id)}"
+
+    def share_url(self, match_id: int, text: str) -> str | None:
+        """Telegram's share dialog with the watch link and ``text`` (``None`` without a
+        name): a pool match's player picks the chat to send it to."""
+        link = self.group_url(match_id)
+        if link is None:
+            return None
+        return f"https://t.me/share/url?url={quote(link, safe='')}&text={quote(text, safe='')}"

@@ -454,7 +454,8 @@
           setState(next);
         }
       } catch (err) {
-        if (err.status === 401 || err.status === 404) {  // expired, or the match is gone
+        // Expired, the match gone, or its players turned the watch link off meanwhile.
+        if (err.status === 401 || err.status === 404 || err.code === "watch_off") {
           fatal(err.message, err.status === 404 ? T.unknownNext : "");
           return;
         }
