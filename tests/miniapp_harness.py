@@ -11,11 +11,12 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
 from chat.miniapp.initdata import sign
-from storage import MatchRow, StoredMatch
+from storage import MatchRow, StoredMatch, is_pool_chat
 from tests.bot_harness import BOT, FastClock, Harness, running_bot, start_group_duel
 from tests.fakebot import Chat, FakeTelegram, FakeUser, Message
 from tests.webhook_harness import free_port
@@ -89,6 +90,41 @@ async def group_duel(h: Harness, group: Chat, a: FakeUser, b: FakeUser,
         user.start_bot()
     await h.settle()
     return await start_group_duel(h, group, a, b, args)
+
+
+#: Quick pool matches (as tests/test_playnow.py plays them): two short tours, no exchange, no
+#: turn timer, no computer offer.
+POOL = {"pool_match": "tours=2 deal=3/3 exchange=0 timer=off",
+        "pool_computer_seconds": 3600.0}
+
+
+def start_message(fake: FakeTelegram, user: FakeUser) -> Message:
+    """The pool's "Opponent found" message to ``user``."""
+    return next(m for m in fake.sent(user) if "Opponent found" in (m.text or ""))
+
+
+def watch_token(message: Message) -> str:
+    """The match token of the watch link a pool player shares (📤: Telegram's share dialog
+    with the direct Mini App link), checked to be that link."""
+    share = next(b["url"] for b in message.buttons() if b["text"] == "📤 Share the watch link")
+    split = urlsplit(share)
+    assert (split.netloc, split.path) == ("t.me", "/share/url"), share
+    link = parse_qs(split.query)["url"][0]
+    prefix = f"https://t.me/{BOT}/{APP_NAME}?startapp="
+    assert link.startswith(prefix), link
+    return link.removeprefix(prefix)
+
+
+async def pool_duel(a: AppBot, ann: FakeUser, bob: FakeUser) -> MatchRow:
+    for user in (ann, bob):
+        user.start_bot()
+    await a.h.settle()
+    for user in (ann, bob):
+        user.send(user.chat, "/playnow")
+        await a.h.settle()
+    rows = await a.h.services.store.matches_of_user(ann.id)
+    assert len(rows) == 1 and is_pool_chat(rows[0].chat_id)
+    return rows[0]
 
 
 def hidden_from(stored: StoredMatch, seat: int | None) -> set[str]:

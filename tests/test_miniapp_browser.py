@@ -20,7 +20,17 @@ from playwright.async_api import Page
 from chat.describe import tour_frame
 from storage import MatchStatus, StoredMatch
 from tests.miniapp_browser import DARK, LIGHT, chromium, open_page, seq_of, tap_a_move
-from tests.miniapp_harness import app_bot, group_duel, init_data, new_fake, play_token
+from tests.miniapp_harness import (
+    POOL,
+    app_bot,
+    group_duel,
+    init_data,
+    new_fake,
+    play_token,
+    pool_duel,
+    start_message,
+    watch_token,
+)
 
 
 async def until_seq(page: Page, seq: int, seconds: float = 5.0) -> None:
@@ -385,11 +395,13 @@ async def test_after_the_computer_scores_the_page_says_so(tmp_path: Path) -> Non
 
 async def test_error_pages_say_only_what_went_wrong(tmp_path: Path) -> None:
     """An expired or forged initData, a link that names no match, no initData at all: the
-    page shows the error and what to do, and no empty board, hand or "Tap a card" help."""
+    page shows the error and what to do, and no empty board, hand or "Tap a card" help. A
+    stranger watching a pool match whose player turns the watch link off: the open page
+    drops the board and says only that (its long poll meets ``watch_off``)."""
     fake = new_fake(speed=1.0)
     ann, bob = fake.user(30, "Ann"), fake.user(31, "Bob")
     group = fake.group(-100230, "Friends")
-    async with app_bot(tmp_path, fake) as a, chromium() as browser:
+    async with app_bot(tmp_path, fake, **POOL) as a, chromium() as browser:
         await group_duel(a.h, group, ann, bob, "duel")
         token = play_token(fake.last(group))
         url = f"{a.base}/app?m={token}"
@@ -406,6 +418,19 @@ async def test_error_pages_say_only_what_went_wrong(tmp_path: Path) -> None:
                              "#top", "#prompt"):
                     assert await page.is_hidden(part), (where, part)
                 await page.context.close()
+        dan, eve, carl = fake.user(34, "Dan"), fake.user(35, "Eve"), fake.user(36, "Carl")
+        await pool_duel(a, dan, eve)
+        offer = start_message(fake, dan)
+        page = await open_page(browser, f"{a.base}/app?m={watch_token(offer)}",
+                               init_data(fake, carl))
+        assert await page.is_visible("#board-wrap") and await page.is_hidden("#fatal")
+        dan.press(offer, text="🙈 Turn the watch link off")
+        await a.h.settle()
+        await page.wait_for_selector("#fatal", state="visible", timeout=10_000)
+        assert "watch link off" in await page.inner_text("#fatal")
+        for part in ("#board-wrap", "#hand-wrap", "#top", "#prompt", "#recent"):
+            assert await page.is_hidden(part), part
+        await page.context.close()
 
 
 async def test_hint_and_resign_from_the_page(tmp_path: Path) -> None:

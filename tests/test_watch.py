@@ -12,12 +12,12 @@ from urllib.parse import parse_qs, urlsplit
 
 from chat.flow.views.codec import watch_off_data
 from krendzu import Settings, Table
-from storage import MatchRow, SeatSpec, Store, is_pool_chat, pool_chat_id
-from tests.bot_harness import BOT, play_out_with_buttons, play_step_with_buttons
+from storage import MatchRow, SeatSpec, Store, pool_chat_id
+from tests.bot_harness import play_out_with_buttons, play_step_with_buttons
 from tests.fakebot import FakeTelegram, FakeUser, Message
 from tests.miniapp_harness import (
-    APP_NAME,
     CARD,
+    POOL,
     AppBot,
     app_bot,
     assert_secret,
@@ -26,6 +26,9 @@ from tests.miniapp_harness import (
     init_data,
     new_fake,
     play_token,
+    pool_duel,
+    start_message,
+    watch_token,
 )
 
 
@@ -51,39 +54,6 @@ async def test_a_match_closed_to_spectators_stays_closed(store: Store) -> None:
 STATE = "/api/app/v1/match/{}"
 ACTIONS = ("/api/app/v1/match/{}/move", "/api/app/v1/match/{}/hint",
            "/api/app/v1/match/{}/resign")
-#: Quick pool matches (as tests/test_playnow.py plays them): two short tours, no exchange, no
-#: turn timer, no computer offer.
-POOL = {"pool_match": "tours=2 deal=3/3 exchange=0 timer=off",
-        "pool_computer_seconds": 3600.0}
-
-
-def start_message(fake: FakeTelegram, user: FakeUser) -> Message:
-    """The pool's "Opponent found" message to ``user``."""
-    return next(m for m in fake.sent(user) if "Opponent found" in (m.text or ""))
-
-
-def watch_token(message: Message) -> str:
-    """The match token of the watch link a pool player shares (📤: Telegram's share dialog
-    with the direct Mini App link), checked to be that link."""
-    share = next(b["url"] for b in message.buttons() if b["text"] == "📤 Share the watch link")
-    split = urlsplit(share)
-    assert (split.netloc, split.path) == ("t.me", "/share/url"), share
-    link = parse_qs(split.query)["url"][0]
-    prefix = f"https://t.me/{BOT}/{APP_NAME}?startapp="
-    assert link.startswith(prefix), link
-    return link.removeprefix(prefix)
-
-
-async def pool_duel(a: AppBot, ann: FakeUser, bob: FakeUser) -> MatchRow:
-    for user in (ann, bob):
-        user.start_bot()
-    await a.h.settle()
-    for user in (ann, bob):
-        user.send(user.chat, "/playnow")
-        await a.h.settle()
-    rows = await a.h.services.store.matches_of_user(ann.id)
-    assert len(rows) == 1 and is_pool_chat(rows[0].chat_id)
-    return rows[0]
 
 
 async def stranger_sees(a: AppBot, token: str, stranger: FakeUser, match_id: int) -> None:
