@@ -244,3 +244,27 @@ async def test_the_watch_link_speaks_the_players_language(tmp_path: Path) -> Non
 
 def start_message_ru(fake: FakeTelegram, user: FakeUser) -> Message:
     return next(m for m in fake.sent(user) if "Соперник найден" in (m.text or ""))
+
+
+async def test_settings_watch_off_in_the_private_chat(tmp_path: Path) -> None:
+    """``/settings watch=off`` in the private chat closes the pool match being played, as
+    🙈 does; said by someone with no pool match, it explains and changes nothing."""
+    fake = new_fake()
+    ann, bob, carl = fake.user(4131, "Ann"), fake.user(4132, "Bob"), fake.user(4133, "Carl")
+    async with app_bot(tmp_path, fake, **POOL) as a:
+        row = await pool_duel(a, ann, bob)
+        carl.start_bot()
+        await a.h.settle()
+        carl.send(carl.chat, "/settings watch=off")
+        await a.h.settle()
+        assert "not playing a Play now match" in (fake.last(carl).text or "")  # type: ignore[union-attr]
+        assert not await a.h.services.store.watch_is_off(row.match_id)
+        bob.send(bob.chat, "/settings watch=off")
+        await a.h.settle()
+        assert any("watch link is off" in (m.text or "") for m in fake.sent(bob)), [
+            m.text for m in fake.sent(bob)]
+        assert "Bob turned the watch link off" in (fake.last(ann).text or "")  # type: ignore[union-attr]
+        assert await a.h.services.store.watch_is_off(row.match_id)
+        token = watch_token(start_message(fake, ann))
+        refused = await a.get(STATE.format(token), init_data(fake, carl))
+        assert refused.status_code == 403 and refused.json()["code"] == "watch_off"

@@ -25,6 +25,20 @@ class Watch(HoldsSharedParts):
             return True
         return not await self.store.watch_is_off(row.match_id)
 
+    async def turn_off_mine(self, actor: Actor) -> Outcome:
+        """``/settings watch=off`` in the private chat: the watch link of every pool match
+        the person plays now turned off (as 🙈 under its start message would)."""
+        rows = [row for row in await self.store.matches_of_user(actor.user_id)
+                if is_pool_chat(row.chat_id)]
+        if not rows:
+            tr = await self.people.user_tr(actor.user_id)
+            return Outcome(tr._("You are not playing a Play now match: a watch link is turned "
+                                "off during one."))
+        outcomes = [await self.turn_off(actor, str(row.match_id)) for row in rows]
+        # Said as 🙈's alert is: the reply is given although the other players are told.
+        return Outcome(outcomes[-1].reply, [n for o in outcomes for n in o.notices],
+                       alert=outcomes[-1].alert)
+
     async def turn_off(self, actor: Actor, match: str) -> Outcome:
         """🙈 under a pool match's start message (``match``: the match id the button names,
         untrusted): the match is closed to spectators and its other players are told. A

@@ -145,9 +145,13 @@ async def kick(call: Call) -> None:
 @handler
 async def settings(call: Call) -> None:
     """``/settings [tidy=on|off] [panels=group|private]``: the group's own settings
-    (admins change them)."""
+    (admins change them); in the private chat, ``/settings watch=off`` turns off the watch
+    link of the pool match being played (chat/flow/watch.py)."""
     tr = call.tr
     if call.private:
+        if [a.lower() for a in call.args] == ["watch=off"]:  # a pool match's (issue 40)
+            await call.answer(await call.flow.watch.turn_off_mine(call.actor))
+            return
         await call.say(tr._("/settings is for groups. Here, /lang changes the language."))
         return
     args = [a.lower() for a in call.args][:3]

@@ -276,6 +276,6 @@ def watch_offer(tr: Tr, app: AppLinks | None, match_id: int) -> tuple[str, Keybo
     if share is None:
         return None
     return (tr._("👀 Friends may watch this match: the board and the score, never a hand. "
-                 "Any player can turn the watch link off."),
+                 "Any player can turn the watch link off (🙈, or /settings watch=off)."),
             [[Button(tr._("📤 Share the watch link"), url=share)],
              [Button(tr._("🙈 Turn the watch link off"), codec.watch_off_data(match_id))]])
