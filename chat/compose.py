@@ -280,7 +280,8 @@ async def turn_timers(context: Any, *, timers_are_jobs: bool) -> None:
         svc.delivery.run(await svc.flow.ticker.expire_lobbies(svc.lobby_seconds))
         # The "Play now" pool and the arenas, in both modes: their store seats nobody
         # twice, whichever processes tick them (chat/flow/pool.py, chat/flow/arenas.py).
-        svc.delivery.run(await svc.flow.tournaments_tick())
+        svc.delivery.run([*await svc.flow.pool.tick(), *await svc.flow.arenas.tick_all(),
+                          *await svc.flow.leagues.tick_all()])
 
 
 # The HTTP doors ------------------------------------------------------------------------------

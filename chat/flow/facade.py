@@ -126,12 +126,6 @@ class Flow:
             return await self.pool.accept_computer(actor, op[2:])
         return await self.pool.toggle(actor, [])
 
-    async def tournaments_tick(self) -> list[Notice]:
-        """The job queue's tick of the pool, the arenas and the leagues (every process's:
-        their store seats nobody twice)."""
-        return [*await self.pool.tick(), *await self.arenas.tick_all(),
-                *await self.leagues.tick_all()]
-
     async def arena_press(self, actor: Actor, op: str, arena_id: int, *,
                           is_admin: bool) -> Outcome:
         """An arena's or a league's post's button: ``join``, ``pause``, ``go``

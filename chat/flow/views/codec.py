@@ -329,13 +329,8 @@ def pool_op(press: LobbyPress) -> str | None:
     return press.op[5:]
 
 
-# Arenas (issue 40) ---------------------------------------------------------------------------
-#
-# The arena post's buttons ride on lobby id 0 too: ``arena:<op>:<arena id>``, ``op`` being
-# ``join``, ``pause`` or ``go`` (start now).
-
-ARENA_OPS = frozenset({"join", "pause", "go"})
-
+# Arenas and leagues (issue 40): their posts' buttons ride on lobby id 0 too,
+# ``arena:<op>:<id>``, ``op`` being ``join``, ``pause`` or ``go`` (start now).
 
 def arena_data(arena_id: int, op: str) -> str:
     return lobby_data(POOL_LOBBY, f"arena:{op}:{arena_id}")
@@ -346,7 +341,7 @@ def arena_op(press: LobbyPress) -> tuple[str, int] | None:
     if press.lobby_id != POOL_LOBBY or not press.op.startswith("arena:"):
         return None
     _, op, number = [*press.op.split(":"), "", ""][:3]
-    if op not in ARENA_OPS or not number.isdigit() or len(number) > 15:
+    if op not in ("join", "pause", "go") or not number.isdigit() or len(number) > 15:
         return None
     return op, int(number)
 
