@@ -191,6 +191,10 @@ class FakeTelegram:
         #: Seconds (wall) a delivery waits for the bot's answer (Telegram: 60).
         self.webhook_timeout = 60.0
         #: Back-off of redeliveries in clock seconds: first, doubling, at most cap.
+        #: Where each update is posted instead of the webhook's URL, when set (a load
+        #: balancer in front of several webhook workers sending each person to one of them:
+        #: tests/test_playnow_scaled.py); it is given the update.
+        self.webhook_route: Callable[[dict], str] | None = None
         self.webhook_retry_first = 1.0
         self.webhook_retry_cap = 60.0
         #: Every delivery try (tests/fakebot/webhook.py), oldest first.

@@ -124,7 +124,8 @@ class Deliverer:
             fake.webhook_log.append(attempt)
             fault = fake._webhook_faults.pop(0) if fake._webhook_faults else None
             body = json.dumps(update).encode()
-            threading.Thread(target=self._post, args=(attempt, body, fake.webhook_url,
+            url = fake.webhook_route(update) if fake.webhook_route else fake.webhook_url
+            threading.Thread(target=self._post, args=(attempt, body, url,
                                                       fake.webhook_secret, fault),
                              name=f"fakebot-webhook-{update_id}", daemon=True).start()
 
