@@ -726,6 +726,15 @@ class Store(abc.ABC):
     async def watch_is_off(self, match_id: int) -> bool:
         """Whether a player closed the match to spectators."""
 
+    @abc.abstractmethod
+    async def set_reactions(self, user_id: int, on: bool) -> bool:
+        """Whether ``user_id`` gets (and may send) the emoji reactions of their pool matches;
+        False if there is no such user."""
+
+    @abc.abstractmethod
+    async def reactions_off(self, user_ids: Sequence[int]) -> set[int]:
+        """Those of ``user_ids`` who turned the reactions off (everyone else has them on)."""
+
     # Administration and inspection ------------------------------------------------------
     # Nothing in the bot calls these but the update ledger's ``mark_update`` and
     # ``seen_update``: ``python -m storage``, operators and tests do. The bot's own update

@@ -489,6 +489,11 @@ CHANGES: tuple[Change, ...] = (
         "CREATE TABLE watch_off (match_id {bigint} PRIMARY KEY REFERENCES matches (match_id), "
         "user_id {bigint} NOT NULL, created_at {real} NOT NULL)",
     )),
+    # The fixed emoji reactions between a pool match's players (issue 40): false when the
+    # person turned them off (/settings reactions=off), NULL or true when they are on.
+    Change("the Play now reactions a person turned off", (
+        "ALTER TABLE users ADD COLUMN reactions {flag}",
+    )),
 )
 
 MIGRATIONS = numbered(HISTORY, "sqlite", CHANGES)

@@ -508,6 +508,18 @@ class SqlStore(MatchSql, ArenaSql):
         return bool(await self._query("SELECT 1 FROM watch_off WHERE match_id = ?",
                                       (match_id,), lambda r: True))
 
+    async def set_reactions(self, user_id: int, on: bool) -> bool:
+        return await self._modify("UPDATE users SET reactions = ? WHERE user_id = ?",
+                                  (bool(on), user_id)) > 0
+
+    async def reactions_off(self, user_ids: Sequence[int]) -> set[int]:
+        if not user_ids:
+            return set()
+        users, params = self.dialect.any_of("user_id", user_ids)
+        return set(await self._query(
+            f"SELECT user_id FROM users WHERE reactions = ? AND {users}", [False, *params],
+            lambda r: int(r["user_id"])))
+
 
 class _NotAllWaiting(Exception):
     """:meth:`SqlStore.take_from_pool` found someone gone: the transaction is rolled back."""

@@ -13,6 +13,7 @@ from storage import (
     Store,
     engine_user_id,
     is_pool_chat,
+    open_store,
     pool_chat_id,
 )
 
@@ -69,6 +70,27 @@ async def test_a_block_works_both_ways_and_is_kept_once(store: Store) -> None:
     assert await store.blocks_among([2]) == {1: {2}, 2: {1}}
     assert await store.blocks_among([4]) == {}
     assert await store.blocks_among([]) == {}
+
+
+async def test_reactions_turned_off_are_kept_across_a_reopening(
+        store: Store, store_target: str) -> None:
+    for user_id, name in ((1, "Ann"), (2, "Bob"), (3, "Cy")):
+        await store.upsert_user(user_id, name)
+    assert await store.reactions_off([1, 2, 3]) == set()  # on unless turned off
+    assert await store.set_reactions(1, False)
+    assert await store.set_reactions(2, False)
+    assert await store.set_reactions(2, True)
+    assert not await store.set_reactions(9, False)  # nobody: nothing kept
+    assert await store.reactions_off([1, 2, 3, 9]) == {1}
+    assert await store.reactions_off([2, 3]) == set()
+    assert await store.reactions_off([]) == set()
+    await store.upsert_user(1, "Ann B.", language="ru")  # a new name keeps the setting
+    await store.close()
+    again = await open_store(store_target)
+    try:
+        assert await again.reactions_off([1, 2, 3]) == {1}
+    finally:
+        await again.close()
 
 
 async def test_a_pool_match_has_a_chat_of_its_own(store: Store) -> None:

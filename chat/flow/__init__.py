@@ -30,6 +30,7 @@ from chat.flow.views.codec import (
     turn_link,
 )
 from chat.flow.views.lobby_view import lobby_text
+from chat.flow.views.reactions import is_reaction
 from chat.flow.views.texts import hand_title
 from storage import Door, StoredMatch  # the types the flow hands to and takes from its callers
 
@@ -48,6 +49,7 @@ __all__ = [
     "hand_title",
     "is_hint_play",
     "is_open_panel",
+    "is_reaction",
     "lobby_data",
     "lobby_text",
     "match_data",

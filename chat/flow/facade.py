@@ -26,9 +26,11 @@ from chat.flow.parts import SharedParts
 from chat.flow.people import People
 from chat.flow.pool import Pool
 from chat.flow.presses import Presses
+from chat.flow.reactions import Reactions
 from chat.flow.reports import Reports
 from chat.flow.restart import resume
 from chat.flow.ticker import Ticker
+from chat.flow.views.reactions import OFF_OP, ON_OP
 from chat.flow.views.webapp import AppLinks
 from chat.flow.watch import Watch
 from chat.i18n import Catalogs, Tr
@@ -101,7 +103,9 @@ class Flow:
                                bot_username=bot_username)
         #: Spectators (issue 40): who may watch a match; a pool match's watch link off.
         self.watch = Watch(parts)
-        self.presses = Presses(parts, self.matches, self.lobbies, self.pool)
+        #: Its fixed emoji reactions between strangers, which anyone may turn off.
+        self.reactions = Reactions(parts)
+        self.presses = Presses(parts, self.matches, self.lobbies, self.pool, self.reactions)
         #: Turn timers, /back, a seat handed over, idle set-ups (the job queue ticks it).
         self.ticker = Ticker(parts, self.matches, self.endings, self.lobbies)
 
@@ -117,9 +121,12 @@ class Flow:
 
     async def pool_press(self, actor: Actor, op: str) -> Outcome:
         """A pool button: join (``""``), ``leave``, ``c:<level>`` (the computer offered),
-        ``w:<match>`` (a pool match's watch link turned off: chat.flow.watch)."""
+        ``w:<match>`` (a pool match's watch link turned off: chat.flow.watch),
+        ``reactions:off`` / ``reactions:on``."""
         if op.startswith("w:"):
             return await self.watch.turn_off(actor, op[2:])
+        if op in (OFF_OP, ON_OP):
+            return await self.reactions.switch(actor, op == ON_OP)
         if op == "leave":
             return await self.pool.leave(actor)
         if op.startswith("c:"):

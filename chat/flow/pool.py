@@ -28,6 +28,7 @@ from chat.flow.caps import Caps
 from chat.flow.parts import HoldsSharedParts, SharedParts
 from chat.flow.views import codec
 from chat.flow.views.messages import watch_offer
+from chat.flow.views.reactions import reaction_row
 from chat.i18n import Tr
 from chat.model import (
     DEFAULT_GROUP_TIMER,
@@ -191,7 +192,10 @@ class Pool(HoldsSharedParts):
                   if partner else []),
                 tr._("Your panel below is your board. Only moves pass between you; after "
                      "the match you may block your opponent."),
-                *([watch[0]] if watch else [])]), keyboard=watch[1] if watch else None))
+                *([watch[0]] if watch else []),
+                tr._("The faces below send your opponents a reaction (/settings "
+                     "reactions=off turns them off).")]),
+                keyboard=[*(watch[1] if watch else []), reaction_row(stored.match_id)]))
         return notices + await self.broadcast.started(stored)
 
     async def offer(self, user_id: int, level: str, rating: int) -> Send:

@@ -9,8 +9,10 @@ from chat.flow.lobbies import Lobbies
 from chat.flow.matches import Matches
 from chat.flow.parts import HoldsSharedParts, SharedParts
 from chat.flow.pool import Pool
+from chat.flow.reactions import Reactions
 from chat.flow.views import codec
 from chat.flow.views import panel as panels
+from chat.flow.views.reactions import is_reaction, reaction_of
 from chat.i18n import Tr
 from chat.notices import Outcome
 from storage import Door, MatchRow, MatchStatus, NotFound
@@ -18,11 +20,12 @@ from storage import Door, MatchRow, MatchStatus, NotFound
 
 class Presses(HoldsSharedParts):
     def __init__(self, parts: SharedParts, matches: Matches, lobbies: Lobbies,
-                 pool: Pool) -> None:
+                 pool: Pool, reactions: Reactions) -> None:
         super().__init__(parts)
         self.matches = matches
         self.lobbies = lobbies
         self.pool = pool
+        self.reactions = reactions
 
     async def panel_press(self, match_id: int, seq: int, op: str, actor: Actor, *,
                           update_id: int | None = None, private: bool = True,
@@ -49,6 +52,8 @@ class Presses(HoldsSharedParts):
             return await self.lobbies.rematch(row, actor)
         if isinstance(press, codec.Block):
             return await self.pool.block(row, actor)
+        if is_reaction(op):
+            return await self.reactions.react(row, actor, reaction_of(op))
         if isinstance(press, codec.Step):
             # The hint's Play it is pressed under the hint, not on the panel: its move is
             # told like a typed one (a new message below, the hint's button gone).

@@ -13,7 +13,7 @@ from telegram import Update
 from telegram.constants import ChatType
 from telegram.ext import ApplicationHandlerStop
 
-from chat.flow import MatchPress, parse_press
+from chat.flow import MatchPress, is_reaction, parse_press
 from chat.handlers.context import (
     BotContext,
     Services,
@@ -36,7 +36,8 @@ async def admission(update: Update, context: BotContext) -> None:
     if user is None or update.my_chat_member is not None:
         return
     svc = services(context)
-    info = command_of(update, context.bot.username or "") in INFO_COMMANDS
+    info = (command_of(update, context.bot.username or "") in INFO_COMMANDS
+            or reacts(update))
     chat_id = chat.id if chat is not None else user.id
     admitted, warn = await svc.throttle.admit(user.id, chat_id, info=info)
     if admitted:
@@ -45,6 +46,20 @@ async def admission(update: Update, context: BotContext) -> None:
     if warn:
         await slow_down(svc, update)
     raise ApplicationHandlerStop
+
+
+def reacts(update: Update) -> bool:
+    """Whether ``update`` presses an emoji reaction of a pool match: one person's reactions
+    to strangers are held to the per-person budget of information requests, so that a
+    flood of faces reaches nobody (chat/flow/reactions.py)."""
+    query = update.callback_query
+    if query is None or not query.data:
+        return False
+    try:
+        press = parse_press(query.data)
+    except InputError:
+        return False
+    return isinstance(press, MatchPress) and is_reaction(press.op)
 
 
 def dropped(svc: Services, update: Update) -> None:

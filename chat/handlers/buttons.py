@@ -18,6 +18,7 @@ from chat.flow import (
     arena_op,
     is_hint_play,
     is_open_panel,
+    is_reaction,
     parse_press,
     pool_op,
     turn_link,
@@ -95,7 +96,8 @@ async def button(call: Call) -> None:
                 await call.svc.delivery.panel_pressed(
                     *key, on_ephemeral.ephemeral_message_id,
                     is_photo=bool(getattr(message, "photo", None)), in_group=call.chat.id)
-        if call.private and not is_hint_play(press.op) and press.op != BLOCK_OP:
+        if call.private and not is_hint_play(press.op) and press.op != BLOCK_OP \
+                and not is_reaction(press.op):
             # The pressed message is that player's panel now (delivery owns the ids); one
             # it did not know yet is noted only for a match the presser plays: the match id
             # comes from (possibly forged) button data.

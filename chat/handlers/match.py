@@ -10,6 +10,7 @@ from dataclasses import replace
 from chat.flow import StoredMatch
 from chat.handlers.context import Call, Handler, handler
 from chat.handlers.moves import target_match
+from chat.handlers.pool import personal_settings
 from chat.i18n import picture_texts
 from chat.model import ascii_number
 from chat.notices import Drawing, Send
@@ -145,14 +146,15 @@ async def kick(call: Call) -> None:
 @handler
 async def settings(call: Call) -> None:
     """``/settings [tidy=on|off] [panels=group|private]``: the group's own settings
-    (admins change them); in the private chat, ``/settings watch=off`` turns off the watch
-    link of the pool match being played (chat/flow/watch.py)."""
+    (admins change them); in the private chat, the person's own (chat/handlers/pool.py):
+    ``/settings watch=off`` turns off the watch link of the pool match being played
+    (chat/flow/watch.py), ``/settings reactions=on|off`` their emoji reactions."""
     tr = call.tr
     if call.private:
         if [a.lower() for a in call.args] == ["watch=off"]:  # a pool match's (issue 40)
             await call.answer(await call.flow.watch.turn_off_mine(call.actor))
             return
-        await call.say(tr._("/settings is for groups. Here, /lang changes the language."))
+        await personal_settings(call)
         return
     args = [a.lower() for a in call.args][:3]
     if args:

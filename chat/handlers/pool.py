@@ -1,5 +1,7 @@
-"""``/playnow [duel]``: the "Play now" pool, and ``/arena``: a group's arena (issue 40; the
-logic is chat/flow/pool.py and chat/flow/arenas.py)."""
+"""``/playnow [duel]``: the "Play now" pool (issue 40; the logic is chat/flow/pool.py);
+``/settings reactions=on|off`` in the private chat, the person's own settings (whether the
+emoji reactions of their pool matches reach them: chat/flow/reactions.py); and ``/arena``,
+``/swiss``: a group's arena and Swiss league (chat/flow/arenas.py, chat/flow/leagues.py)."""
 
 from __future__ import annotations
 
@@ -42,3 +44,26 @@ async def swiss(call: Call) -> None:
         else False
     await call.answer(await call.flow.leagues.command(call.chat.id, call.thread, call.actor,
                                                       call.args, is_admin=is_admin))
+
+
+async def personal_settings(call: Call) -> None:
+    """``/settings [reactions=on|off]`` in the private chat: the person's own settings."""
+    tr = call.tr
+    args = [a.lower() for a in call.args][:1]
+    if args:
+        wanted = {"reactions=on": True, "reactions=off": False}.get(args[0])
+        if wanted is None:
+            await call.say(tr._("I did not understand that. Try /settings reactions=on, "
+                                "/settings reactions=off or /settings watch=off."))
+            return
+        await call.answer(await call.flow.reactions.switch(call.actor, wanted))
+        return
+    on = await call.flow.reactions.are_on(call.actor.user_id)
+    await call.say("\n".join([
+        tr._("Your settings:"),
+        tr._("• Emoji reactions in Play now matches: {state}.",
+             state=tr._("on") if on else tr._("off")),
+        tr._("Change them with /settings reactions=on|off; /settings watch=off turns off "
+             "the watch link of your Play now match; /lang changes the language. A group's "
+             "settings are changed in that group."),
+    ]))

@@ -21,6 +21,7 @@ from chat.describe import (
     tour_text,
 )
 from chat.flow.views import codec
+from chat.flow.views.reactions import reaction_row
 from chat.flow.views.texts import hand_title, steps_text, where
 from chat.flow.views.webapp import AppLinks
 from chat.i18n import Tr
@@ -167,10 +168,11 @@ def summary(stored: StoredMatch, outcome: MatchOutcome, group: Reader,
             if seat.user_id is not None:
                 reader = players[seat.user_id]
                 utr, unames = reader.tr, reader.names
-                # A pool match's players are strangers: each may block the others.
+                # A pool match's players are strangers: each may block the others, or
+                # send them one of the fixed reactions.
                 block = [[Button(utr._("🚫 Block"), codec.match_data(
-                    stored.match_id, 0, codec.BLOCK_OP))]] if is_pool_chat(
-                    stored.row.chat_id) else None
+                    stored.match_id, 0, codec.BLOCK_OP))], reaction_row(stored.match_id)
+                    ] if is_pool_chat(stored.row.chat_id) else None
                 notices.append(Send(seat.user_id, "\n".join([
                     where(utr, stored.row.chat_id, title),
                     reason or result_text(utr, outcome, unames),
