@@ -4,7 +4,7 @@ the faces under a pool match's start and summary messages reach the other player
 line with the sender's display name; a forged press (another's match, a face that does not
 exist) sends nothing and is answered politely; whoever turned reactions off (🔕, or
 /settings reactions=off in the private chat, kept across a restart) neither gets nor sends
-them; and a flood of faces is held to the per-person limit."""
+them; a block ends them; and a flood of faces is held to the per-person limit."""
 
 from __future__ import annotations
 
@@ -116,6 +116,15 @@ async def test_reactions_reach_the_other_player_unless_turned_off(tmp_path: Path
         assert [b["text"] for b in summary.buttons()] == ["🚫 Заблокировать", *REACTIONS]
         bob.press(summary, data=faces(summary)["🤝"])
         await h.settle()
+        assert lines_from(fake, ann, "Bob") == ["Bob: 🤝"]
+        # Once Ann blocks Bob, his faces reach her no more.
+        ann_summary = next(m for m in reversed(fake.sent(ann)) if faces(m))
+        ann.press(ann_summary, data=next(b["callback_data"] for b in ann_summary.buttons()
+                                         if b["text"] == "🚫 Block"))
+        await h.settle()
+        query = bob.press(summary, data=faces(summary)["😮"])
+        await h.settle()
+        assert fake.answer(query).text == "Отправлено: 😮"
         assert lines_from(fake, ann, "Bob") == ["Bob: 🤝"]
         bob.send(bob.chat, "/settings reactions=off")
         await h.settle()

@@ -6,7 +6,8 @@ Nothing else passes between strangers, so the checks are strict: the match must 
 match the presser sits at (button data can be forged: anything else gets the answer an
 expired button gets and sends nothing), and whoever turned reactions off neither gets nor
 sends them (``/settings reactions=off`` in the private chat, or 🔕 under a received one; kept
-in the store, so a restart keeps it). A flood is the admission's to stop: reactions count
+in the store, so a restart keeps it), and nothing passes between two people once either
+blocked the other. A flood is the admission's to stop: reactions count
 against the per-person budget of information requests (chat/handlers/admission.py).
 """
 
@@ -33,10 +34,12 @@ class Reactions(HoldsSharedParts):
         if actor.user_id in off:
             return Outcome(tr._("Your reactions are off: /settings reactions=on turns them "
                                 "on."))
+        # A block after the match (either way) ends the faces between the two as well.
+        blocked = (await self.store.blocks_among([actor.user_id])).get(actor.user_id, set())
         name = await self.people.name_of(actor.user_id)
         notices: list[Notice] = []
         for other in others:
-            if other in off:
+            if other in off or other in blocked:
                 continue  # told nothing, and the sender is not told who turned them off
             text, keyboard = reaction_line(await self.people.user_tr(other), name, index)
             notices.append(Send(other, text, keyboard=keyboard, silent=True))

@@ -89,6 +89,8 @@ def help_text(tr: Tr) -> str:
              "tour's replay"),
         tr._("/playnow — a rated opponent from anywhere, in the private chat (again: leave "
              "the queue); /top pool — its leaderboard"),
+        tr._("/settings reactions=on|off — in the private chat: the emoji reactions of your "
+             "Play now matches"),
         tr._("/resign; /cancel — end the match (creator or admin)"),
         tr._("/back — after timeouts, take your seat back from the computer"),
         tr._("/stats [NAME] — figures and rating; /top [global] — the leaderboard; /history — "
