@@ -135,15 +135,8 @@ class Flow:
 
     async def arena_press(self, actor: Actor, op: str, arena_id: int, *,
                           is_admin: bool) -> Outcome:
-        """An arena's or a league's post's button: ``join``, ``pause``, ``go``
-        (chat.flow.arenas, chat.flow.leagues)."""
-        event = await self.store.get_arena(arena_id)
-        room = self.leagues if event is not None and event.kind == Leagues.kind else self.arenas
-        if op == "join":
-            return await room.join(arena_id, actor)
-        if op == "pause":
-            return await room.pause(arena_id, actor)
-        return await room.press_start(arena_id, actor, is_admin=is_admin)
+        """An arena's or a league's post's button (chat.flow.leagues.Leagues.press)."""
+        return await self.leagues.press(self.arenas, op, arena_id, actor, is_admin=is_admin)
 
     # People: chat.flow.people -------------------------------------------------------------
 

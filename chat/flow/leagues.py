@@ -122,6 +122,18 @@ class Leagues(Arenas):
         self.settings_of(" ".join(match_words))
         return rounds, days, " ".join(match_words)
 
+    async def press(self, arenas: Arenas, op: str, arena_id: int, actor: Actor, *,
+                    is_admin: bool) -> Outcome:
+        """A post's ``join``, ``pause`` or ``go``, by the room of its event: this one for a
+        league, ``arenas`` for an arena."""
+        event = await self.store.get_arena(arena_id)
+        room = self if event is not None and event.kind == self.kind else arenas
+        if op == "join":
+            return await room.join(arena_id, actor)
+        if op == "pause":
+            return await room.pause(arena_id, actor)
+        return await room.press_start(arena_id, actor, is_admin=is_admin)
+
     def started_text(self, tr: Tr) -> str:
         return tr._("The league has started: round 1 is paired.")
 
