@@ -208,14 +208,16 @@ async def players_see_their_hands(a: AppBot, token: str, row: MatchRow,
 async def test_without_a_mini_app_name_a_pool_match_offers_no_watch_link(
         tmp_path: Path) -> None:
     """No short name, no direct link a friend could open: the start message says nothing
-    of watching and carries no button."""
+    of watching and carries no button of it (the reaction faces stay)."""
     fake = new_fake()
     ann, bob = fake.user(4111, "Ann"), fake.user(4112, "Bob")
     async with app_bot(tmp_path, fake, miniapp_name=None, **POOL) as a:
         await pool_duel(a, ann, bob)
         for user in (ann, bob):
             message = start_message(fake, user)
-            assert "watch" not in (message.text or "") and not message.buttons()
+            assert "watch" not in (message.text or "")
+            assert not [b for b in message.buttons() if "react" not in
+                        b.get("callback_data", "")], message.buttons()
 
 
 async def test_the_watch_link_speaks_the_players_language(tmp_path: Path) -> None:
@@ -229,7 +231,8 @@ async def test_the_watch_link_speaks_the_players_language(tmp_path: Path) -> Non
         message = start_message_ru(fake, ann)
         assert "Друзья могут смотреть" in (message.text or "")
         labels = [b["text"] for b in message.buttons()]
-        assert labels == ["📤 Поделиться ссылкой для зрителей", "🙈 Выключить ссылку для зрителей"]
+        assert labels[:2] == ["📤 Поделиться ссылкой для зрителей",
+                              "🙈 Выключить ссылку для зрителей"]
         share = parse_qs(urlsplit(message.buttons()[0]["url"]).query)
         assert share["text"] == ["👀 Посмотри мой матч в Крэндзю"]
         token = share["url"][0].rsplit("=", 1)[1]
