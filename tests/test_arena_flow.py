@@ -143,3 +143,21 @@ async def test_the_post_links_the_games_in_progress_and_a_restart_carries_on(
     clock.now += 11 * 60
     ended = await again.arenas.tick_all() + await flow.arenas.tick_all()
     assert len([n for n in ended if isinstance(n, Send) and "podium" in n.text]) == 1
+    # The game still played is no longer counted, and its players are told so.
+    assert {n.chat_id for n in ended if isinstance(n, Send)
+            and "no longer counts" in n.text} == {1, 2}
+
+
+async def test_a_flood_of_arena_commands_costs_one_message(store: Store) -> None:
+    clock = Clock()
+    flow = make_flow(store, clock)
+    await flow.arenas.command(GROUP, None, actor(1), ["10m"], is_admin=False)
+    arena = await store.latest_arena(GROUP)
+    assert arena is not None
+    await store.update_arena(arena.arena_id, message_id=55)
+    shown = [(await flow.arenas.command(GROUP, None, actor(2), [], is_admin=False)).notices[0]
+             for _ in range(5)]
+    assert [isinstance(n, ShowLobby) and n.message_id for n in shown] == [None] + [55] * 4
+    clock.now += 61
+    again = (await flow.arenas.command(GROUP, None, actor(2), [], is_admin=False)).notices[0]
+    assert isinstance(again, ShowLobby) and again.message_id is None

@@ -18,19 +18,19 @@ games count in the group's statistics and in the ratings like any match.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable, Sequence
 
 from chat.flow.base import Actor
 from chat.flow.caps import Caps
+from chat.flow.event_words import arena_words, event_settings
 from chat.flow.parts import HoldsSharedParts, SharedParts
 from chat.flow.views.arena_view import arena_keyboard, arena_players, arena_text, result_lines
 from chat.i18n import Tr
-from chat.model import DEFAULT_GROUP_TIMER, LEVEL_CODES, InputError, LobbyState, apply_new_args
+from chat.model import LEVEL_CODES, InputError, LobbyState
 from chat.notices import Drawing, Notice, Outcome, Send, ShowLobby
 from chat.ratings import POOL_LEVELS, pool_rating
 from chat.results import stored_outcome
-from krendzu import Settings, SettingsError, Table
+from krendzu import Settings, Table
 from render.podium import podium_png
 from storage import (
     ActiveMatchExists,
@@ -53,20 +53,8 @@ log = logging.getLogger(__name__)
 #: The arena post is edited at most this often (seconds), unless the arena starts or ends:
 #: a group's window is about 20 writes a minute, shared with everything else it sees.
 EDIT_EVERY = 20.0
-#: An arena lasts between these (minutes); 30 unless said.
-MINUTES = (5, 24 * 60)
-DEFAULT_MINUTES = 30
-_LENGTH = re.compile(r"^(\d{1,4})(m|min|h)?$")
-
-
-def minutes_of(word: str) -> int | None:
-    """``30m``, ``30``, ``2h`` → minutes; ``None`` when the word is no length."""
-    found = _LENGTH.match(word)
-    if not found:
-        return None
-    return int(found.group(1)) * (60 if found.group(2) == "h" else 1)
-
-
+#: ``/arena`` alone posts the arena anew at most this often (seconds).
+REPOST_EVERY = 60.0
 class Arenas(HoldsSharedParts):
     #: The events of the store this room runs (a league's room runs ``swiss``).
     kind = "arena"
@@ -81,6 +69,7 @@ class Arenas(HoldsSharedParts):
         #: throttle only (after a restart the first tick edits it).
         self._edited: dict[int, float] = {}
         self._dirty: set[int] = set()
+        self._reposted: dict[int, float] = {}
 
     # /arena -----------------------------------------------------------------------------
 
@@ -99,7 +88,7 @@ class Arenas(HoldsSharedParts):
                 return Outcome(tr._("No arena here yet. /arena 30m timer=60 creates one: "
                                     "a tournament of quick duels, open to everyone for 30 "
                                     "minutes."))
-            return Outcome(None, [await self.post(latest, anew=True, full=True)])
+            return Outcome(None, [await self.show(latest)])
         if words[0] in {"start", "end"}:
             if latest is None or latest.status is ArenaStatus.FINISHED:
                 return Outcome(tr._("No arena is on here: /arena 30m creates one."))
@@ -109,7 +98,7 @@ class Arenas(HoldsSharedParts):
                 return Outcome(None, await self.start(latest, tr))
             return Outcome(None, await self.finish(latest))
         try:
-            minutes, match_args, bots, delay = self.parse(words)
+            minutes, match_args, bots, delay = arena_words(words)
         except InputError as exc:
             return Outcome(tr._(exc.key, **exc.values))
         now = self.clock()
@@ -120,38 +109,16 @@ class Arenas(HoldsSharedParts):
             return Outcome(tr._("A tournament is on here already: /arena or /swiss shows it."))
         return Outcome(None, [await self.post(arena, anew=True)])
 
-    def parse(self, words: Sequence[str]) -> tuple[int, str, bool, int | None]:
-        """(minutes, the games' /new words, computers allowed, minutes before the start)."""
-        minutes, bots, delay = DEFAULT_MINUTES, False, None
-        match_words: list[str] = []
-        for word in words:
-            if (length := minutes_of(word)) is not None:
-                minutes = length
-            elif word in {"bots=on", "bots=off"}:
-                bots = word == "bots=on"
-            elif word.startswith("in="):
-                delay = minutes_of(word[3:])
-                if delay is None or delay > MINUTES[1]:
-                    raise InputError("Say when it starts as in=10m.")
-            else:
-                match_words.append(word)
-        if not MINUTES[0] <= minutes <= MINUTES[1]:
-            raise InputError("An arena lasts from {low} minutes to {high} hours.",
-                             low=MINUTES[0], high=MINUTES[1] // 60)
-        self.settings_of(" ".join(match_words))  # InputError for words a duel cannot play
-        return minutes, " ".join(match_words), bots, delay
-
-    @staticmethod
-    def settings_of(match_args: str) -> tuple[LobbyState, Settings]:
-        state = LobbyState(table=Table.DUEL, timer=DEFAULT_GROUP_TIMER)
-        apply_new_args(state, match_args.split(), private=False)
-        if state.table is not Table.DUEL:
-            raise InputError("Arena games are duels: leave the table out.")
-        try:
-            return state, state.settings()
-        except SettingsError as exc:
-            raise InputError("These settings cannot be played: {reason}",
-                             reason=str(exc)) from exc
+    async def show(self, event: ArenaRow) -> ShowLobby:
+        """``/arena`` (``/swiss``) alone: the post again at the bottom of the chat, at most
+        once every :data:`REPOST_EVERY` seconds; asked again sooner, the post is brought up
+        to date where it is (a flood of the command costs one message)."""
+        last = self._reposted.get(event.arena_id)
+        anew = event.message_id is None or last is None or \
+            self.clock() - last >= REPOST_EVERY
+        if anew:
+            self._reposted[event.arena_id] = self.clock()
+        return await self.post(event, anew=anew, full=True)
 
     # Join, pause, start -----------------------------------------------------------------
 
@@ -273,7 +240,7 @@ class Arenas(HoldsSharedParts):
         if game_id is None:
             return []
         try:
-            state, settings = self.settings_of(arena.match_args)
+            state, settings = event_settings(arena.match_args)
         except InputError:
             state, settings = LobbyState(table=Table.DUEL), Settings(table=Table.DUEL)
         if second is None:
@@ -386,6 +353,13 @@ class Arenas(HoldsSharedParts):
         subtitle = tr.n_("{n} player", "{n} players", len(entries)) + " · " + \
             tr.n_("{n} game", "{n} games", counted)
         notices: list[Notice] = [final]
+        for game in games:  # still played: its players are told it no longer counts
+            for user_id in (game.first, game.second):
+                if game.result is None and game.match_id is not None and user_id is not None:
+                    utr = await self.people.user_tr(user_id)
+                    notices.append(Send(user_id, utr._(
+                        "🏁 The arena is over: this game no longer counts. Finish it or "
+                        "/resign.")))
         if podium:
             notices.append(Send(arena.chat_id, "\n".join([
                 tr._("🏁 The arena is over. The podium:"),

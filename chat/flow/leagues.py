@@ -25,6 +25,7 @@ from chat.flow.arenas import Arenas
 from chat.flow.base import Actor
 from chat.flow.caps import Caps
 from chat.flow.endings import Endings
+from chat.flow.event_words import event_settings
 from chat.flow.parts import SharedParts
 from chat.flow.views.league_view import (
     league_keyboard,
@@ -80,7 +81,7 @@ class Leagues(Arenas):
             if league is None:
                 return Outcome(tr._("No league here yet. /swiss rounds=5 days=7 creates one: "
                                     "a round of duels a day or so, paired by score."))
-            return Outcome(None, [await self.post(league, anew=True)])
+            return Outcome(None, [await self.show(league)])
         if words[0] == "start":
             if league is None or league.status is not ArenaStatus.LOBBY:
                 return Outcome(tr._("No league waits to start here: /swiss rounds=5 creates "
@@ -119,7 +120,7 @@ class Leagues(Arenas):
         if not ROUNDS[0] <= rounds <= ROUNDS[1] or not DAYS[0] <= days <= DAYS[1]:
             raise InputError("A league has 1 to {rounds} rounds over 1 to {days} days.",
                              rounds=ROUNDS[1], days=DAYS[1])
-        self.settings_of(" ".join(match_words))
+        event_settings(" ".join(match_words))
         return rounds, days, " ".join(match_words)
 
     async def press(self, arenas: Arenas, op: str, arena_id: int, actor: Actor, *,
@@ -306,7 +307,8 @@ class Leagues(Arenas):
         self._dirty.discard(arena.arena_id)
         tr = await self.people.chat_tr(arena.chat_id)
         names = await self.names(arena)
-        table = standings(await self.state(arena)) if arena.round else ()
+        state = await self.state(arena)
+        table = standings(state) if state.rounds else ()
         return ShowLobby(arena.arena_id, arena.chat_id, arena.thread_id,
                          None if anew else arena.message_id,
                          league_text(tr, arena, table, names),

@@ -28,7 +28,7 @@ async def start(call: Call) -> None:
         outcome = await call.flow.arena_press(actor, "join", int(args[0][1:16]),
                                               is_admin=False)
         call.deliver(outcome.notices)
-        if outcome.reply:
+        if outcome.reply and not outcome.notices:  # joined: the notice says so already
             await call.say(outcome.reply)
     elif call.private and args and args[0].startswith("t"):
         # A board post's "your move" button.
