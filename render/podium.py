@@ -1,6 +1,6 @@
 """The arena's podium (issue 40): the first three on their steps, with their points, drawn
 for the group's last arena post. Words come in the reader's language from the caller
-(``title``, ``points_word``); names are the players' display names, never a username.
+(``title``, each place's points); names are the players' display names, never a username.
 
 A top-level function (:func:`podium_png`) so the drawing processes can run it (the bot sends
 it as a :class:`chat.notices.Drawing`, drawn just before it is sent).
@@ -26,10 +26,10 @@ MEDALS = ("1", "2", "3")
 MEDAL_COLOURS = ((255, 196, 46), (200, 206, 214), (176, 106, 52))
 
 
-def podium_png(title: str, places: Sequence[tuple[str, int]], points_word: str,
-               subtitle: str = "", theme: Theme = DEFAULT_THEME) -> bytes:
-    """``places``: (name, points) of the first, second and third (fewer when fewer
-    played); ``points_word``: "points" in the reader's language (after the number)."""
+def podium_png(title: str, places: Sequence[tuple[str, str]], subtitle: str = "",
+               theme: Theme = DEFAULT_THEME) -> bytes:
+    """``places``: (name, points as the reader reads them: "4 points") of the first, second
+    and third (fewer when fewer played)."""
     img = Image.new("RGB", (WIDTH, HEIGHT), theme.felt)
     draw = ImageDraw.Draw(img)
     draw.rectangle([0, 0, WIDTH, 96], fill=theme.header)
@@ -56,6 +56,6 @@ def podium_png(title: str, places: Sequence[tuple[str, int]], points_word: str,
         face = font(28, bold=True)
         stamp_text(img, (x0 + STEP_W / 2, top - 50), fit_width(name, face, STEP_W - 16),
                    face=face, fill=theme.card, anchor="ms")
-        draw.text((x0 + STEP_W / 2, top - 18), f"{points} {points_word}", font=font(22),
+        draw.text((x0 + STEP_W / 2, top - 18), points, font=font(22),
                   fill=theme.band_text, anchor="ms")
-    return encode_png(img)
+    return encode_png(img, indexed=False)  # the medals' colours kept exactly

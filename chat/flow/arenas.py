@@ -367,6 +367,7 @@ class Arenas(HoldsSharedParts):
                   in zip("🥇🥈🥉", podium, strict=False)],
                 tr._("/arena shows the full table.")]),
                 thread_id=arena.thread_id, group=True,
-                photo=Drawing(podium_png, (tr._("Arena · the podium"), tuple(podium),
-                                           tr._("points"), subtitle))))
+                photo=Drawing(podium_png, (tr._("Arena · the podium"), tuple(
+                    (who, tr.n_("{n} point", "{n} points", points)) for who, points in podium),
+                    subtitle))))
         return notices
