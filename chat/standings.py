@@ -55,11 +55,16 @@ class Standings:
     async def history(self, chat_id: int, thread_id: int | None, tr: Tr) -> str:
         """The chat's recent matches with their results."""
         rows = await self.store.recent_matches(chat_id, thread_id, HISTORY_LENGTH)
-        if not rows:
+        event = await self.store.latest_arena(chat_id) if chat_id < 0 else None
+        if not rows and event is None:
             return tr._("No matches here yet. /new sets one up.")
         lines = [tr._("Recent matches here:")]
         for row in rows:
             lines.append(await history_line(self.flow, tr, row))
+        if event is not None:  # the newest arena or league (issue 40): its podium
+            room = self.flow.leagues if event.kind == self.flow.leagues.kind else \
+                self.flow.arenas
+            lines += ["", await room.summary(event, tr)]
         lines += ["", tr._("/export N sends the record and replay of finished match N.")]
         return "\n".join(lines)
 

@@ -207,3 +207,9 @@ async def test_an_arena_of_six_for_twenty_minutes_with_pauses_joins_and_a_streak
         dan.send(group, f"/arena@{BOT}")
         await h.settle()
         assert "1. Ann" in (arena_post(fake, group).text or "")
+        # /history keeps the arena's result: its podium.
+        dan.send(group, f"/history@{BOT}")
+        await h.settle()
+        history = fake.last(group).text or ""  # type: ignore[union-attr]
+        assert "🏟 Arena of" in history and "(over)" in history, history
+        assert f"🥇 Ann {expected[ann.id]}" in history, history

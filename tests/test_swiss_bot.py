@@ -177,6 +177,11 @@ async def test_a_swiss_league_of_seven_over_three_rounds_with_a_missed_deadline(
         assert not [m for m in fake.sent(group) if any(
             suit in (m.text or "") for suit in "♠♥♦♣")]
         assert not fake.rate_limited(group)
+        users[3].send(group, f"/history@{BOT}")
+        await h.settle()
+        history = fake.last(group).text or ""  # type: ignore[union-attr]
+        assert "🏆 Swiss league of" in history and "(over)" in history, history
+        assert f"🥇 {order[0]}" in history, history
 
 
 def people_by(users: list, name: str) -> int:

@@ -24,7 +24,13 @@ from chat.flow.base import Actor
 from chat.flow.caps import Caps
 from chat.flow.event_words import arena_words, event_settings
 from chat.flow.parts import HoldsSharedParts, SharedParts
-from chat.flow.views.arena_view import arena_keyboard, arena_players, arena_text, result_lines
+from chat.flow.views.arena_view import (
+    arena_keyboard,
+    arena_players,
+    arena_text,
+    result_lines,
+    summary_line,
+)
 from chat.i18n import Tr
 from chat.model import LEVEL_CODES, InputError, LobbyState
 from chat.notices import Drawing, Notice, Outcome, Send, ShowLobby
@@ -331,6 +337,14 @@ class Arenas(HoldsSharedParts):
         return ShowLobby(arena.arena_id, arena.chat_id, arena.thread_id,
                          None if anew else arena.message_id, text,
                          arena_keyboard(tr, arena, self.bot_username, watch), arena=True)
+
+    async def summary(self, event: ArenaRow, tr: Tr) -> str:
+        """``/history``'s line of this arena: its first three so far."""
+        entries = await self.store.arena_entries(event.arena_id)
+        table = standings(arena_players(entries, await self.store.arena_games(event.arena_id)))
+        name = await self.people.names_of([e.user_id for e in entries])
+        return summary_line(tr, event, [(name(r.player), str(r.score)) for r in table[:3]
+                                        if r.games])
 
     # The end ----------------------------------------------------------------------------
 

@@ -27,10 +27,12 @@ from chat.flow.caps import Caps
 from chat.flow.endings import Endings
 from chat.flow.event_words import event_settings
 from chat.flow.parts import SharedParts
+from chat.flow.views.arena_view import summary_line
 from chat.flow.views.league_view import (
     league_keyboard,
     league_text,
     pairings_text,
+    points_text,
     results_text,
     table_lines,
     when,
@@ -294,6 +296,13 @@ class Leagues(Arenas):
                 next((g.first for g in these if g.result == "bye"), None)))
         return SwissState(tuple(SwissPlayer(e.user_id, e.rating, not e.paused)
                                 for e in entries), tuple(rounds))
+
+    async def summary(self, event: ArenaRow, tr: Tr) -> str:
+        """``/history``'s line of this league: its first three so far."""
+        state = await self.state(event)
+        names = await self.names(event)
+        return summary_line(tr, event, [(names.get(r.player, "?"), points_text(r.points))
+                                        for r in standings(state)[:3]] if state.rounds else [])
 
     async def names(self, league: ArenaRow) -> dict[int, str]:
         entries = await self.store.arena_entries(league.arena_id)

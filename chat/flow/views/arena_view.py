@@ -8,6 +8,7 @@ Join / Pause / Start. The arena's logic is :mod:`chat.flow.arenas`; the table's 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 
 from chat.flow.views import codec
@@ -148,3 +149,17 @@ def result_lines(tr: Tr, games: Sequence[ArenaGameRow], names: dict[int, str]
         fire = winner is not None and points > 2
         lines.append(result_line(tr, a, b, str(game.result), points, fire))
     return lines
+
+
+def summary_line(tr: Tr, event: ArenaRow, podium: Sequence[tuple[str, str]]) -> str:
+    """``/history``'s line of the chat's newest arena or league: its first three (so far)."""
+    day = time.strftime("%d.%m", time.gmtime(event.created_at))
+    title = (tr._("🏆 Swiss league of {day}", day=day) if event.kind == "swiss"
+             else tr._("🏟 Arena of {day}", day=day))
+    state = (tr._("over") if event.status is ArenaStatus.FINISHED
+             else tr._("waiting for players") if event.status is ArenaStatus.LOBBY
+             else tr._("being played"))
+    places = " · ".join(f"{medal} {name} {score}" for medal, (name, score)
+                        in zip("🥇🥈🥉", podium, strict=False))
+    command = "/swiss" if event.kind == "swiss" else "/arena"
+    return f"{title} ({state})" + (f": {places}" if places else "") + f" — {command}"
