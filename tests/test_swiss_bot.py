@@ -119,7 +119,17 @@ async def test_a_swiss_league_of_seven_over_three_rounds_with_a_missed_deadline(
                 # Nobody plays the first board of round 2: its deadline passes, and the
                 # computer finishes it for the player it waits for.
                 assert missed.match_id is not None
-                clock.advance(DAY + 60)
+                # With a quarter of the round left, its two players are reminded, once.
+                clock.advance(0.8 * DAY)
+                for _ in range(5):
+                    await h.settle()
+                for user_id in (missed.first, missed.second):
+                    reminders = [m for m in fake.sent(people[user_id or 0])
+                                 if "⏰ League round 2" in (m.text or "")]
+                    assert len(reminders) == 1, fake.describe()
+                assert not [m for u in users if u.id not in (missed.first, missed.second)
+                            for m in fake.sent(u) if "⏰" in (m.text or "")]
+                clock.advance(0.2 * DAY + 60)
                 for _ in range(20):
                     await h.settle()
                     if any("deadline passed" in (m.text or "") for u in (missed.first,

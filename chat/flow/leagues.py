@@ -59,6 +59,8 @@ log = logging.getLogger(__name__)
 ROUNDS = (1, 15)
 DAYS = (1, 60)
 _NUMBER = re.compile(r"^(rounds|days)=(\d{1,3})$")
+#: The told key of a league game's reminder (the store notes it: one a game).
+REMINDED = "league-reminder"
 
 
 class Leagues(Arenas):
@@ -189,11 +191,34 @@ class Leagues(Arenas):
         if games and all(g.result is not None for g in games):
             return await self.round_over(arena, games)
         notices: list[Notice] = []
+        left = (arena.round_ends_at or 0.0) - self.clock()
+        if 0 < left <= arena.minutes * 60 / 4:
+            notices += await self.remind(arena, games)
         if arena.round_ends_at is not None and self.clock() >= arena.round_ends_at:
             for game in games:
                 if game.result is None and await self.store.adjudicate_arena_game(
                         game.game_id):
                     notices += await self.adjudicate(arena, game)
+        return notices
+
+    async def remind(self, league: ArenaRow, games: Sequence[ArenaGameRow]) -> list[Notice]:
+        """A quarter of the round left: the players of each game not finished are reminded,
+        privately and once (noted in the store first, whichever process ticks)."""
+        notices: list[Notice] = []
+        for game in games:
+            if game.result is not None or game.match_id is None or \
+                    REMINDED in await self.store.told(game.match_id):
+                continue
+            await self.store.note_told(game.match_id, REMINDED)
+            for me, other in ((game.first, game.second), (game.second, game.first)):
+                if me is None or other is None:
+                    continue
+                tr = await self.people.user_tr(me)
+                notices.append(Send(me, tr._(
+                    "⏰ League round {round}: your game against {name} is due by {deadline}. "
+                    "Then the normal computer finishes it for whoever it waits for.",
+                    round=league.round, name=await self.people.name_of(other),
+                    deadline=when(league.round_ends_at or 0.0)), match_id=game.match_id))
         return notices
 
     async def adjudicate(self, arena: ArenaRow, game: ArenaGameRow) -> list[Notice]:
