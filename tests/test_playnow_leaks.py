@@ -145,6 +145,21 @@ async def play_scanned(h: Harness, users: list[FakeUser], scan: PrivateLeakScan,
     return row.match_id
 
 
+async def queued(h: Harness, fake: FakeTelegram, users: list[FakeUser], command: str
+                 ) -> PrivateLeakScan:
+    """The scan watching, each of ``users`` opens the private chat and sends ``command``:
+    the pool seats them."""
+    scan = PrivateLeakScan(fake, users)
+    scan.spy_on(h)
+    for user in users:
+        user.start_bot()
+    await h.settle()
+    for user in users:
+        user.send(user.chat, command)
+        await h.settle()
+    return scan
+
+
 async def test_no_message_of_a_pool_duel_shows_a_player_the_other_hand(
         tmp_path: Path) -> None:
     """A duel with the exchange, played out: the start, panels, summaries and the block."""
@@ -153,14 +168,7 @@ async def test_no_message_of_a_pool_duel_shows_a_player_the_other_hand(
     users = [fake.user(4301 + i, name) for i, name in enumerate(names)]
     async with running_bot(tmp_path, fake, **{**POOL, "pool_match": "tours=2 deal=3/3 "
                                               "exchange=1 timer=off"}) as h:
-        scan = PrivateLeakScan(fake, users)
-        scan.spy_on(h)
-        for user in users:
-            user.start_bot()
-        await h.settle()
-        for user in users:
-            user.send(user.chat, "/playnow")
-            await h.settle()
+        scan = await queued(h, fake, users, "/playnow")
         match_id = await play_scanned(h, users, scan, random.Random(11))
         assert (await h.services.store.get_match(match_id)).status.value == "finished"
         # The block's answer (a toast over the summary, naming the others only).
@@ -188,14 +196,7 @@ async def test_no_message_of_a_pool_trio_shows_a_player_another_hand(tmp_path: P
     fake = FakeTelegram(bot_username=BOT, clock=FastClock())
     users = [fake.user(4311 + i, name) for i, name in enumerate(("Ann", "Bob", "Cy"))]
     async with running_bot(tmp_path, fake, **POOL) as h:
-        scan = PrivateLeakScan(fake, users)
-        scan.spy_on(h)
-        for user in users:
-            user.start_bot()
-        await h.settle()
-        for user in users:
-            user.send(user.chat, "/playnow trio")
-            await h.settle()
+        scan = await queued(h, fake, users, "/playnow trio")
         match_id = await play_scanned(h, users, scan, random.Random(11), tours=1)
         assert (await h.services.flow.load(match_id)).game.tour_index == 1
         for user in users:
