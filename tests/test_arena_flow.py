@@ -161,3 +161,21 @@ async def test_a_flood_of_arena_commands_costs_one_message(store: Store) -> None
     clock.now += 61
     again = (await flow.arenas.command(GROUP, None, actor(2), [], is_admin=False)).notices[0]
     assert isinstance(again, ShowLobby) and again.message_id is None
+
+
+async def test_an_arena_nobody_starts_is_given_up_after_a_day(store: Store) -> None:
+    clock = Clock()
+    flow = make_flow(store, clock)
+    await flow.arenas.command(GROUP, None, actor(1), ["10m"], is_admin=False)
+    await flow.leagues.command(OTHER, None, actor(2), ["rounds=3"], is_admin=False)
+    await flow.arenas.join((await store.latest_arena(GROUP)).arena_id, actor(1))  # type: ignore[union-attr]
+    clock.now += 3600
+    assert await flow.arenas.tick_all() == []  # nothing changed: the post is left alone
+    clock.now += 23 * 3600 + 60
+    ended = await flow.arenas.tick_all() + await flow.leagues.tick_all()
+    assert [(await store.latest_arena(chat)).status for chat in (GROUP, OTHER)] == [  # type: ignore[union-attr]
+        ArenaStatus.FINISHED, ArenaStatus.FINISHED]
+    assert not [n for n in ended if isinstance(n, Send) and "podium" in n.text]
+    assert len([n for n in ended if isinstance(n, ShowLobby)]) == 2
+    out = await flow.arenas.command(GROUP, None, actor(1), ["10m"], is_admin=False)
+    assert out.notices, "the group may make another"

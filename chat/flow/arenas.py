@@ -59,6 +59,8 @@ log = logging.getLogger(__name__)
 #: The arena post is edited at most this often (seconds), unless the arena starts or ends:
 #: a group's window is about 20 writes a minute, shared with everything else it sees.
 EDIT_EVERY = 20.0
+#: An arena or league nobody started is given up after this long (seconds).
+IDLE_LOBBY = 24 * 3600.0
 #: ``/arena`` alone posts the arena anew at most this often (seconds).
 REPOST_EVERY = 60.0
 class Arenas(HoldsSharedParts):
@@ -199,6 +201,15 @@ class Arenas(HoldsSharedParts):
             notices.append(await self.post(started))
         return notices
 
+    async def waiting(self, arena: ArenaRow, now: float) -> list[Notice]:
+        """An event that waits: started at its time; given up after :data:`IDLE_LOBBY`
+        unstarted (the group may make another); its post edited only when someone joined."""
+        if arena.starts_at is not None and now >= arena.starts_at:
+            return await self.start(arena, await self.people.chat_tr(arena.chat_id))
+        if arena.starts_at is None and now - arena.created_at >= IDLE_LOBBY:
+            return await self.finish(arena)
+        return await self.refresh(arena) if arena.arena_id in self._dirty else []
+
     async def chat_title(self, arena: ArenaRow) -> str:
         chat = await self.store.get_chat(arena.chat_id)
         return (chat.title if chat is not None and chat.title else "?")
@@ -220,9 +231,7 @@ class Arenas(HoldsSharedParts):
         """Start, pair, end: what is due now for ``arena`` (see the module's docstring)."""
         now = self.clock()
         if arena.status is ArenaStatus.LOBBY:
-            if arena.starts_at is not None and now >= arena.starts_at:
-                return await self.start(arena, await self.people.chat_tr(arena.chat_id))
-            return await self.refresh(arena)
+            return await self.waiting(arena, now)
         if arena.status is not ArenaStatus.RUNNING:
             return []
         await self.collect(arena)
@@ -362,7 +371,7 @@ class Arenas(HoldsSharedParts):
         games = await self.store.arena_games(arena.arena_id)
         table = standings(arena_players(entries, games))
         name = await self.people.names_of([e.user_id for e in entries])
-        podium = [(name(row.player), row.score) for row in table[:3]]
+        podium = [(name(row.player), row.score) for row in table[:3] if row.games]
         counted = len([g for g in games if g.result not in (None, "void")])
         subtitle = tr.n_("{n} player", "{n} players", len(entries)) + " · " + \
             tr.n_("{n} game", "{n} games", counted)

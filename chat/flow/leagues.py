@@ -184,7 +184,8 @@ class Leagues(Arenas):
 
     async def tick(self, arena: ArenaRow) -> list[Notice]:
         if arena.status is not ArenaStatus.RUNNING:
-            return await self.refresh(arena) if arena.status is ArenaStatus.LOBBY else []
+            return await self.waiting(arena, self.clock()) \
+                if arena.status is ArenaStatus.LOBBY else []
         await self.collect(arena)
         games = [g for g in await self.store.arena_games(arena.arena_id)
                  if g.round == arena.round]
