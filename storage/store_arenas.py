@@ -4,8 +4,9 @@ keeps what they read, so that any process (the polling bot, a webhook worker) ca
 arena and a restart loses nothing.
 
 Who is free to be paired is decided here, in one write: a player is busy while a game of
-theirs has no result, and :meth:`ArenaSql.start_arena_game` refuses a player who is, so two
-processes ticking the same arena never seat one person twice. One person sits in one
+theirs has no result, and :meth:`ArenaSql.start_arena_game` refuses a player who is, under
+the arena row's lock (``FOR UPDATE`` in PostgreSQL; SQLite has one writer), so two processes
+ticking the same arena never seat one person twice (tests/test_arena_scaled.py races them). One person sits in one
 unfinished arena at a time (:meth:`ArenaSql.join_arena`).
 """
 
@@ -61,6 +62,9 @@ class ArenaSql(SqlCore):
         now = self._clock()
 
         async def work(tx: Tx) -> ArenaRow | None:
+            # The chat's row locked: two /arena at once make one arena.
+            await tx.fetchone(f"SELECT chat_id FROM chats WHERE chat_id = ?"
+                              f"{self.dialect.row_lock}", (chat_id,))
             if await tx.fetchone(f"SELECT arena_id FROM arenas WHERE chat_id = ? AND {OPEN}",
                                  (chat_id,)):
                 return None
@@ -113,6 +117,9 @@ class ArenaSql(SqlCore):
         now = self._clock()
 
         async def work(tx: Tx) -> str:
+            # The person's row locked: two joins at once seat them in one arena.
+            await tx.fetchone(f"SELECT user_id FROM users WHERE user_id = ?"
+                              f"{self.dialect.row_lock}", (user_id,))
             found = await tx.fetchone(
                 "SELECT p.arena_id, p.paused FROM arena_players p JOIN arenas a "
                 f"ON a.arena_id = p.arena_id WHERE p.user_id = ? AND a.{OPEN} "
@@ -153,6 +160,10 @@ class ArenaSql(SqlCore):
         people = [first] if second is None else [first, second]
 
         async def work(tx: Tx) -> int | None:
+            # The arena's row locked (PostgreSQL; SQLite writes one at a time): a second
+            # process's check below waits for this game, so it sees the players busy.
+            await tx.fetchone(f"SELECT arena_id FROM arenas WHERE arena_id = ?"
+                              f"{self.dialect.row_lock}", (arena_id,))
             for user_id in people:
                 if await tx.fetchone(
                         "SELECT game_id FROM arena_games WHERE arena_id = ? AND result IS NULL "
