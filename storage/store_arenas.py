@@ -6,8 +6,8 @@ arena and a restart loses nothing.
 Who is free to be paired is decided here, in one write: a player is busy while a game of
 theirs has no result, and :meth:`ArenaSql.start_arena_game` refuses a player who is, under
 the arena row's lock (``FOR UPDATE`` in PostgreSQL; SQLite has one writer), so two processes
-ticking the same arena never seat one person twice (tests/test_arena_scaled.py races them). One person sits in one
-unfinished arena at a time (:meth:`ArenaSql.join_arena`).
+ticking the same arena never seat one person twice (tests/test_arena_scaled.py races them).
+One person sits in one unfinished arena at a time (:meth:`ArenaSql.join_arena`).
 """
 
 from __future__ import annotations
