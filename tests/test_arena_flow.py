@@ -83,6 +83,8 @@ async def test_one_arena_a_person_and_the_private_chat_first(store: Store) -> No
                                                      is_admin=False)).reply or "")
     assert "started" in ((await flow.arenas.press_start(here.arena_id, actor(2),
                                                         is_admin=True)).reply or "")
+    again = await flow.arenas.command(GROUP, None, actor(1), ["start"], is_admin=False)
+    assert again.reply == "The arena is on already." and not again.notices
 
 
 async def test_a_lone_player_meets_the_computer_only_when_the_arena_allows_it(

@@ -63,6 +63,8 @@ EDIT_EVERY = 20.0
 IDLE_LOBBY = 24 * 3600.0
 #: ``/arena`` alone posts the arena anew at most this often (seconds).
 REPOST_EVERY = 60.0
+
+
 class Arenas(HoldsSharedParts):
     #: The events of the store this room runs (a league's room runs ``swiss``).
     kind = "arena"
@@ -103,7 +105,8 @@ class Arenas(HoldsSharedParts):
             if actor.user_id != latest.creator and not is_admin:
                 return Outcome(tr._("Only the arena's creator or an admin can do that."))
             if words[0] == "start":
-                return Outcome(None, await self.start(latest, tr))
+                started = await self.start(latest, tr)
+                return Outcome(None if started else tr._("The arena is on already."), started)
             return Outcome(None, await self.finish(latest))
         try:
             minutes, match_args, bots, delay = arena_words(words)
