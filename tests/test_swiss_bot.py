@@ -33,6 +33,7 @@ def by_hand(rounds: list[list[tuple[int, int | None, str]]], players: list[int]
     points = {p: 0.0 for p in players}
     met: dict[int, list[tuple[int | None, float, float]]] = {p: [] for p in players}
     for number, games in enumerate(rounds, start=1):
+        games = [g for g in games if g[2] != "void"]  # no result: as if not played
         for first, second, result in games:
             if result == "bye":
                 virtual = points[first] + 0.5 * (n - number)
@@ -111,8 +112,9 @@ async def test_a_swiss_league_of_seven_over_three_rounds_with_a_missed_deadline(
                         if f"League round {number} of 3: you play" in (m.text or "")]
                 assert len(told) == 1
             missed = boards[0] if number == 2 else None
+            deserted = boards[0] if number == 3 else None
             for game in boards:
-                if game is missed:
+                if game is missed or game is deserted:
                     continue
                 loser = people[max(game.first, game.second or 0)]
                 loser.send(loser.chat, "/resign")
@@ -150,6 +152,20 @@ async def test_a_swiss_league_of_seven_over_three_rounds_with_a_missed_deadline(
                         await h.settle()
                 else:
                     raise AssertionError("the adjudicated game did not end")
+            if deserted is not None:
+                # Round 3's first board: both players are gone. The deadline hands the
+                # absent side to the computer and puts the game on the clock; the other
+                # side's timeouts hand it over too, and a game nobody plays has no result.
+                assert deserted.match_id is not None
+                clock.advance(DAY + 60)
+                for _ in range(60):
+                    await h.settle()
+                    if (await store.get_match(deserted.match_id)).status is not \
+                            MatchStatus.ACTIVE:
+                        break
+                    clock.advance(100)  # a turn timer's 90 s
+                assert (await store.get_match(deserted.match_id)).status is not \
+                    MatchStatus.ACTIVE, fake.describe()
             for _ in range(40):
                 await h.settle()
                 if any(f"Round {number} of 3: the results" in (m.text or "")
@@ -162,11 +178,14 @@ async def test_a_swiss_league_of_seven_over_three_rounds_with_a_missed_deadline(
                            if f"Round {number} of 3: the results" in (m.text or ""))
             if number == 2:
                 assert "(finished by the computer)" in results, results
+            if number == 3:
+                assert "no result (both absent)" in results, results
+                assert [r for _, _, r in rounds[-1]].count("void") == 1, rounds[-1]
         ended = await store.get_arena(league.arena_id)
         assert ended is not None and ended.status is ArenaStatus.FINISHED
         # No pairing twice; each bye to a different player.
         pairs = [frozenset((a, b)) for games in rounds for a, b, r in games if r != "bye"]
-        assert len(pairs) == len(set(pairs)) == 9
+        assert len(pairs) == len(set(pairs)) == 9  # the void one among them: never again
         byes = [a for games in rounds for a, _, r in games if r == "bye"]
         assert len(set(byes)) == 3
         # The final table, against the hand computation.

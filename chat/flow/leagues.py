@@ -38,7 +38,7 @@ from chat.flow.views.league_view import (
     when,
 )
 from chat.i18n import Tr
-from chat.model import InputError
+from chat.model import DEFAULT_GROUP_TIMER, InputError
 from chat.notices import Notice, Outcome, Send, ShowLobby
 from storage import ArenaGameRow, ArenaRow, ArenaStatus, MatchStatus
 from tournaments.common import Outcome as GameOutcome
@@ -236,6 +236,11 @@ class Leagues(Arenas):
         tr = await self.people.chat_tr(arena.chat_id)
         log.info("league %s: game %s missed its deadline; the computer plays for seat %s",
                  arena.arena_id, game.game_id, seat)
+        if await self.deadlines.timer(stored.match_id) is None:
+            # From now on the game is played on the clock, so that it ends even when the
+            # other player is gone too (their timeouts hand their seat over as well, and a
+            # match nobody plays is cancelled: no result).
+            await self.deadlines.start(stored.match_id, DEFAULT_GROUP_TIMER)
         return await self.endings.hand_over(stored, seat, tr._(
             "The round's deadline passed: the normal computer finishes this game for {name}.",
             name=name))
