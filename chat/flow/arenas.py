@@ -40,6 +40,7 @@ from krendzu import Settings, Table
 from render.podium import podium_png
 from storage import (
     ActiveMatchExists,
+    ArenaGameRow,
     ArenaRow,
     ArenaStatus,
     MatchStatus,
@@ -155,7 +156,7 @@ class Arenas(HoldsSharedParts):
             return Outcome(tr._("You are in this arena already: your games come to my "
                                 "private chat."))
         self._dirty.add(arena_id)
-        title = await self.chat_title(arena)
+        title = await self.people.title_of(arena.chat_id) or "?"
         notices: list[Notice] = [Send(actor.user_id, self.joined_text(tr, title))]
         # Who joined shows at once while it waits; a running one's post keeps its pace.
         notices += ([await self.post(arena)] if arena.status is ArenaStatus.LOBBY
@@ -213,10 +214,6 @@ class Arenas(HoldsSharedParts):
             return await self.finish(arena)
         return await self.refresh(arena) if arena.arena_id in self._dirty else []
 
-    async def chat_title(self, arena: ArenaRow) -> str:
-        chat = await self.store.get_chat(arena.chat_id)
-        return (chat.title if chat is not None and chat.title else "?")
-
     # The tick ---------------------------------------------------------------------------
 
     async def tick_all(self) -> list[Notice]:
@@ -237,17 +234,16 @@ class Arenas(HoldsSharedParts):
             return await self.waiting(arena, now)
         if arena.status is not ArenaStatus.RUNNING:
             return []
-        await self.collect(arena)
+        games = await self.collect(arena)
         if arena.ends_at is not None and now >= arena.ends_at:
             return await self.finish(arena)
+        # No lock here: the store seats each player once (Store.start_arena_game).
         notices: list[Notice] = []
-        async with self.locks.hold(arena.chat_id, None):
-            entries = await self.store.arena_entries(arena.arena_id)
-            games = await self.store.arena_games(arena.arena_id)
-            state = ArenaState(tuple(arena_players(entries, games)),
-                               ArenaSettings(bots=arena.bots), now)
-            for duel in pair(state, seed=arena.arena_id * 100_003 + len(games)):
-                notices += await self.seat(arena, duel.first, duel.second)
+        entries = await self.store.arena_entries(arena.arena_id)
+        state = ArenaState(tuple(arena_players(entries, games)),
+                           ArenaSettings(bots=arena.bots), now)
+        for duel in pair(state, seed=arena.arena_id * 100_003 + len(games)):
+            notices += await self.seat(arena, duel.first, duel.second)
         return notices + await self.refresh(arena)
 
     async def seat(self, arena: ArenaRow, first: int, second: int | None, *, round: int = 0,
@@ -292,9 +288,12 @@ class Arenas(HoldsSharedParts):
                 name=name)))
         return notices + await self.broadcast.started(stored)
 
-    async def collect(self, arena: ArenaRow) -> None:
-        """Note the results of the arena's games whose match ended."""
-        for game in await self.store.arena_games(arena.arena_id):
+    async def collect(self, arena: ArenaRow) -> list[ArenaGameRow]:
+        """Note the results of the arena's games whose match ended; its games as they are
+        now (read again only when a result was noted)."""
+        games = await self.store.arena_games(arena.arena_id)
+        noted = False
+        for game in games:
             if game.result is not None or game.match_id is None:
                 continue
             row = await self.store.get_match(game.match_id)
@@ -310,17 +309,18 @@ class Arenas(HoldsSharedParts):
                 result = "first" if outcome.won(first) else "second"
             if await self.store.finish_arena_game(game.game_id, result):
                 self._dirty.add(arena.arena_id)
+                noted = True
+        return await self.store.arena_games(arena.arena_id) if noted else games
 
     # The post ---------------------------------------------------------------------------
 
-    async def refresh(self, arena: ArenaRow, *, force: bool = False) -> list[Notice]:
+    async def refresh(self, arena: ArenaRow) -> list[Notice]:
         """The post edited when something changed, at most every :data:`EDIT_EVERY`
         seconds (and once a minute for the countdown)."""
         now = self.clock()
         last = self._edited.get(arena.arena_id)
-        due = last is None or now - last >= (EDIT_EVERY if arena.arena_id in self._dirty
-                                             else 60.0)
-        if not (force or due):
+        if last is not None and now - last < (EDIT_EVERY if arena.arena_id in self._dirty
+                                              else 60.0):
             return []
         return [await self.post(arena)]
 

@@ -186,9 +186,7 @@ class Leagues(Arenas):
         if arena.status is not ArenaStatus.RUNNING:
             return await self.waiting(arena, self.clock()) \
                 if arena.status is ArenaStatus.LOBBY else []
-        await self.collect(arena)
-        games = [g for g in await self.store.arena_games(arena.arena_id)
-                 if g.round == arena.round]
+        games = [g for g in await self.collect(arena) if g.round == arena.round]
         if games and all(g.result is not None for g in games):
             return await self.round_over(arena, games)
         notices: list[Notice] = []
