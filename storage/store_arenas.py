@@ -59,6 +59,8 @@ class ArenaSql(SqlCore):
                            minutes: int, match_args: str, bots: bool,
                            starts_at: float | None, kind: str = "arena",
                            rounds: int = 0) -> ArenaRow | None:
+        """A new arena (or Swiss league: ``kind`` ``swiss``, ``rounds`` rounds) in its lobby;
+        ``None`` if the chat has one not over yet."""
         now = self._clock()
 
         async def work(tx: Tx) -> ArenaRow | None:
@@ -81,16 +83,19 @@ class ArenaSql(SqlCore):
         return await self._in_write(work)
 
     async def get_arena(self, arena_id: int) -> ArenaRow | None:
+        """The arena, if it exists."""
         found = await self._query(f"SELECT {ARENA_COLUMNS} FROM arenas WHERE arena_id = ?",
                                   (arena_id,), arena_row)
         return found[0] if found else None
 
     async def latest_arena(self, chat_id: int) -> ArenaRow | None:
+        """The chat's newest arena, over or not (``/arena`` shows it)."""
         found = await self._query(f"SELECT {ARENA_COLUMNS} FROM arenas WHERE chat_id = ? "
                                   "ORDER BY arena_id DESC LIMIT 1", (chat_id,), arena_row)
         return found[0] if found else None
 
     async def open_arenas(self) -> list[ArenaRow]:
+        """Every arena not over yet: what the ticker starts, pairs and ends."""
         return await self._query(f"SELECT {ARENA_COLUMNS} FROM arenas WHERE {OPEN} "
                                  "ORDER BY arena_id", (), arena_row)
 
@@ -99,6 +104,9 @@ class ArenaSql(SqlCore):
                            message_id: int | None = None, was: ArenaStatus | None = None,
                            round: int | None = None, round_ends_at: float | None = None,
                            was_round: int | None = None) -> bool:
+        """Set what is given; with ``was`` (``was_round``), only if the status (round) is
+        that, so one process alone starts or ends it (or a round). False if nothing
+        changed."""
         sets = [(name, value) for name, value in (
             ("status", None if status is None else status.value), ("starts_at", starts_at),
             ("ends_at", ends_at), ("message_id", message_id), ("round", round),
@@ -114,6 +122,8 @@ class ArenaSql(SqlCore):
             f"WHERE arena_id = ?{condition}", params) > 0
 
     async def join_arena(self, arena_id: int, user_id: int, rating: int) -> str:
+        """Seat a person: ``joined``, ``back`` (from a pause), ``already`` (playing in it),
+        or ``elsewhere`` (in another arena not over: one at a time)."""
         now = self._clock()
 
         async def work(tx: Tx) -> str:
@@ -141,21 +151,27 @@ class ArenaSql(SqlCore):
         return await self._in_write(work)
 
     async def pause_arena(self, arena_id: int, user_id: int) -> bool:
+        """Pause a player (no new game; their points stay); False if not playing in it."""
         return await self._modify("UPDATE arena_players SET paused = ? WHERE arena_id = ? "
                                   "AND user_id = ? AND NOT paused",
                                   (True, arena_id, user_id)) > 0
 
     async def arena_entries(self, arena_id: int) -> list[ArenaEntry]:
+        """The arena's players, in joining order."""
         return await self._query(f"SELECT {ENTRY_COLUMNS} FROM arena_players "
                                  "WHERE arena_id = ? ORDER BY joined_at, user_id",
                                  (arena_id,), entry_row)
 
     async def arena_games(self, arena_id: int) -> list[ArenaGameRow]:
+        """The arena's games, in the order they started."""
         return await self._query(f"SELECT {GAME_COLUMNS} FROM arena_games WHERE arena_id = ? "
                                  "ORDER BY game_id", (arena_id,), game_row)
 
     async def start_arena_game(self, arena_id: int, first: int, second: int | None, *,
                                round: int = 0, bye: bool = False) -> int | None:
+        """Note a game (``second``: ``None`` for a computer; with ``bye``, a league round's
+        bye, its result set at once) and return its number; ``None`` if either player has a
+        game of this arena without a result (seated elsewhere)."""
         now = self._clock()
         people = [first] if second is None else [first, second]
 
@@ -180,6 +196,7 @@ class ArenaSql(SqlCore):
         return await self._in_write(work)
 
     async def set_arena_game_match(self, game_id: int, match_id: int | None) -> None:
+        """The match a game is; ``None``: it could not be made (the game is void)."""
         if match_id is None:  # the match could not be made: the game never was
             await self._modify("UPDATE arena_games SET result = 'void', finished_at = ? "
                                "WHERE game_id = ? AND result IS NULL",
@@ -189,6 +206,8 @@ class ArenaSql(SqlCore):
                            (match_id, game_id))
 
     async def finish_arena_game(self, game_id: int, result: str) -> bool:
+        """Set a game's result once (``first``, ``second``, ``draw``, ``void``); its players
+        wait again from now. False if it had one."""
         now = self._clock()
 
         async def work(tx: Tx) -> bool:
@@ -210,11 +229,14 @@ class ArenaSql(SqlCore):
         return await self._in_write(work)
 
     async def adjudicate_arena_game(self, game_id: int) -> bool:
+        """Note that a league game missed its round's deadline (its time kept in
+        ``finished_at`` until the result comes): True once, whichever process asks."""
         return await self._modify("UPDATE arena_games SET finished_at = ? WHERE game_id = ? "
                                   "AND result IS NULL AND finished_at IS NULL",
                                   (self._clock(), game_id)) > 0
 
     async def arena_of_game_chat(self, chat_id: int) -> ArenaRow | None:
+        """The arena whose game's reserved chat ``chat_id`` is, or ``None``."""
         game_id = arena_game_of(chat_id)
         if game_id is None:
             return None

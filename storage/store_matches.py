@@ -56,12 +56,14 @@ class MatchSql(SqlCore):
     # Matches: readers ---------------------------------------------------------------------
 
     async def get_match(self, match_id: int) -> MatchRow:
+        """The match row; :class:`NotFound` if there is none."""
         found = await self._matches("WHERE m.match_id = ?", (match_id,))
         if not found:
             raise NotFound(f"no match {match_id}")
         return found[0]
 
     async def active_match(self, chat_id: int, thread_id: int | None = None) -> MatchRow | None:
+        """The active match of a chat, or of one forum topic of it."""
         found = await self._matches(
             "WHERE m.chat_id = ? AND m.thread_id = ? AND m.status = 'active'",
             (chat_id, thread_id or 0))
@@ -71,6 +73,9 @@ class MatchSql(SqlCore):
         self, user_id: int, *, status: MatchStatus | None = MatchStatus.ACTIVE,
         chat_id: int | None = None, thread_id: int | None = None, limit: int | None = None
     ) -> list[MatchRow]:
+        """Matches the user is seated in (``status=None``: all), newest first; with
+        ``chat_id`` only those of that chat and forum topic (``thread_id``), at most
+        ``limit`` of them (a long-time player's whole history is not read for one)."""
         where = "WHERE m.match_id IN (SELECT match_id FROM seats WHERE user_id = ?)"
         params: tuple[Any, ...] = (user_id,)
         if status is not None:
@@ -86,14 +91,19 @@ class MatchSql(SqlCore):
         return await self._matches(where, params)
 
     async def active_matches(self) -> list[MatchRow]:
+        """Every unfinished match, oldest first: what a restart resumes."""
         return await self._matches("WHERE m.status = 'active' ORDER BY m.match_id")
 
     async def active_matches_of_chat(self, chat_id: int) -> list[MatchRow]:
+        """The active matches of a chat, of every forum topic of it, oldest first (what a
+        chat that removed the bot leaves to close)."""
         return await self._matches(
             "WHERE m.chat_id = ? AND m.status = 'active' ORDER BY m.match_id", (chat_id,))
 
     async def count_active_matches(self, *, chat_id: int | None = None,
                                    user_id: int | None = None) -> int:
+        """How many active matches a chat has (every forum topic of it counted), or a user is
+        seated in: the caps on matches per chat and per person count without reading rows."""
         if (chat_id is None) == (user_id is None):
             raise ValueError("count the matches of a chat or of a user")
         if chat_id is not None:
@@ -106,11 +116,15 @@ class MatchSql(SqlCore):
         return (await self._query(sql, params, lambda r: int(r["n"])))[0]
 
     async def operating_figures(self) -> OperatingFigures:
+        """Open set-ups, running matches, and their moves stored but not yet announced
+        (how many, the oldest one's time): read at each metrics scrape, so one statement."""
         return (await self._query(q.OPERATING_FIGURES, (), lambda r: OperatingFigures(
             int(r["lobbies"]), int(r["matches"]), int(r["waiting"]),
             None if r["oldest"] is None else float(r["oldest"]), int(r["pool"]))))[0]
 
     async def unannounced_matches(self) -> list[MatchRow]:
+        """Finished matches whose last moves were stored but not all announced (the bot
+        stopped before the final post went out), oldest first."""
         return await self._matches(
             "WHERE m.status = 'finished' AND m.announced_seq < (SELECT "
             "COALESCE(MAX(v.seq), 0) FROM moves v WHERE v.match_id = m.match_id) "
@@ -118,6 +132,7 @@ class MatchSql(SqlCore):
 
     async def recent_matches(self, chat_id: int, thread_id: int | None = None,
                              limit: int = 10) -> list[MatchRow]:
+        """The chat's (topic's) newest matches, newest first."""
         return await self._matches(
             "WHERE m.chat_id = ? AND m.thread_id = ? ORDER BY m.match_id DESC LIMIT ?",
             (chat_id, thread_id or 0, max(0, limit)))
@@ -128,6 +143,13 @@ class MatchSql(SqlCore):
                            *, thread_id: int | None = None, seed: int | None = None,
                            board_message_id: int | None = None,
                            lobby_id: int | None = None) -> StoredMatch:
+        """Start a match (status active) and deal it with the engine.
+
+        Raises :class:`ActiveMatchExists` if the chat/topic already has an active match,
+        :class:`NotFound` for a human seat whose user is not stored. A missing seed is drawn
+        at random; it is stored, so the deal replays exactly. With ``lobby_id`` that open
+        lobby is marked started in the same transaction (:class:`NotFound` if not open).
+        """
         if seed is None:
             seed = secrets.randbelow(MAX_SEED)
         check_new_match(seed, thread_id)
@@ -178,6 +200,7 @@ class MatchSql(SqlCore):
         return await self._in_write(work)
 
     async def load_match(self, match_id: int) -> StoredMatch:
+        """Row, move log and the engine state rebuilt from them, read consistently."""
         row, moves = await self._match_and_moves(match_id)
         game = rebuild_game(row, [m.action for m in moves])
         return StoredMatch(row, tuple(moves), game)
@@ -194,6 +217,8 @@ class MatchSql(SqlCore):
         return await self._in_read(op)
 
     async def match_head(self, match_id: int) -> tuple[MatchRow, int]:
+        """The match's row and the number of its last stored move (0 before any): enough to
+        tell whether a kept :class:`StoredMatch` is still the current one."""
         # The row's move count is the last stored move's number (the log has no gaps), and
         # both come from one statement, so they agree.
         row = await self.get_match(match_id)
@@ -202,6 +227,10 @@ class MatchSql(SqlCore):
     async def match_state(
         self, match_id: int
     ) -> tuple[MatchRow, TimerRow | None, dict[int, StandIn]]:
+        """:meth:`match_head`'s row (its ``move_count`` the last stored move's number) with
+        the match's turn timer and stand-ins: what a move checks and times, read together.
+        A move reads them once per request; the SQL store reads them in one transaction,
+        one round trip in the scaled mode instead of three."""
         async def work(tx: Tx) -> tuple[MatchRow, TimerRow | None, dict[int, StandIn]]:
             row = await self._get_match(tx, match_id)
             timer = await tx.fetchone(q.GET_TIMER, (match_id,))
@@ -215,6 +244,15 @@ class MatchSql(SqlCore):
     async def append_move(self, match_id: int, expected_seq: int, action: PlayerAction | str,
                           *, update_id: int | None = None,
                           final: Match | None = None, by: MovedBy = UNKNOWN_MOVER) -> MoveRow:
+        """Append one move atomically, if and only if it gets number ``expected_seq``,
+        with who made it and through which door (``by``, read back in :class:`MoveRow`).
+
+        ``expected_seq`` is ``len(game.history) + 1`` of the caller's state before the move.
+        A stale number raises :class:`SequenceConflict`; an ``update_id`` seen before raises
+        :class:`DuplicateUpdate`; a closed match raises :class:`MatchClosed`. In each case
+        nothing is written. When the move ends the match, pass the engine state after it as
+        ``final``: the match is closed and statistics recorded in the same transaction.
+        """
         return (await self.append_moves(match_id, [(expected_seq, action)],
                                         update_id=update_id, final=final, by=by))[0]
 
@@ -226,11 +264,13 @@ class MatchSql(SqlCore):
                            update_id: int | None = None,
                            final: Match | None = None,
                            by: MovedBy = UNKNOWN_MOVER) -> list[MoveRow]:
-        """:meth:`append_move` for the steps of one move (a card and "end" typed together)
-        in one transaction: all of them are stored, or none (a process killed in between
-        would otherwise leave the turn half made, and the update that made it recorded).
-        Each step is stored with who made it and through which door (``by``; its ``then``
-        with the last step only)."""
+        """:meth:`append_move` for the steps of one move (a card and "end" typed together),
+        ``(expected_seq, action)`` each, numbered one after another, in one transaction: all
+        of them are stored, or none (a process killed in between would otherwise leave the
+        turn half made, and the update that made it recorded). A refused step raises as
+        :meth:`append_move` does and nothing is written. ``update_id`` goes with the first
+        step, ``final`` and ``by.then`` with the last, ``by`` (who made it and through which
+        door) with every one."""
         texts = move_steps(moves, final)
         if not texts:
             return []
@@ -302,6 +342,7 @@ class MatchSql(SqlCore):
         return int(group["chat_id"]) if group is not None else chat_id
 
     async def abandon_match(self, match_id: int) -> bool:
+        """Close an unfinished match without statistics. False if it was closed already."""
         now = self._clock()
 
         async def work(tx: Tx) -> bool:
@@ -315,6 +356,8 @@ class MatchSql(SqlCore):
         return await self._in_write(work)
 
     async def concede_match(self, match_id: int, seat: int) -> bool:
+        """``seat`` resigned a duel or team match: it ends now, lost by that side and won by
+        the other (statistics too). False if the match was not active."""
         now = self._clock()
 
         async def work(tx: Tx) -> bool:
@@ -336,6 +379,8 @@ class MatchSql(SqlCore):
 
     async def set_board_message(self, match_id: int, message_id: int | None,
                                 caption: str | None = None) -> int | None:
+        """Remember the group message that shows the board (and its caption); returns the
+        id it replaces."""
         async def work(tx: Tx) -> int | None:
             old = await tx.fetchone("SELECT board_message_id FROM matches WHERE match_id = ?"
                                     f"{self.dialect.row_lock}", (match_id,))
@@ -349,6 +394,9 @@ class MatchSql(SqlCore):
 
     async def post_board(self, match_id: int, message_id: int,
                          caption: str) -> tuple[int | None, bool]:
+        """:meth:`set_board_message` for a new board post, and whether the match's chat
+        keeps one live board (``/settings tidy``): what the post's sender needs to delete
+        the old one. The SQL store does both in one transaction."""
         async def work(tx: Tx) -> tuple[int | None, bool]:
             old = await tx.fetchone(q.BOARD_AND_TIDY + self.dialect.row_lock, (match_id,))
             if old is None:
@@ -362,11 +410,14 @@ class MatchSql(SqlCore):
     # Panels, the board post, what was told ------------------------------------------------
 
     async def get_panel(self, match_id: int, user_id: int) -> PanelMessage | None:
+        """The player's panel message (:class:`PanelMessage`)."""
         found = await self._query(q.GET_PANEL, (match_id, user_id), rows.panel)
         return found[0] if found else None
 
     async def set_panel(self, match_id: int, user_id: int,
                         panel: PanelMessage | None) -> PanelMessage | None:
+        """Remember (or, with ``None``, forget) the player's panel message; returns the one
+        it replaces (in the same write, so two senders cannot both miss the old one)."""
         async def work(tx: Tx) -> PanelMessage | None:
             # Two senders must not both read the same old panel (a missing row cannot be
             # locked with FOR UPDATE, so PostgreSQL takes the match's lock).
@@ -382,12 +433,15 @@ class MatchSql(SqlCore):
         return await self._in_write(work)
 
     async def get_panel_lines(self, match_id: int, user_id: int) -> list[str]:
+        """The move lines the player's newest panel shows ([] when none)."""
         found = await self._query(q.GET_PANEL_LINES,
             (match_id, user_id), lambda r: panel_lines_load(r["lines"]))
         return found[0] if found else []
 
     async def set_panel_lines(self, match_id: int,
                               lines: Mapping[int, Sequence[str] | None]) -> None:
+        """Remember (or, with ``None``, forget) the lines each player's panel shows, by user
+        id, in one write (one move changes several players' panels)."""
         if not lines:
             return
         gone = [user_id for user_id, shown in lines.items() if shown is None]
@@ -405,17 +459,24 @@ class MatchSql(SqlCore):
         await self._in_write(work)
 
     async def board_message(self, match_id: int) -> tuple[int, str] | None:
+        """The group's newest board post of the match: (message id, caption)."""
         found = await self._query(q.BOARD_MESSAGE, (match_id,),
             lambda r: (int(r["board_message_id"]), str(r["board_caption"] or "")))
         return found[0] if found else None
 
     async def set_announced(self, match_id: int, seq: int) -> None:
+        """Record that moves up to ``seq`` were announced (never lowers the marker)."""
         await self._modify(self.dialect.set_announced(), (seq, match_id))
 
     async def told(self, match_id: int) -> dict[str, int]:
+        """What of the match's announcements was delivered (:data:`chat.notices.Told`
+        keys, each with its move number, ``board``'s the last move the group's board post
+        shows): a restart, or an announcement job run again, skips what is here."""
         found = await self._query(q.GET_TOLD, (match_id,),
                                   lambda r: (str(r["key"]), int(r["seq"])))
         return dict(found)
 
     async def note_told(self, match_id: int, key: str, seq: int = 0) -> None:
+        """Note a delivered notice of the match's announcements (a key's move number
+        never goes down)."""
         await self._modify(self.dialect.note_told(), (match_id, key, seq))
