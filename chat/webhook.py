@@ -33,7 +33,7 @@ user's next button press likewise), and the processor keeps one chat's updates i
 polling. A chat's failing update holds back the chat's later ones, so after
 :data:`MAX_ATTEMPTS` failed tries the update is given up (answered 200, the
 user gets the usual apology). The tries are counted in the store where it keeps count
-(PostgreSQL: every worker's tries of the update, :meth:`storage.base.Store.update_state`),
+(PostgreSQL: every worker's tries of the update, :meth:`storage.Store.update_state`),
 else by this process.
 """
 

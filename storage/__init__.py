@@ -1,7 +1,8 @@
 """Durable storage of chats, users, matches, move logs and statistics.
 
-The bot talks only to :class:`Store` and the rows and errors re-exported here; SQL stays
-inside this package. ``open_store()`` picks the backend from a URL or path::
+The bot talks only to :class:`Store` (every operation, with its contract: written once in
+:mod:`storage.store`) and the rows and errors re-exported here; SQL stays inside this
+package. ``open_store()`` picks the backend from a URL or path::
 
     store = await open_store("krendzu.sqlite3")      # SQLite file (WAL), the default
     store = await open_store(":memory:")             # tests
@@ -55,7 +56,6 @@ from storage.base import (
     StandIn,
     StatsRow,
     StorageError,
-    Store,
     StoredMatch,
     TimerRow,
     UserRow,
@@ -70,6 +70,7 @@ from storage.base import (
     pool_chat_id,
     rebuild_game,
 )
+from storage.store import Store
 
 if TYPE_CHECKING:
     from storage.postgres import JobHooks

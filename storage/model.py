@@ -1,8 +1,9 @@
 """The storage's vocabulary, knowing no SQL: typed rows, errors, and the engine glue every
 backend shares (:func:`rebuild_game` turns a stored match back into a :class:`krendzu.Match`).
 
-:mod:`storage.base` re-exports all of it beside the abstract :class:`~storage.base.Store`,
-so ``from storage.base import MatchRow`` and ``from storage import MatchRow`` keep working.
+:mod:`storage.base` re-exports all of it beside the backend's interface
+(:class:`~storage.base.StoreBackend`), so ``from storage.base import MatchRow`` and
+``from storage import MatchRow`` keep working.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ back as dicts and every row type is built from named columns. No group commit is
 each call has its own connection and PostgreSQL groups concurrent commits itself.
 
 The SQL of the store's methods is not here: it is written once for both backends
-(:class:`storage.store.SqlStore`), and this module is its driver. It gives the shared code
+(:class:`storage.store.Store`), and this module is its driver. It gives the shared code
 the connector's four ways in over those wrappers (:class:`PgTx` translates SQLite's
 parameter style to psycopg's) and the hooks where PostgreSQL does more in the same
 transaction: the match's advisory lock, ``NOTIFY``, the scaled mode's jobs. What only
@@ -73,7 +73,7 @@ from storage.pg_migrations import LATEST, MIGRATIONS, VERSION_TABLE
 from storage.pg_windows import FloodWindows
 from storage.queries import POSTGRES
 from storage.rows import match_row, moved_by
-from storage.store import SqlStore, TxOp
+from storage.store import Store, TxOp
 
 log = logging.getLogger(__name__)
 
@@ -254,8 +254,8 @@ NOTIFY_CHANNEL = "krendzu_match"
 ENGINE_CHANNEL = "krendzu_engine"
 
 
-class PostgresStore(SqlStore):
-    """:class:`storage.base.Store` on a PostgreSQL database (a pool of connections)."""
+class PostgresStore(Store):
+    """:class:`storage.Store` on a PostgreSQL database (a pool of connections)."""
 
     def __init__(self, pool: AsyncConnectionPool[Conn], *,
                  clock: Callable[[], float] = time.time,
@@ -404,7 +404,7 @@ class PostgresStore(SqlStore):
         cur = await conn.execute(sql, params)
         return await cur.fetchone()
 
-    # The connector (storage.store.SqlStore's four ways in, and its hooks) ------------------
+    # The connector (storage.store.Store's four ways in, and its hooks) ---------------------
 
     dialect = POSTGRES
 

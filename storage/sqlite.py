@@ -15,7 +15,7 @@ Every call reaches the connection through one of two wrappers: :meth:`SqliteStor
 come back as ``sqlite3.Row`` and each row type is built from named columns.
 
 The SQL of the store's methods is not here: it is written once for both backends
-(:class:`storage.store.SqlStore`), and this module is its driver, giving it the connector's
+(:class:`storage.store.Store`), and this module is its driver, giving it the connector's
 four ways in over those wrappers (:class:`SqliteTx` around the connection). SQLite needs
 none of the shared code's hooks (one writer at a time, one process); what only it has stays
 here: the pragmas, the group commit, file backups and the embedded mode's group writes.
@@ -43,7 +43,7 @@ from storage.common import consume_exception as _consume_exception
 from storage.connector import Params, Row, Tx, UniqueViolation
 from storage.migrations import LATEST, MIGRATIONS, VERSION_TABLE, Migration, Plan, require_latest
 from storage.queries import SQLITE
-from storage.store import SqlStore, TxOp
+from storage.store import Store, TxOp
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +58,7 @@ MEMORY = ":memory:"
 BUSY_TIMEOUT_MS = 5000
 #: At most this many writes share one commit (bounds the latency of a busy moment).
 MAX_BATCH = 128
-#: Seconds a group write is kept (storage.base.Store.note_group_write): twice Telegram's
+#: Seconds a group write is kept (storage.Store.note_group_write): twice Telegram's
 #: one-minute window.
 KEEP_GROUP_WRITES = 120.0
 
@@ -291,8 +291,8 @@ def _unique(exc: sqlite3.IntegrityError) -> BaseException:
 # The store ------------------------------------------------------------------------------
 
 
-class SqliteStore(SqlStore):
-    """:class:`storage.base.Store` on one SQLite file (or ``:memory:``)."""
+class SqliteStore(Store):
+    """:class:`storage.Store` on one SQLite file (or ``:memory:``)."""
 
     def __init__(
         self,
@@ -498,7 +498,7 @@ class SqliteStore(SqlStore):
                         await conn.execute("ROLLBACK")
                 raise
 
-    # The connector (storage.store.SqlStore's four ways in) ------------------------------
+    # The connector (storage.store.Store's four ways in) ---------------------------------
 
     dialect = SQLITE
 

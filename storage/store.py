@@ -1,13 +1,15 @@
-"""The store written once: :class:`SqlStore`, every method of :class:`storage.base.Store`
-whose SQL both backends share, over the thin connector of :mod:`storage.connector`.
+"""The store written once: :class:`Store`, every operation the bot calls (exported as
+``storage.Store``), with its contract, over the thin connector of :mod:`storage.connector`.
 
-It is built in two parts, each under the size the package keeps: the matches
-(:mod:`storage.store_matches`) and, here, the people, lobbies, timers, ratings, statistics,
-engines and the update ledger. The connector and the hooks where one backend does more are
-in :mod:`storage.store_core`; the statements that are named, and the dialect differences, in
+Each method's docstring is its contract: what it returns, the errors it raises, what one
+transaction holds. The class is built in parts, each under the size the package keeps: the
+matches (:mod:`storage.store_matches`), the arenas (:mod:`storage.store_arenas`) and, here,
+the people, lobbies, timers, ratings, statistics, engines, the pool and spectators. The
+connector, the update ledger and the hooks where one backend does more are in
+:mod:`storage.store_core`; the statements that are named, and the dialect differences, in
 :mod:`storage.queries`. ``storage.sqlite`` and ``storage.postgres`` subclass it and keep
-only what differs: connections, transactions, locks, ``LISTEN``, backups and the parts only
-PostgreSQL has.
+only what differs (:class:`storage.base.StoreBackend`, and the connector): connections,
+transactions, locks, ``LISTEN``, backups and the parts only PostgreSQL has.
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ from storage.base import (
     ARENA_CHAT_BASE,
     ENGINE_COLUMNS,
     ChatRow,
-    DuplicateUpdate,
     EngineExists,
     EngineRow,
     LobbyExists,
@@ -50,14 +51,20 @@ from storage.store_arenas import ArenaSql
 from storage.store_core import TxOp
 from storage.store_matches import MatchSql
 
-__all__ = ["SqlStore", "TxOp"]
+__all__ = ["Store", "TxOp"]
 
 #: The deepest pool match's chat id (the one above the arena games').
 POOL_DEEPEST = -ARENA_CHAT_BASE + 1
 
 
-class SqlStore(MatchSql, ArenaSql):
-    """:class:`storage.base.Store`'s shared SQL; a backend adds its connector and dialect."""
+class Store(MatchSql, ArenaSql):
+    """Durable storage of chats, users, matches, move logs and statistics: every
+    operation, written once; a backend adds its connector, its dialect and
+    :class:`~storage.base.StoreBackend`.
+
+    Every method is a coroutine and every write is one transaction: it happens completely
+    or not at all, also if the process dies or the calling task is cancelled midway.
+    """
 
     # Chats and users --------------------------------------------------------------------
 
@@ -403,32 +410,6 @@ class SqlStore(MatchSql, ArenaSql):
 
         return await self._in_write(work)
 
-    # The update ledger ------------------------------------------------------------------
-
-    async def mark_update(self, update_id: int) -> bool:
-        """Remember an update id; False if it was remembered already (a redelivery)."""
-        now = self._clock()
-
-        async def work(tx: Tx) -> bool:
-            await self._clear_failures(tx, update_id)
-            await self._remember_update(tx, update_id, now)
-            return True
-
-        try:
-            return await self._in_write(work)
-        except DuplicateUpdate:
-            return False
-
-    async def prune_updates(self, older_than_seconds: float) -> int:
-        """Forget update ids processed longer ago than that; returns how many."""
-        before = self._clock() - older_than_seconds
-        return await self._in_write(lambda tx: self._forget_updates(tx, before))
-
-    async def seen_update(self, update_id: int) -> bool:
-        """Whether the update id was processed (read only)."""
-        return bool(await self._query(q.SEEN_UPDATE, (update_id,),
-            lambda r: r))
-
     # Outside engines (issue 31) -----------------------------------------------------------
 
     async def _engines(self, where: str, params: Params) -> list[EngineRow]:
@@ -604,4 +585,4 @@ class SqlStore(MatchSql, ArenaSql):
 
 
 class _NotAllWaiting(Exception):
-    """:meth:`SqlStore.take_from_pool` found someone gone: the transaction is rolled back."""
+    """:meth:`Store.take_from_pool` found someone gone: the transaction is rolled back."""

@@ -53,7 +53,7 @@ def game_row(r: Row) -> ArenaGameRow:
 
 
 class ArenaSql(SqlCore):
-    """:class:`storage.base.Store`'s arena methods (their contracts are there)."""
+    """:class:`storage.store.Store`'s arena operations, each with its contract."""
 
     async def create_arena(self, chat_id: int, thread_id: int | None, creator: int, *,
                            minutes: int, match_args: str, bots: bool,

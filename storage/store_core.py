@@ -1,14 +1,17 @@
 """The base of the store written once (:mod:`storage.store`): the connector a backend
-supplies, the hooks where one backend does more, and the helpers every part of the shared
-SQL uses (a match's rows, the update ledger).
+supplies, the hooks where one backend does more, the update ledger, and the helpers every
+part of the shared SQL uses (a match's rows).
 
 A backend (``storage.sqlite``, ``storage.postgres``) supplies the four ways in
-(``_query``, ``_modify``, ``_in_read``, ``_in_write``) and its
-:class:`~storage.queries.Dialect`. The hooks do nothing here; PostgreSQL's do, inside the
-same transaction: it locks a match across processes (``_lock_match``, ``row_lock``), tells
-the other processes of a change (``_notify``, ``_revoke``) and defers the scaled mode's jobs
-with a move (``_after_append``, ``_after_arm``, ``_after_computer``). SQLite's single writer
-needs none of them.
+(``_query``, ``_modify``, ``_in_read``, ``_in_write``), its
+:class:`~storage.queries.Dialect` and :class:`~storage.base.StoreBackend`'s lifecycle. The
+hooks do nothing here; PostgreSQL's do, inside the same transaction: it locks a match across
+processes (``_lock_match``, ``row_lock``), tells the other processes of a change
+(``_notify``, ``_revoke``) and defers the scaled mode's jobs with a move (``_after_append``,
+``_after_arm``, ``_after_computer``). SQLite's single writer needs none of them. Four
+operations the bot calls are hooks too, with what a backend that keeps nothing answers:
+SQLite keeps the group writes (``note_group_write``, ``group_writes``), PostgreSQL counts an
+update's failed tries for every webhook worker (``update_state``, ``count_update_failure``).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from typing import TypeVar
 
 from storage import queries as q
 from storage import rows
-from storage.base import DuplicateUpdate, MatchRow, NotFound, Store
+from storage.base import DuplicateUpdate, MatchRow, NotFound, StoreBackend
 from storage.common import PRUNE_EVERY
 from storage.connector import Params, Row, Tx
 
@@ -29,7 +32,7 @@ R = TypeVar("R")
 TxOp = Callable[[Tx], Awaitable[T]]
 
 
-class SqlCore(Store):
+class SqlCore(StoreBackend):
     """The connector and the hooks of the shared SQL (see the module's docstring)."""
 
     #: How this backend's database spells what the two spell differently.
@@ -90,6 +93,21 @@ class SqlCore(Store):
     async def _clear_failures(self, tx: Tx, update_id: int) -> None:
         """The update is processed: forget its failed tries, where they are counted."""
 
+    # What one backend keeps more, asked by the bot ------------------------------------------
+
+    async def note_group_write(self, chat_id: int, at: float) -> None:
+        """The bot wrote in group ``chat_id`` at ``at`` (a post or an edit: what Telegram
+        counts against the group's 20 a minute). Kept by the embedded mode so that a
+        restarted process starts each group's window from it (:meth:`group_writes`); the
+        scaled mode keeps its windows in storage/pg_windows.py instead, and keeps nothing
+        here."""
+        return None
+
+    async def group_writes(self, since: float) -> list[tuple[int, float]]:
+        """``(chat_id, at)`` of the group writes noted at ``since`` or later, oldest first
+        (:meth:`note_group_write`)."""
+        return []
+
     # Matches' rows -------------------------------------------------------------------------
 
     async def _match_rows(self, tx: Tx, where: str, params: Params) -> list[MatchRow]:
@@ -111,6 +129,46 @@ class SqlCore(Store):
         return found[0]
 
     # The update ledger ------------------------------------------------------------------
+    # The bot's own update ids are remembered by ``append_move(update_id=...)`` and pruned
+    # automatically; in webhook mode (chat/web.py) every update processed is marked too
+    # (``mark_update``), so that a copy Telegram delivers again is recognised, and its failed
+    # tries are counted where the store keeps count (``update_state``). The rest is for
+    # ``python -m storage``, operators and tests.
+
+    async def mark_update(self, update_id: int) -> bool:
+        """Remember an update id; False if it was remembered already (a redelivery)."""
+        now = self._clock()
+
+        async def work(tx: Tx) -> bool:
+            await self._clear_failures(tx, update_id)
+            await self._remember_update(tx, update_id, now)
+            return True
+
+        try:
+            return await self._in_write(work)
+        except DuplicateUpdate:
+            return False
+
+    async def prune_updates(self, older_than_seconds: float) -> int:
+        """Forget update ids processed longer ago than that; returns how many."""
+        before = self._clock() - older_than_seconds
+        return await self._in_write(lambda tx: self._forget_updates(tx, before))
+
+    async def seen_update(self, update_id: int) -> bool:
+        """Whether the update id was processed (read only)."""
+        return bool(await self._query(q.SEEN_UPDATE, (update_id,),
+            lambda r: r))
+
+    async def update_state(self, update_id: int) -> tuple[bool, int | None]:
+        """Whether the update was processed, and how many times it failed so far as the
+        store keeps count (``None``: it does not, the one process counts for itself; the
+        PostgreSQL store does, for every webhook worker)."""
+        return await self.seen_update(update_id), None
+
+    async def count_update_failure(self, update_id: int) -> int | None:
+        """One more failed try of the update; its count, or ``None`` if the store keeps
+        none (see :meth:`update_state`)."""
+        return None
 
     async def _remember_update(self, tx: Tx, update_id: int, now: float) -> None:
         """Add an update id inside the caller's write (``append_move``): DuplicateUpdate if

@@ -51,7 +51,8 @@ from storage.store_core import SqlCore
 
 
 class MatchSql(SqlCore):
-    """The matches' methods of :class:`storage.base.Store`, written once."""
+    """The matches' operations of :class:`storage.store.Store`, written once, each with its
+    contract."""
 
     # Matches: readers ---------------------------------------------------------------------
 
@@ -229,8 +230,8 @@ class MatchSql(SqlCore):
     ) -> tuple[MatchRow, TimerRow | None, dict[int, StandIn]]:
         """:meth:`match_head`'s row (its ``move_count`` the last stored move's number) with
         the match's turn timer and stand-ins: what a move checks and times, read together.
-        A move reads them once per request; the SQL store reads them in one transaction,
-        one round trip in the scaled mode instead of three."""
+        A move reads them once per request, in one transaction: one round trip in the
+        scaled mode instead of three."""
         async def work(tx: Tx) -> tuple[MatchRow, TimerRow | None, dict[int, StandIn]]:
             row = await self._get_match(tx, match_id)
             timer = await tx.fetchone(q.GET_TIMER, (match_id,))
@@ -256,7 +257,10 @@ class MatchSql(SqlCore):
         return (await self.append_moves(match_id, [(expected_seq, action)],
                                         update_id=update_id, final=final, by=by))[0]
 
-    #: One transaction stores every step of a move (:meth:`append_moves`).
+    #: Whether :meth:`append_moves` stores a move's steps in one transaction (it does: a
+    #: webhook worker may be killed between two of them). Where it is ``False`` (a test sets
+    #: it), the flow stores them one :meth:`append_move` after another: a refused one raises,
+    #: those before it stay.
     appends_atomically = True
 
     async def append_moves(self, match_id: int,
@@ -396,7 +400,7 @@ class MatchSql(SqlCore):
                          caption: str) -> tuple[int | None, bool]:
         """:meth:`set_board_message` for a new board post, and whether the match's chat
         keeps one live board (``/settings tidy``): what the post's sender needs to delete
-        the old one. The SQL store does both in one transaction."""
+        the old one. Both are done in one transaction."""
         async def work(tx: Tx) -> tuple[int | None, bool]:
             old = await tx.fetchone(q.BOARD_AND_TIDY + self.dialect.row_lock, (match_id,))
             if old is None:
