@@ -29,6 +29,7 @@ from chat.jobs.core import (
     at,
     defer_board,
     defer_computer,
+    job_pool,
     timer_lock,
 )
 from chat.notices import BOARD_KEY, Announced, BoardPost, ComputerTurn, Notice, Send, untold
@@ -53,7 +54,7 @@ def build_jobs(url: str, *, prepare: bool = True) -> Jobs:
     """The app on ``url`` (a PostgreSQL URL) with the bot's tasks; open it before use
     (``async with jobs.app.open_async():``). ``prepare``: prepared statements, as the
     store's (:meth:`storage.postgres.PostgresStore.open`)."""
-    app = App(connector=PsycopgConnector(conninfo=url, kwargs={
+    app = App(connector=PsycopgConnector(conninfo=url, pool_factory=job_pool, kwargs={
         "prepare_threshold": PREPARE_AFTER if prepare else None}))
     announce = app.task(name="announce", queue=ANNOUNCE_QUEUE, pass_context=True,
                         retry=RetryStrategy(max_attempts=20, exponential_wait=2))(_announce)
