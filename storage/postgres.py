@@ -591,10 +591,22 @@ class PostgresStore(SqlStore):
         whose job was refused because this job was still queued (its queueing lock) is then
         visible to it, never left unannounced."""
 
-        async def work(conn: Conn) -> None:
-            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (match_id,))
+        # One statement outside a block: its own transaction, which holds the lock until
+        # the statement ends (one round trip, where BEGIN, the lock and COMMIT were three).
+        await self._change("SELECT pg_advisory_xact_lock(%s)", (match_id,))
 
-        await self._write(work)
+    async def told_and_announced(self, match_id: int) -> tuple[dict[str, int], int]:
+        """What was told of the match (:meth:`told`) and its ``announced`` marker, in one
+        statement: where an announcement job starts (chat/jobs/tasks.py)."""
+        rows = await self._select(
+            "SELECT key, seq FROM told WHERE match_id = %(m)s UNION ALL "
+            "SELECT NULL, announced_seq FROM matches WHERE match_id = %(m)s", {"m": match_id},
+            lambda r: (r["key"], int(r["seq"])))
+        told = {str(key): seq for key, seq in rows if key is not None}
+        marker = [seq for key, seq in rows if key is None]
+        if not marker:
+            raise NotFound(f"no match {match_id}")
+        return told, marker[0]
 
     # Administration and inspection ------------------------------------------------------
 
