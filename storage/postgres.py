@@ -595,6 +595,16 @@ class PostgresStore(SqlStore):
         # the statement ends (one round trip, where BEGIN, the lock and COMMIT were three).
         await self._change("SELECT pg_advisory_xact_lock(%s)", (match_id,))
 
+    async def set_announced_told(self, match_id: int, seq: int, key: str) -> None:
+        """:meth:`set_announced` and :meth:`note_told` of ``key`` at the same ``seq``, in
+        one statement: an announcement that posted the group's news itself moves the
+        marker and notes the group told up to it together."""
+        await self._change(
+            "WITH noted AS (INSERT INTO told (match_id, key, seq) VALUES (%(m)s, %(k)s, %(s)s) "
+            "ON CONFLICT (match_id, key) DO UPDATE SET seq = GREATEST(told.seq, excluded.seq)) "
+            "UPDATE matches SET announced_seq = GREATEST(announced_seq, %(s)s) "
+            "WHERE match_id = %(m)s", {"m": match_id, "k": key, "s": seq})
+
     async def told_and_announced(self, match_id: int) -> tuple[dict[str, int], int]:
         """What was told of the match (:meth:`told`) and its ``announced`` marker, in one
         statement: where an announcement job starts (chat/jobs/tasks.py)."""

@@ -119,8 +119,11 @@ class JobServices:
         then not needed (about a fifth of a move's PostgreSQL transactions)."""
         marks: list[Announced] = []
         tasks: list[asyncio.Task[list[object]]] = []
-        #: The marker the group was told up to with this job's own first notices.
+        #: The marker the group was told up to with this job's own first notices, and the
+        #: task posting them (apart: the private notices alone decide how long the job
+        #: looks for newer moves, as when the board job posted them).
         group_told: list[int] = []
+        posts: list[asyncio.Task[list[object]]] = []
 
         async def hand_over(batch: Sequence[Notice], known: Mapping[str, int] | None = None,
                             direct: bool = False) -> None:
@@ -132,7 +135,9 @@ class JobServices:
                     end = max((n.seq for n in batch if isinstance(n, Announced)), default=None)
                     if end is not None:
                         group_told.append(end)
-                    batch = [*batch, *group]
+                    post = self.delivery.run(list(group))
+                    if post is not None:
+                        posts.append(post)
                 elif group:
                     await defer_board(self.jobs, match_id)
             for notice in batch:
@@ -157,15 +162,16 @@ class JobServices:
             if all(t.done() for t in first):
                 break
             await hand_over(await more(max(m.seq for m in marks)))
-        results = [r for t in tasks for r in await t]
+        results = [r for t in [*tasks, *posts] for r in await t]
         if not all(r is True for r in results):
             return False
-        if match_id is not None and group_told:
-            # Before the marker: a job killed in between leaves a board job to find the
-            # group told, never a group left untold behind a moved marker.
-            await self.store.note_told(match_id, GROUP_KEY, group_told[0])
         for mark in sorted(marks, key=lambda m: m.seq):
-            await self.store.set_announced(mark.match_id, mark.seq)
+            if group_told and mark.seq == group_told[0]:
+                # The group told up to the marker, in the marker's own statement: never a
+                # group left untold behind a moved marker.
+                await self.store.set_announced_told(mark.match_id, mark.seq, GROUP_KEY)
+            else:
+                await self.store.set_announced(mark.match_id, mark.seq)
         return True
 
     async def untold(self, match_id: int, notices: Sequence[Notice],
