@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 from procrastinate import App, JobContext, PsycopgConnector, RetryStrategy
@@ -17,6 +17,7 @@ from telegram.ext import Application
 from chat.computer import Thinker
 from chat.delivery import Delivery
 from chat.flow import Flow
+from chat.flow.base import chat_key, stand_ins_key, timer_key, user_key
 from chat.jobs.core import (
     ANNOUNCE_QUEUE,
     COMPUTER_QUEUE,
@@ -33,7 +34,7 @@ from chat.jobs.core import (
     timer_lock,
 )
 from chat.notices import BOARD_KEY, Announced, BoardPost, ComputerTurn, Notice, Send, untold
-from storage.postgres import PREPARE_AFTER, PostgresStore
+from storage.postgres import PREPARE_AFTER, AnnounceReads, PostgresStore
 
 log = logging.getLogger(__name__)
 
@@ -220,7 +221,8 @@ async def _announce(context: JobContext, match_id: int, **_before: object) -> No
     arguments, now read from the rows as well)."""
     svc = services_of(context)
     await svc.store.wait_for_writers(match_id)
-    told, announced = await svc.store.told_and_announced(match_id)
+    reads = await svc.store.announce_reads(match_id)
+    told, announced = reads.told, reads.announced
     if GROUP_KEY not in told and BOARD_KEY not in told:
         # The group's first board job starts where this announcement does (its start's
         # board went out with the match's start, or a match from before the board jobs).
@@ -230,7 +232,8 @@ async def _announce(context: JobContext, match_id: int, **_before: object) -> No
     # one is left to post, so this one may post the group's news itself (composed as the
     # board job would: only what the group's newest board post does not show).
     group_ready = told.get(GROUP_KEY, told.get(BOARD_KEY, 0)) >= announced
-    notices = await svc.flow.announce_pending(match_id, board=told.get(BOARD_KEY))
+    notices = await svc.flow.announce_pending(match_id, board=told.get(BOARD_KEY),
+                                              read=(reads.stored, read_rows(reads)))
 
     async def more(told: int) -> list[Notice]:
         """The moves after ``told`` (stored while this job's posts wait), their movers from
@@ -243,6 +246,18 @@ async def _announce(context: JobContext, match_id: int, **_before: object) -> No
     if not await svc.deliver(notices, more, match_id=match_id, told=told,
                              group_ready=group_ready):
         raise NotDelivered(f"match {match_id}: announcement not delivered")
+
+
+def read_rows(reads: AnnounceReads) -> dict[Hashable, object]:
+    """The rows an announcement job read beforehand, by their keys in the flow's memo of
+    the unit of work (:func:`chat.flow.base.read_once`): the announcer finds them there."""
+    match_id = reads.stored.match_id
+    rows: dict[Hashable, object] = {timer_key(match_id): reads.timer,
+                                    stand_ins_key(match_id): reads.stand_ins}
+    rows.update({user_key(user_id): row for user_id, row in reads.users.items()})
+    if reads.chat is not None:
+        rows[chat_key(reads.chat.chat_id)] = reads.chat
+    return rows
 
 
 async def _board(context: JobContext, match_id: int) -> None:
