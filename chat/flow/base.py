@@ -48,6 +48,16 @@ def stand_ins_key(match_id: int) -> Hashable:
     return ("stand_ins", match_id)
 
 
+def user_key(user_id: int) -> Hashable:
+    """The memo's key of a user's row (:mod:`chat.flow.people` reads it)."""
+    return ("user", user_id)
+
+
+def chat_key(chat_id: int) -> Hashable:
+    """The memo's key of a chat's row, as :func:`user_key`."""
+    return ("chat", chat_id)
+
+
 async def read_once(key: Hashable, load: Callable[[], Awaitable[T]]) -> T:
     """``load()``'s value, read once per unit of work under ``key``."""
     memo = work_memo()

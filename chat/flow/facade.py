@@ -16,7 +16,7 @@ from chat.flow.caps import PAUSED, Caps
 from chat.flow.deadlines import Deadlines
 from chat.flow.endings import Endings
 from chat.flow.engines import EngineAnswer, Engines
-from chat.flow.games import Games
+from chat.flow.games import Games, Read
 from chat.flow.invites import Invites
 from chat.flow.leagues import Leagues
 from chat.flow.lobbies import Lobbies
@@ -379,20 +379,20 @@ class Flow:
                             self.endings)
 
     async def announce_pending(self, match_id: int, since: int | None = None, *,
-                               board: int | None = None, record: bool = True) -> list[Notice]:
+                               board: int | None = None, record: bool = True,
+                               read: Read | None = None) -> list[Notice]:
         """The scaled mode's announcement job runs the one announcer
         (:meth:`~chat.flow.broadcast.Broadcast.announce`): every stored move after the
         match's ``announced`` marker (or after move ``since``, which the job told already),
         told from the rows, the mover named as the process that stored the move would have;
         its last notice (:class:`~chat.notices.Announced`) says where the marker goes once
-        delivered. ``board`` and ``record``: the board job's.
+        delivered. ``board`` and ``record``: the board job's; ``read``: see Games.fresh.
 
         The next turn's clock starts when its panel is composed here, not when the move was
         stored: a panel that waited (its announcement behind a killed worker's) gets the
         whole turn (:meth:`~chat.flow.deadlines.Deadlines.start_late`)."""
         begin_work()
-        self.games.forget(match_id)  # another process stored the moves
-        stored = await self.games.load(match_id)
+        stored = await self.games.fresh(match_id, read)  # another process stored the moves
         start = stored.row.announced_seq if since is None else since
         if record and start < len(stored.game.history):
             await self.deadlines.start_late(stored)

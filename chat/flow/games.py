@@ -11,7 +11,7 @@ write refused here, makes it read afresh).
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 
 from chat.flow.base import stand_ins_key, timer_key, wrote
 from chat.flow.people import People
@@ -22,6 +22,10 @@ from krendzu import Outcome as MatchOutcome
 from storage import MatchRow, MatchStatus, NotFound, Store, StoredMatch
 
 log = logging.getLogger(__name__)
+
+
+#: A match and the rows of its unit of work, read together by the caller (:meth:`Games.fresh`).
+Read = tuple[StoredMatch, Mapping[Hashable, object]]
 
 
 class Games:
@@ -61,6 +65,19 @@ class Games:
     def keep(self, stored: StoredMatch) -> None:
         """A match just created: its first read needs no store."""
         self._games[stored.match_id] = stored
+
+    async def fresh(self, match_id: int, read: Read | None = None) -> StoredMatch:
+        """The match as stored now, another process having stored its moves: ``read``, the
+        match and the rows its unit of work will ask for (by their keys in its memo:
+        :func:`~chat.flow.base.timer_key`, :func:`~chat.flow.base.user_key` ...), when the
+        caller has just read them in one snapshot (the scaled mode's announcement job),
+        else read afresh."""
+        if read is not None:
+            for key, value in read[1].items():
+                wrote(key, value)
+            return read[0]
+        self.forget(match_id)
+        return await self.load(match_id)
 
     def forget(self, match_id: int) -> None:
         """The cached match is stale (ended, or a write was refused): read it again."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from chat.describe import level_label, short_name, visible
-from chat.flow.base import Actor, begin_work, read_once, wrote
+from chat.flow.base import Actor, begin_work, chat_key, read_once, user_key, wrote
 from chat.i18n import Catalogs, Tr
 from chat.model import LEVEL_NAMES, InputError
 from storage import ChatRow, MatchRow, SeatKind, Store, UserRow, is_detached_chat
@@ -31,7 +31,7 @@ class People:
 
     async def user_row(self, user_id: int) -> UserRow | None:
         """The user's stored row, read once per unit of work."""
-        return await read_once(("user", user_id), lambda: self.store.get_user(user_id))
+        return await read_once(user_key(user_id), lambda: self.store.get_user(user_id))
 
     async def started_bot(self, user_id: int) -> bool:
         """Whether the user has pressed Start in the private chat, read afresh (not the
@@ -41,13 +41,13 @@ class People:
 
     async def chat_row(self, chat_id: int) -> ChatRow | None:
         """The group's stored row, read once per unit of work."""
-        return await read_once(("chat", chat_id), lambda: self.store.get_chat(chat_id))
+        return await read_once(chat_key(chat_id), lambda: self.store.get_chat(chat_id))
 
     async def _upsert_user(self, user_id: int, name: str, *, language: str | None = None,
                            can_write_privately: bool | None = None) -> UserRow:
         row = await self.store.upsert_user(user_id, name, language=language,
                                            can_write_privately=can_write_privately)
-        wrote(("user", user_id), row)
+        wrote(user_key(user_id), row)
         return row
 
     async def _upsert_chat(self, chat_id: int, *, language: str | None = None,
@@ -57,7 +57,7 @@ class People:
         row = await self.store.upsert_chat(chat_id, language=language, title=title, tidy=tidy,
                                            panels_in_group=panels_in_group,
                                            bot_admin=bot_admin)
-        wrote(("chat", chat_id), row)
+        wrote(chat_key(chat_id), row)
         return row
 
     async def see_user(self, actor: Actor, *, private: bool = False) -> Tr:

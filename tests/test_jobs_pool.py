@@ -1,0 +1,90 @@
+"""The job queue's connections (chat/jobs/core.py :func:`~chat.jobs.core.job_pool`): a
+connection used a moment ago is lent again without a round trip; one idle for a while, or
+one psycopg knows to be broken, is checked or replaced as procrastinate's own pool did."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import psycopg
+import pytest
+
+from chat.jobs import build_jobs
+from chat.jobs import core as jobs_core
+
+#: The statement procrastinate's check of a connection sends (psycopg_pool's
+#: ``check_connection``): an empty one, seen as the backend's last query.
+CHECK = ""
+MARK = "SELECT 'used' AS mark"
+#: The last statement of a connection that ran :data:`MARK` (procrastinate's connections
+#: are not in autocommit: the work ends with its COMMIT).
+WORKED = "COMMIT"
+
+
+async def last_queries(url: str) -> dict[int, str]:
+    """Each other backend of the database: its last statement."""
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        cur = await conn.execute(
+            "SELECT pid, query FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid() AND backend_type = 'client backend'")
+        return {int(pid): str(query) for pid, query in await cur.fetchall()}
+
+
+async def borrow_each(pool: Any, sql: str | None) -> set[int]:
+    """Borrow every connection of the pool once (running ``sql`` on it, or nothing); their
+    backends' process ids."""
+    pids: set[int] = set()
+    held = [await pool.getconn() for _ in range(pool.get_stats()["pool_size"])]
+    for conn in held:
+        if sql is not None:
+            await conn.execute(sql)
+            await conn.commit()
+        pids.add(conn.info.backend_pid)
+    for conn in held:
+        await pool.putconn(conn)
+    return pids
+
+
+async def test_a_connection_used_a_moment_ago_is_lent_without_a_round_trip(
+        pg_url: str) -> None:
+    jobs = build_jobs(pg_url)
+    async with jobs.app.open_async():
+        pool = jobs.app.connector.pool
+        used = await borrow_each(pool, MARK)
+        assert await borrow_each(pool, None) == used
+        queries = await last_queries(pg_url)
+        # Lent again at once: no check, the last statement is still the work's.
+        assert {queries[pid] for pid in used} == {WORKED}, queries
+
+
+async def test_a_connection_idle_for_a_while_is_checked_before_it_is_lent(
+        pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(jobs_core, "CHECK_IDLE_AFTER", 0.2)
+    jobs = build_jobs(pg_url)
+    async with jobs.app.open_async():
+        pool = jobs.app.connector.pool
+        used = await borrow_each(pool, MARK)
+        await asyncio.sleep(0.3)
+        assert await borrow_each(pool, None) == used
+        queries = await last_queries(pg_url)
+        assert {queries[pid] for pid in used} == {CHECK}, queries
+
+
+async def test_a_connection_the_server_closed_is_replaced_once_it_was_idle(
+        pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(jobs_core, "CHECK_IDLE_AFTER", 0.2)
+    jobs = build_jobs(pg_url)
+    async with jobs.app.open_async():
+        pool = jobs.app.connector.pool
+        used = await borrow_each(pool, MARK)
+        async with await psycopg.AsyncConnection.connect(pg_url, autocommit=True) as admin:
+            await admin.execute("SELECT pg_terminate_backend(pid) FROM unnest(%s::int[]) pid",
+                                (list(used),))
+        await asyncio.sleep(0.3)
+        # Lent again, they are found dead and replaced: the work goes on.
+        for _ in range(len(used)):
+            async with pool.connection() as conn:
+                cur = await conn.execute(MARK)
+                assert await cur.fetchone() == ("used",)
+                assert conn.info.backend_pid not in used

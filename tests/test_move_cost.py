@@ -1,0 +1,128 @@
+"""What a move costs PostgreSQL in the scaled mode (issue 39), counted through the real stack:
+the bot (``KRENDZU_JOBS=procrastinate``) takes typed moves in a group, a job worker (another
+process's services on the same configuration and fake Bot API) announces them, and the
+database's own count of committed transactions (``pg_stat_database.xact_commit``, which
+``benchmarks/cluster.py`` reports: every statement outside a transaction block is one) is
+read before and after. The bot here polls for updates (no webhook ledger nor reply
+outbox), so these figures are the move's request, its jobs and its Bot API calls' shared
+flood windows; the benchmark adds the webhook worker's own."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import psycopg
+
+from chat.compose import open_job_services
+from chat.jobs import ANNOUNCE_QUEUE, TIMERS_QUEUE, JobServices, worker_options
+from krendzu import Place
+from krendzu.coords import frame_for
+from tests.bot_harness import Harness
+from tests.fakebot import Chat
+from tests.test_jobs import bot_duel
+
+#: What a typed move may cost at most, in PostgreSQL transactions (the request, the
+#: announcement and its Bot API calls' flood windows, procrastinate's own). 65 when the job
+#: queue's pool checked every connection it lent and every group post had a board job; 48
+#: when the announcement read its match, timer, stand-ins, people and chat one by one.
+CEILING = 45
+#: Typed moves measured (their mean is the figure).
+MOVES = 10
+#: Seconds of the quiet spell whose transactions are not the moves'.
+IDLE_SECONDS = 5.0
+
+
+async def committed(url: str) -> tuple[int, float]:
+    """The database's committed transactions and when they were read, once the backends
+    have reported theirs (PostgreSQL 15 flushes a backend's statistics when it goes idle,
+    at most once a second). The read itself commits two (the clear, the count)."""
+    await asyncio.sleep(1.2)
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        await conn.execute("SELECT pg_stat_clear_snapshot()")
+        cur = await conn.execute("SELECT xact_commit FROM pg_stat_database "
+                                 "WHERE datname = current_database()")
+        row = await cur.fetchone()
+        assert row is not None
+        return int(row[0]), time.monotonic()
+
+
+async def per_move(h: Harness, moves: Callable[[], Awaitable[int]]) -> float:
+    """The transactions the moves ``moves()`` makes (it returns how many) add, each: the
+    count over the moves, less what the database commits meanwhile without them (a job
+    worker polls for jobs, beats its heart, runs the periodic sweep), measured over a
+    quiet spell just before."""
+    idle_from, idle_at = await committed(h.config.database)
+    await asyncio.sleep(IDLE_SECONDS)
+    start, start_at = await committed(h.config.database)
+    idle_rate = (start - idle_from - 2) / (start_at - idle_at)
+    made = await moves()
+    end, end_at = await committed(h.config.database)
+    return (end - start - 2 - idle_rate * (end_at - start_at)) / made
+
+
+@asynccontextmanager
+async def job_worker(h: Harness) -> AsyncIterator[JobServices]:
+    """A job worker of announcements and timers running beside the bot until the block
+    ends (then stopped, its running jobs finished)."""
+    async with open_job_services(h.config, request=h.fake.request()) as svc:
+        options = worker_options(svc, (ANNOUNCE_QUEUE, TIMERS_QUEUE), concurrency=4)
+        # Quieter when idle, so that what the moves cost stands out: no heartbeat nor
+        # sweep within the test's seconds (its polls for jobs scheduled later stay).
+        options.update(install_signal_handlers=False, abort_job_polling_interval=60.0,
+                       update_heartbeat_interval=60.0)
+        svc.jobs.app.periodic_registry.periodic_tasks.clear()
+        task = asyncio.create_task(svc.jobs.app.run_worker_async(**options))
+        try:
+            yield svc
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+
+async def typed_move(h: Harness, group: Chat, match_id: int, rng: random.Random) -> None:
+    """The player to move types ``/play@bot CARD CELL`` (or passes) in the group; returns
+    once the move's board is posted in the group and its panels are out."""
+    stored = await h.services.flow.load(match_id)
+    game = stored.game
+    user = h.fake.users[stored.row.seats[game.current_player].user_id or 0]
+    places = [a for a in game.legal_actions() if isinstance(a, Place)]
+    if places:
+        step = rng.choice(places)
+        cell = frame_for(game.tour.observation(None).placements).label(step.x, step.y)
+        text = f"/play@{h.fake.bot_username} {step.card.code()} {cell}"
+    else:
+        text = f"/pass@{h.fake.bot_username}"
+    photos = len([m for m in h.fake.sent(group) if m.kind == "photo"])
+    user.send(group, text)
+    loop = asyncio.get_running_loop()
+    end = loop.time() + 20
+    while len([m for m in h.fake.sent(group) if m.kind == "photo"]) <= photos:
+        assert loop.time() < end, h.fake.describe()
+        await asyncio.sleep(0.02)
+    await h.fake.wait_until_idle(quiet=0.3, timeout=20)
+
+
+async def test_a_typed_move_in_the_scaled_mode_costs_postgresql_few_transactions(
+        tmp_path: Path, pg_url: str) -> None:
+    async with bot_duel(tmp_path, pg_url, -3901) as (h, group, row):
+        rng = random.Random(39)
+        async with job_worker(h):
+            await typed_move(h, group, row.match_id, rng)  # the worker's first run apart
+
+            async def moves() -> int:
+                for _ in range(MOVES):
+                    await typed_move(h, group, row.match_id, rng)
+                return MOVES
+
+            cost = await per_move(h, moves)
+        done = await h.services.store.get_match(row.match_id)
+        # A typed move may store two (a defender's one card ends the turn): counted as one,
+        # as the benchmark counts the moves it sends.
+        assert done.move_count > MOVES and done.announced_seq == done.move_count
+        print(f"PostgreSQL transactions a move: {cost:.1f}")
+        assert cost <= CEILING, cost
