@@ -70,11 +70,16 @@ async def test_a_typed_play_reads_the_user_once_and_simulates_the_move_once(
 
 #: Issue 39's targets for a typed ``/play`` in a group, counted in the task that handles the
 #: update (the request): the store calls it makes, each a round trip and, in the scaled mode,
-#: a PostgreSQL transaction of its own (a call the store makes of itself counts once).
-STORE_CALLS_TARGET = 8
+#: a PostgreSQL transaction of its own (a call the store makes of itself counts once). The
+#: target is 8; since the embedded mode's announcer tells the move in a task of its own
+#: (chat.flow.broadcast), the request reads the user, the chat, the match's row and state
+#: and appends the move: 5 (the user read again and the panels' lines read and written by
+#: the announcement made 8).
+STORE_CALLS_TARGET = 5
 #: The modules of chat/ and storage/ whose code runs in that task: 32 before issue 39's
-#: cheaper moves. Issue 39 aims at 16; this is where the walk stands (it must not grow).
-WALK_FILES_CEILING = 32
+#: cheaper moves, when the request announced the move itself. Issue 39 aims at 16; this is
+#: where the walk stands (it must not grow).
+WALK_FILES_CEILING = 27
 
 
 async def test_a_typed_play_in_a_group_locates_its_match_once_and_calls_the_store_at_most_8_times(
