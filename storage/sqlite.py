@@ -369,12 +369,18 @@ class SqliteStore(SqlStore):
         return await self._guard(work)
 
     async def _select(self, sql: str, params: Params, map_row: Callable[[Row], R]) -> list[R]:
-        """One query as one read, each row mapped by ``map_row`` (by column name)."""
+        """One query as one read, each row mapped by ``map_row`` (by column name). A lone
+        statement is a consistent snapshot of its own in autocommit mode, so it needs no
+        ``BEGIN``/``COMMIT`` around it (each a round trip to the connection's thread: most
+        of the store's calls are such reads); the lock keeps it out of a write's
+        transaction all the same."""
 
-        async def op(conn: aiosqlite.Connection) -> list[R]:
-            return [map_row(cast(Row, r)) for r in await conn.execute_fetchall(sql, params)]
+        async def work() -> list[R]:
+            async with self._lock:
+                rows = await self._conn.execute_fetchall(sql, params)
+            return [map_row(cast(Row, r)) for r in rows]
 
-        return await self._read(op)
+        return await self._guard(work)
 
     async def _change(self, sql: str, params: Params) -> int:
         """One statement as one write (see :meth:`_write`); how many rows it changed."""
