@@ -129,29 +129,31 @@ class Broadcast:
         """The embedded mode's caller of the one announcer (:meth:`announce`): under the
         chat's lock, the moves the match's requests stored since those told, from the
         rows, handed to delivery in order; until none is left. Moves stored while it waits
-        for the lock are told together, as the scaled mode's job tells them."""
-        while True:
-            async with self.locks.hold(chat_id, thread_id):
-                untold = self._untold.get(match_id)
-                if untold is None or untold.since >= len(untold.stored.game.history):
-                    self._untold.pop(match_id, None)
-                    self._announcers.pop(match_id, None)
-                    return
-                begin_work(untold.rows)
-                untold.rows = {}
-                stored = untold.stored
-                try:
+        for the lock are told together, as the scaled mode's job tells them. Whatever stops
+        it (a failure, the shutdown), the match is let go: the marker stays behind the log,
+        for the restart, and the match's next move starts its announcer anew."""
+        try:
+            while True:
+                async with self.locks.hold(chat_id, thread_id):
+                    untold = self._untold.get(match_id)
+                    if untold is None or untold.since >= len(untold.stored.game.history):
+                        # Let go under the lock: a move stored after it starts a new one.
+                        self._untold.pop(match_id, None)
+                        self._announcers.pop(match_id, None)
+                        return
+                    begin_work(untold.rows)
+                    untold.rows = {}
+                    stored = untold.stored
                     notices = await self.announce(stored, untold.since, before=untold.before)
-                except Exception:
-                    # The marker stays behind the log: the restart tells these moves.
-                    log.exception("match %s: the stored moves could not be announced",
-                                  match_id)
-                    self._untold.pop(match_id, None)
-                    self._announcers.pop(match_id, None)
-                    return
-                untold.since, untold.before = len(stored.game.history), None
-                assert self.tell_to is not None
-                self.tell_to(notices)
+                    untold.since, untold.before = len(stored.game.history), None
+                    assert self.tell_to is not None
+                    self.tell_to(notices)
+        except Exception:
+            log.exception("match %s: the stored moves could not be announced", match_id)
+        finally:
+            if self._announcers.get(match_id) is asyncio.current_task():
+                self._untold.pop(match_id, None)
+                self._announcers.pop(match_id, None)
 
     def announcing(self) -> bool:
         """Whether the announcer has moves to tell still (tests wait for it to finish)."""
