@@ -190,6 +190,7 @@ def build_application(
         if svc is None:
             return
         await svc.pacer.close()
+        await svc.flow.broadcast.close(within=config.stop_share)  # the announcer's moves
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(svc.delivery.idle(), config.stop_share)
 
@@ -245,11 +246,12 @@ def share_windows(store: Store, limiter: ChatRateLimiter, delivery: Delivery,
 def flow_and_delivery(config: Config, bot: Bot, store: Store, limiter: ChatRateLimiter,
                       clock: Callable[[], float], *,
                       announced_by_jobs: bool) -> tuple[Thinker, Flow, Delivery]:
-    """The flow (with the computer players' thinker) and delivery of every process that
-    serves the bot, built the same way whether it receives updates or runs jobs; only who
-    runs the announcer differs (``announced_by_jobs``: the scaled mode's jobs)."""
+    """The flow (with the computer players' thinker) and delivery of every process serving
+    the bot, alike; only who runs the announcer differs (``announced_by_jobs``, or delivery)."""
     catalogs = Catalogs()
     thinker = Thinker(workers=config.ai_workers, hard_budget_ms=config.hard_budget_ms)
+    delivery = Delivery(bot, store, painter=Painter(config.draw_workers, catalogs),
+                        group_limit=config.group_limit, clock=clock, limiter=limiter)
     flow = Flow(store, catalogs, thinker.decide, bot_username=bot.username,
                 clock=clock, timer_grace=config.timer_grace,
                 max_matches_per_user=config.max_matches_per_user,
@@ -259,9 +261,8 @@ def flow_and_delivery(config: Config, bot: Bot, store: Store, limiter: ChatRateL
                 locks=flow_locks(store), announced_by_jobs=announced_by_jobs,
                 panels_in_group=config.panels_in_group,
                 pool_computer_seconds=config.pool_computer_seconds,
-                pool_match=config.pool_match)
-    delivery = Delivery(bot, store, painter=Painter(config.draw_workers, catalogs),
-                        group_limit=config.group_limit, clock=clock, limiter=limiter)
+                pool_match=config.pool_match,
+                announce_to=None if announced_by_jobs else delivery.run)
     limiter.on_pause = delivery.flood_wait
     share_windows(store, limiter, delivery, config.group_limit)
     return thinker, flow, delivery

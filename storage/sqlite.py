@@ -1,8 +1,10 @@
 """The SQLite backend (aiosqlite): the embedded default.
 
-One connection per store, used by one task at a time (an ``asyncio.Lock``): aiosqlite runs
-every call on its own thread, so the event loop never blocks on SQLite, and explicit
-transactions from concurrent tasks cannot interleave on the shared connection. Several
+One connection per store for its writes, used by one task at a time (an ``asyncio.Lock``),
+and on a file a second one for its reads, so that a read never waits for a write batch's
+commit (WAL lets it read beside the writer): aiosqlite runs every call on its connection's
+thread, so the event loop never blocks on SQLite, and explicit transactions from concurrent
+tasks cannot interleave on a shared connection. Several
 stores (or processes) on one file are serialised by SQLite itself: writes start with
 ``BEGIN IMMEDIATE`` and wait up to the busy timeout for the write lock.
 
@@ -301,13 +303,21 @@ class SqliteStore(Store):
         *,
         clock: Callable[[], float] = time.time,
         update_ttl: float = UPDATE_TTL_SECONDS,
+        reader: aiosqlite.Connection | None = None,
     ) -> None:
         self._conn = conn
         conn.row_factory = sqlite3.Row  # rows are read by column name
+        #: A second connection for the reads (a file's: WAL lets it read beside the
+        #: writer), so that a read never waits for a write batch's commit and its fsync;
+        #: each read sees every write committed before it began. ``None``: the one.
+        self._reader = reader
+        if reader is not None:
+            reader.row_factory = sqlite3.Row
         self.path = path
         self._clock = clock
         self._update_ttl = update_ttl
         self._lock = asyncio.Lock()
+        self._read_lock = asyncio.Lock() if reader is not None else self._lock
         self._inserts_since_prune = 0
         self._closed = False
         self._queue: list[tuple[WriteOp[Any], asyncio.Future[Any]]] = []
@@ -336,12 +346,13 @@ class SqliteStore(Store):
                 await migrate(conn, clock=clock)
             else:
                 require_latest(await current_version(conn), LATEST, path)
+            reader = await connect(path) if path != MEMORY else None
         except BaseException as exc:
             await conn.close()
             if isinstance(exc, sqlite3.Error):
                 raise StorageError(f"cannot migrate {path}: {exc}") from exc
             raise
-        return cls(conn, path, clock=clock, update_ttl=update_ttl)
+        return cls(conn, path, clock=clock, update_ttl=update_ttl, reader=reader)
 
     # Plumbing: one read wrapper, one write wrapper ----------------------------------------
 
@@ -363,18 +374,24 @@ class SqliteStore(Store):
         Every read goes through here; :meth:`_select` is the one-query shorthand."""
 
         async def work() -> T:
-            async with self._tx("DEFERRED") as conn:
+            async with self._tx("DEFERRED", reading=True) as conn:
                 return await op(conn)
 
         return await self._guard(work)
 
     async def _select(self, sql: str, params: Params, map_row: Callable[[Row], R]) -> list[R]:
-        """One query as one read, each row mapped by ``map_row`` (by column name)."""
+        """One query as one read, each row mapped by ``map_row`` (by column name). A lone
+        statement is a consistent snapshot of its own in autocommit mode, so it needs no
+        ``BEGIN``/``COMMIT`` around it (each a round trip to the connection's thread: most
+        of the store's calls are such reads); the lock keeps it out of a write's
+        transaction all the same."""
 
-        async def op(conn: aiosqlite.Connection) -> list[R]:
-            return [map_row(cast(Row, r)) for r in await conn.execute_fetchall(sql, params)]
+        async def work() -> list[R]:
+            async with self._read_lock:
+                rows = await (self._reader or self._conn).execute_fetchall(sql, params)
+            return [map_row(cast(Row, r)) for r in rows]
 
-        return await self._read(op)
+        return await self._guard(work)
 
     async def _change(self, sql: str, params: Params) -> int:
         """One statement as one write (see :meth:`_write`); how many rows it changed."""
@@ -477,10 +494,12 @@ class SqliteStore(Store):
                 raise failure
 
     @contextlib.asynccontextmanager
-    async def _tx(self, mode: str = "DEFERRED") -> AsyncIterator[aiosqlite.Connection]:
-        """One transaction on the shared connection; rolled back on any exception."""
-        async with self._lock:
-            conn = self._conn
+    async def _tx(self, mode: str = "DEFERRED", *,
+                  reading: bool = False) -> AsyncIterator[aiosqlite.Connection]:
+        """One transaction on the shared connection (``reading``: on the reads' own, when
+        there is one); rolled back on any exception."""
+        async with self._read_lock if reading else self._lock:
+            conn = (self._reader or self._conn) if reading else self._conn
             await conn.execute(f"BEGIN {mode}")
             try:
                 yield conn
@@ -522,6 +541,9 @@ class SqliteStore(Store):
         self._closed = True  # refuse new calls; queued writes still commit
         while self._flusher is not None and not self._flusher.done():
             await asyncio.wait([self._flusher])
+        if self._reader is not None:
+            async with self._read_lock:
+                await self._reader.close()
         async with self._lock:
             with contextlib.suppress(sqlite3.Error):
                 await self._conn.execute("PRAGMA optimize")

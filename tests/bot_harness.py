@@ -50,7 +50,8 @@ class Harness:
     def busy(self) -> bool:
         return bool(self.fake.pending_updates() or not self.app.update_queue.empty()
                     or self.app.update_processor.current_concurrent_updates
-                    or self.services.pacer.pending or not self.services.delivery.is_idle())
+                    or self.services.pacer.pending or self.services.flow.broadcast.announcing()
+                    or not self.services.delivery.is_idle())
 
     async def settle(self, quiet: float = 0.03, timeout: float = 30.0) -> None:
         """Until every update is handled, every notice delivered, no computer pending."""
@@ -59,6 +60,7 @@ class Harness:
         while loop.time() < end:
             await self.fake.wait_until_idle(quiet=quiet, timeout=timeout)
             await self.services.pacer.idle()
+            await self.services.flow.broadcast.told()
             await self.services.delivery.idle()
             if self.busy():
                 await asyncio.sleep(quiet)

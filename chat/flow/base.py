@@ -6,7 +6,7 @@ The bottom of :mod:`chat.flow`: it imports nothing of the flow, so any module ma
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -24,9 +24,12 @@ _MEMO: ContextVar[tuple[object, dict[Hashable, Any]] | None] = ContextVar(
     "krendzu_work_memo", default=None)
 
 
-def begin_work() -> None:
-    """A unit of work starts in this task: from now on each row is read once."""
-    _MEMO.set((asyncio.current_task(), {}))
+def begin_work(rows: Mapping[Hashable, Any] | None = None) -> None:
+    """A unit of work starts in this task: from now on each row is read once. ``rows``:
+    those another task read for the same work, which this one carries on (the announcer
+    telling the move a request stored, with the rows the request read under the same
+    lock: :meth:`chat.flow.broadcast.Broadcast.stored`)."""
+    _MEMO.set((asyncio.current_task(), dict(rows or {})))
 
 
 def work_memo() -> dict[Hashable, Any] | None:

@@ -7,11 +7,19 @@ button that only navigates), so the panel's shown lines are always recorded the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+import contextlib
+import contextvars
+import logging
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from chat.flow.announce import Audience, Change, announce, stored_change
+from chat.flow.base import begin_work, work_memo
 from chat.flow.deadlines import Deadlines
 from chat.flow.games import Games
+from chat.flow.locks import Locks, MatchLocks
 from chat.flow.people import People
 from chat.flow.signals import Signals
 from chat.flow.views import panel as panels
@@ -23,11 +31,28 @@ from chat.notices import Notice
 from krendzu import Card, Match
 from storage import MatchRow, SeatKind, StoredMatch
 
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class _Untold:
+    """A match whose stored moves this process's announcer has still to tell: the newest
+    state its requests stored, the moves told (queued for delivery) up to ``since``, and
+    the position after them when a request handed it over (else it is replayed), and the
+    rows the storing requests read (names, languages, the turn's timer), which the
+    announcer tells with rather than reading them again."""
+
+    stored: StoredMatch
+    since: int
+    before: Match | None
+    rows: dict[Hashable, Any]
+
 
 class Broadcast:
     def __init__(self, people: People, games: Games, deadlines: Deadlines, *,
                  bot_username: str = "", app: AppLinks | None = None,
-                 by_jobs: bool = False) -> None:
+                 by_jobs: bool = False, locks: Locks | None = None,
+                 tell: Callable[[list[Notice]], object] | None = None) -> None:
         self.bot_username = bot_username
         #: The Mini App's links (issue 29): its buttons on panels and board posts.
         self.app = app
@@ -41,6 +66,18 @@ class Broadcast:
         #: deferred in the move's own transaction (the scaled mode, chat/jobs/). The one
         #: difference between the modes: the announcer and the rows it reads are the same.
         self.by_jobs = by_jobs
+        #: The embedded mode's announcer hands what it tells to this (the process's
+        #: delivery queue): it runs in a task of its own per match (:meth:`stored`), so the
+        #: request that stored a move ends at the store. ``None`` (a flow built without
+        #: delivery, as the flow's own tests and the arena build it): the storing request
+        #: runs the announcer and its outcome carries the notices.
+        self.tell_to = tell
+        #: The chats' locks: the announcer composes under the match's chat lock, as the
+        #: move was stored, so the panels' lines and the turn's clock it writes follow the
+        #: moves in their order.
+        self.locks: Locks = locks or MatchLocks()
+        self._untold: dict[int, _Untold] = {}
+        self._announcers: dict[int, asyncio.Task[None]] = {}
 
     async def reader(self, row: MatchRow, tr: Tr) -> Reader:
         return Reader(tr, await self.people.seat_names(row, tr))
@@ -50,16 +87,92 @@ class Broadcast:
         once in both modes."""
         return await self.tell(Change(stored, None, []))
 
+    @property
+    def later(self) -> bool:
+        """Whether a stored move is told after the request that stored it, not in its
+        outcome: by a job (the scaled mode) or by this process's announcer task."""
+        return self.by_jobs or self.tell_to is not None
+
     async def stored(self, stored: StoredMatch, before: Match) -> list[Notice]:
         """A move was just stored (``stored`` after it, ``before`` the position it was made
-        on): the embedded mode runs the announcer here, in the storing request's task, so
-        that the reply and the board keep their order; in the scaled mode the job deferred
-        with the move runs it (:attr:`by_jobs`), and this only times the next turn."""
+        on); the caller holds the chat's lock. In the embedded mode the match is handed to
+        this process's announcer (:meth:`_announcer`, a task per match that tells every
+        move stored and not yet told, in order, as the scaled mode's job does); in the
+        scaled mode the job deferred with the move runs it (:attr:`by_jobs`), and this only
+        times the next turn. Without delivery (:attr:`tell_to`) the request tells it."""
         if self.by_jobs:
             await self.deadlines.after_moves(stored)
             self.signals.changed(stored.match_id)
             return []
-        return await self.announce(stored, len(before.history), before=before)
+        since = len(before.history)
+        if self.tell_to is None:
+            return await self.announce(stored, since, before=before)
+        untold = self._untold.get(stored.match_id)
+        rows = work_memo() or {}
+        if untold is None:
+            self._untold[stored.match_id] = _Untold(stored, since, before, dict(rows))
+        else:
+            untold.stored = stored
+            untold.rows.update(rows)
+            if untold.since == since:
+                untold.before = before
+        if stored.match_id not in self._announcers:
+            # A context of its own: nothing of the request's (its memo of rows, a webhook
+            # request's held notices) follows the announcer; what it tells is queued when
+            # told, and a kill before that leaves the marker behind for the restart.
+            self._announcers[stored.match_id] = asyncio.create_task(
+                self._announcer(stored.match_id, stored.row.chat_id, stored.row.thread_id),
+                context=contextvars.Context())
+        return []
+
+    async def _announcer(self, match_id: int, chat_id: int, thread_id: int | None) -> None:
+        """The embedded mode's caller of the one announcer (:meth:`announce`): under the
+        chat's lock, the moves the match's requests stored since those told, from the
+        rows, handed to delivery in order; until none is left. Moves stored while it waits
+        for the lock are told together, as the scaled mode's job tells them. Whatever stops
+        it (a failure, the shutdown), the match is let go: the marker stays behind the log,
+        for the restart, and the match's next move starts its announcer anew."""
+        try:
+            while True:
+                async with self.locks.hold(chat_id, thread_id):
+                    untold = self._untold.get(match_id)
+                    if untold is None or untold.since >= len(untold.stored.game.history):
+                        # Let go under the lock: a move stored after it starts a new one.
+                        self._untold.pop(match_id, None)
+                        self._announcers.pop(match_id, None)
+                        return
+                    begin_work(untold.rows)
+                    untold.rows = {}
+                    stored = untold.stored
+                    notices = await self.announce(stored, untold.since, before=untold.before)
+                    untold.since, untold.before = len(stored.game.history), None
+                    assert self.tell_to is not None
+                    self.tell_to(notices)
+        except Exception:
+            log.exception("match %s: the stored moves could not be announced", match_id)
+        finally:
+            if self._announcers.get(match_id) is asyncio.current_task():
+                self._untold.pop(match_id, None)
+                self._announcers.pop(match_id, None)
+
+    def announcing(self) -> bool:
+        """Whether the announcer has moves to tell still (tests wait for it to finish)."""
+        return bool(self._announcers)
+
+    async def told(self) -> None:
+        """Wait until the announcer has handed every stored move to delivery (stopping)."""
+        while self._announcers:
+            await asyncio.gather(*self._announcers.values(), return_exceptions=True)
+
+    async def close(self, *, within: float = 0.0) -> None:
+        """Stop the announcer (at shutdown), after letting it tell for up to ``within``
+        seconds: what it had not told stays behind the marker, for the restart."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.told(), within)
+        tasks = list(self._announcers.values())
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     async def announce(self, stored: StoredMatch, since: int | None = None, *,
                        before: Match | None = None, board: int | None = None,

@@ -63,13 +63,13 @@ class Flow:
                  max_matches_per_chat: int = 5, locks: Locks | None = None,
                  engine_api_url: str | None = None, app_links: AppLinks | None = None,
                  announced_by_jobs: bool = False, panels_in_group: bool = False,
-                 pool_computer_seconds: float = 30.0, pool_match: str = "") -> None:
-        """``announced_by_jobs``: who runs the announcer, chosen here once (the scaled
-        mode's jobs, else the process that stores a move: :class:`Broadcast`);
-        ``panels_in_group``: where a group that did not choose opens its panels (the
-        bot's is ``KRENDZU_PANELS``, in the group by default; the flow's tests choose)."""
-        self.store = store
-        self.catalogs = catalogs
+                 pool_computer_seconds: float = 30.0, pool_match: str = "", announce_to:
+                 Callable[[list[Notice]], object] | None = None) -> None:
+        """``announced_by_jobs``: who runs the announcer, chosen here once (the scaled mode's
+        jobs, else this process's, handing its notices to ``announce_to``: :class:`Broadcast`);
+        ``panels_in_group``: where a group that did not choose opens its panels (the bot's
+        is ``KRENDZU_PANELS``, in the group by default; the flow's tests choose)."""
+        self.store, self.catalogs = store, catalogs
         self.decide = decide
         self.bot_username = bot_username
         self.locks: Locks = locks or MatchLocks()
@@ -78,7 +78,8 @@ class Flow:
         self.games = Games(store, self.people)
         self.broadcast = Broadcast(self.people, self.games, self.deadlines,
                                    bot_username=bot_username, app=app_links,
-                                   by_jobs=announced_by_jobs)
+                                   by_jobs=announced_by_jobs, locks=self.locks,
+                                   tell=announce_to)
         self.caps = Caps(store, self.people, per_user=max_matches_per_user,
                          per_chat=max_matches_per_chat)
         self.endings = Endings(store, self.locks, self.people, self.games, self.deadlines)

@@ -190,7 +190,7 @@ class Matches(HoldsSharedParts):
         frame = frame_for(game.tours[before.tour_index].observation(None).placements)
         reply = echo(tr, done, frame)
         verdict = Accepted(tuple(row.seq for row in added), first + len(done), reply)
-        return Outcome(reply, notices, announced_later=self.broadcast.by_jobs and bool(done),
+        return Outcome(reply, notices, announced_later=self.broadcast.later and bool(done),
                        verdict=verdict)
 
     # Hints ----------------------------------------------------------------------------------
