@@ -509,15 +509,21 @@ class PostgresStore(Store):
         return found[0]
 
     async def announce_reads(self, match_id: int) -> AnnounceReads:
-        """What an announcement job reads before it tells a match's news (chat/jobs/): the
-        told keys and the marker, the match and its moves, its turn timer and stand-ins, its
-        seated people and its chat, in one read-only snapshot transaction, pipelined (one
-        round trip), where they were eight transactions of their own."""
+        """What an announcement job reads before it tells a match's news (chat/jobs/), once
+        every write of the match's moves under way has committed or rolled back: the told
+        keys and the marker, the match and its moves, its turn timer and stand-ins, its
+        seated people and its chat, in one read-only transaction, pipelined (one round
+        trip), where they were nine transactions of their own.
+
+        The transaction first takes the match's advisory lock, which every append of its
+        moves holds to its commit (:meth:`_lock_match`), and keeps it to its end: at READ
+        COMMITTED each read then sees every move that was being stored, and no move can
+        come between the reads, so they agree on the match as one snapshot would."""
 
         async def work(conn: Conn) -> AnnounceReads:
             async with conn.pipeline(), conn.transaction():
-                await conn.execute(
-                    "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                await conn.execute("SET TRANSACTION READ ONLY")
+                await conn.execute("SELECT pg_advisory_xact_lock(%s)", (match_id,))
                 told = await conn.execute(_TOLD_AND_ANNOUNCED, {"m": match_id})
                 match = await conn.execute(_MATCH_AND_MOVES, (match_id,))
                 timer = await conn.execute(format_style(q.GET_TIMER), (match_id,))
@@ -655,16 +661,6 @@ class PostgresStore(Store):
             return pool
 
     # Matches ----------------------------------------------------------------------------
-
-    async def wait_for_writers(self, match_id: int) -> None:
-        """Return once every write of the match under way (holding its advisory lock) has
-        committed or rolled back. The scaled mode's announcement job starts with it: a move
-        whose job was refused because this job was still queued (its queueing lock) is then
-        visible to it, never left unannounced."""
-
-        # One statement outside a block: its own transaction, which holds the lock until
-        # the statement ends (one round trip, where BEGIN, the lock and COMMIT were three).
-        await self._change("SELECT pg_advisory_xact_lock(%s)", (match_id,))
 
     async def set_announced_told(self, match_id: int, seq: int, key: str) -> None:
         """:meth:`set_announced` and :meth:`note_told` of ``key`` at the same ``seq``, in

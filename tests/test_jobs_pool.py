@@ -1,10 +1,12 @@
 """The job queue's connections (chat/jobs/core.py :func:`~chat.jobs.core.job_pool`): a
 connection used a moment ago is lent again without a round trip; one idle for a while, or
-one psycopg knows to be broken, is checked or replaced as procrastinate's own pool did."""
+one psycopg knows to be broken, is checked or replaced as procrastinate's own pool did.
+And the announcement job's one read waits for the match's writers."""
 
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -12,6 +14,9 @@ import pytest
 
 from chat.jobs import build_jobs
 from chat.jobs import core as jobs_core
+from krendzu import Settings
+from storage import SeatSpec
+from storage.postgres import PostgresStore
 
 #: The statement procrastinate's check of a connection sends (psycopg_pool's
 #: ``check_connection``): an empty one, seen as the backend's last query.
@@ -88,3 +93,37 @@ async def test_a_connection_the_server_closed_is_replaced_once_it_was_idle(
                 cur = await conn.execute(MARK)
                 assert await cur.fetchone() == ("used",)
                 assert conn.info.backend_pid not in used
+
+
+async def test_an_announcements_reads_wait_for_the_matchs_writers_and_see_their_move(
+        tmp_path: Path, pg_url: str) -> None:
+    """:meth:`~storage.postgres.PostgresStore.announce_reads` (an announcement job's one
+    read) waits for a move being stored, its match's advisory lock held, and reads the
+    match with it: a move whose own job was refused because the job was still queued is
+    announced by it all the same."""
+    store = await PostgresStore.open(pg_url)
+    holding, release = asyncio.Event(), asyncio.Event()
+    try:
+        await store.upsert_chat(-3902, title="Locked")
+        stored = await store.create_match(-3902, Settings(), [SeatSpec.computer(1),
+                                                              SeatSpec.computer(1)])
+
+        async def slow(conn: Any, match_id: int, seq: int) -> None:
+            holding.set()  # inside the move's transaction, its match's lock held
+            await release.wait()
+
+        store.after_append = slow
+        appending = asyncio.create_task(store.append_move(
+            stored.match_id, 1, stored.game.legal_actions()[0]))
+        await holding.wait()
+        reading = asyncio.create_task(store.announce_reads(stored.match_id))
+        await asyncio.sleep(0.3)
+        assert not reading.done(), "the reads did not wait for the move being stored"
+        release.set()
+        await appending
+        reads = await reading
+        assert len(reads.stored.moves) == 1 and reads.announced == 0
+        assert reads.stored.game.history == [stored.game.legal_actions()[0]]
+    finally:
+        release.set()  # the move's transaction ends, whatever happened
+        await store.close()

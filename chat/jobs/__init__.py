@@ -16,7 +16,7 @@ as the matches, so a killed process loses nothing. The jobs:
   one match's announcements one at a time, in order; ``queueing_lock=announce:<id>`` keeps
   one waiting job per match (a queued job announces everything up to the marker when it
   runs, so a second one would be pointless). The job first waits for the match's writers
-  (:meth:`~storage.postgres.PostgresStore.wait_for_writers`): a move whose own job was
+  (:meth:`~storage.postgres.PostgresStore.announce_reads`): a move whose own job was
   refused because this one was still queued is then seen by it.
 - ``board(match_id)`` (queue ``announce``, deferred by the announcement job): tells the
   group what its newest board post does not show yet, in one post, when the group's window

@@ -220,8 +220,7 @@ async def _announce(context: JobContext, match_id: int, **_before: object) -> No
     move's rows (a job deferred by an older version carried its mover in ``_before``'s
     arguments, now read from the rows as well)."""
     svc = services_of(context)
-    await svc.store.wait_for_writers(match_id)
-    reads = await svc.store.announce_reads(match_id)
+    reads = await svc.store.announce_reads(match_id)  # once the match's writers are done
     told, announced = reads.told, reads.announced
     if GROUP_KEY not in told and BOARD_KEY not in told:
         # The group's first board job starts where this announcement does (its start's
