@@ -56,29 +56,27 @@ from psycopg_pool import AsyncConnectionPool
 
 from storage import queries as q
 from storage.base import (
-    ChatRow,
     DuplicateUpdate,
     MatchRow,
     MoveRow,
     NotFound,
-    StandIn,
     StorageError,
-    StoredMatch,
-    TimerRow,
-    UserRow,
-    rebuild_game,
 )
 from storage.common import (
     UPDATE_TTL_SECONDS,
-    at,
     consume_exception,
 )
 from storage.connector import Params, Tx, UniqueViolation, format_style
 from storage.migrations import Migration, Plan, require_latest
 from storage.pg_migrations import LATEST, MIGRATIONS, VERSION_TABLE
+from storage.pg_reads import (
+    MATCH_AND_MOVES,
+    AnnounceReads,
+    match_and_log,
+    read_for_announcement,
+)
 from storage.pg_windows import FloodWindows
 from storage.queries import POSTGRES
-from storage.rows import chat_row, match_row, moved_by, stand_in, timer_row, user_row
 from storage.store import Store, TxOp
 
 log = logging.getLogger(__name__)
@@ -250,48 +248,6 @@ def _unique(exc: errors.UniqueViolation) -> UniqueViolation:
 
 
 # The store ------------------------------------------------------------------------------
-
-
-#: A match's row and its whole move log, as arrays: one statement, one snapshot.
-_MATCH_AND_MOVES = (
-    f"SELECT {POSTGRES.match_columns()}, log.* FROM matches m, LATERAL ("
-    "SELECT array_agg(seq ORDER BY seq) AS log_seq, "
-    "array_agg(action ORDER BY seq) AS log_action, "
-    "array_agg(update_id ORDER BY seq) AS log_update, "
-    "array_agg(created_at ORDER BY seq) AS log_at, "
-    "array_agg(mover ORDER BY seq) AS log_mover, "
-    "array_agg(door ORDER BY seq) AS log_door, "
-    "array_agg(then_card ORDER BY seq) AS log_then "
-    "FROM moves WHERE moves.match_id = m.match_id) AS log "
-    "WHERE m.match_id = %s")
-#: What was told of a match (its keys) and its ``announced`` marker (the key NULL).
-_TOLD_AND_ANNOUNCED = ("SELECT key, seq FROM told WHERE match_id = %(m)s UNION ALL "
-                       "SELECT NULL, announced_seq FROM matches WHERE match_id = %(m)s")
-
-
-def _match_and_log(r: Row) -> tuple[MatchRow, list[MoveRow]]:
-    """A row of :data:`_MATCH_AND_MOVES`: the match's row and its moves."""
-    match_id = int(r["match_id"])
-    log = zip(r["log_seq"] or [], r["log_action"] or [], r["log_update"] or [],
-              r["log_at"] or [], r["log_mover"] or [], r["log_door"] or [],
-              r["log_then"] or [], strict=True)
-    return match_row(r), [MoveRow(match_id, seq, action, update, at(created),
-                                  moved_by(mover, door, then))
-                          for seq, action, update, created, mover, door, then in log]
-
-
-@dataclass(frozen=True, slots=True)
-class AnnounceReads:
-    """What :meth:`PostgresStore.announce_reads` read, in one snapshot."""
-
-    told: dict[str, int]
-    announced: int
-    stored: StoredMatch
-    timer: TimerRow | None
-    stand_ins: dict[int, StandIn]
-    users: dict[int, UserRow]
-    chat: ChatRow | None
-
 
 
 #: The channel every stored change of a match is announced on (its payload: the match id);
@@ -503,7 +459,7 @@ class PostgresStore(Store):
 
     async def _match_and_moves(self, match_id: int) -> tuple[MatchRow, list[MoveRow]]:
         # One statement (one snapshot, one round trip): the row and its log as arrays.
-        found = await self._select(_MATCH_AND_MOVES, (match_id,), _match_and_log)
+        found = await self._select(MATCH_AND_MOVES, (match_id,), match_and_log)
         if not found:
             raise NotFound(f"no match {match_id}")
         return found[0]
@@ -519,41 +475,7 @@ class PostgresStore(Store):
         moves holds to its commit (:meth:`_lock_match`), and keeps it to its end: at READ
         COMMITTED each read then sees every move that was being stored, and no move can
         come between the reads, so they agree on the match as one snapshot would."""
-
-        async def work(conn: Conn) -> AnnounceReads:
-            async with conn.pipeline(), conn.transaction():
-                await conn.execute("SET TRANSACTION READ ONLY")
-                await conn.execute("SELECT pg_advisory_xact_lock(%s)", (match_id,))
-                told = await conn.execute(_TOLD_AND_ANNOUNCED, {"m": match_id})
-                match = await conn.execute(_MATCH_AND_MOVES, (match_id,))
-                timer = await conn.execute(format_style(q.GET_TIMER), (match_id,))
-                stand_ins = await conn.execute(format_style(q.GET_STAND_INS), (match_id,))
-                users = await conn.execute(
-                    f"SELECT {q.USER_COLUMNS} FROM users WHERE user_id IN "
-                    "(SELECT user_id FROM seats WHERE match_id = %s)", (match_id,))
-                chat = await conn.execute(
-                    f"SELECT {q.CHAT_COLUMNS} FROM chats WHERE chat_id = "
-                    "(SELECT chat_id FROM matches WHERE match_id = %s)", (match_id,))
-                told_rows = await told.fetchall()
-                match_found = await match.fetchone()
-                timer_found = await timer.fetchone()
-                stand_in_rows = await stand_ins.fetchall()
-                user_rows = await users.fetchall()
-                chat_found = await chat.fetchone()
-            if match_found is None:
-                raise NotFound(f"no match {match_id}")
-            row, moves = _match_and_log(match_found)
-            keys = {str(r["key"]): int(r["seq"]) for r in told_rows if r["key"] is not None}
-            marker = [int(r["seq"]) for r in told_rows if r["key"] is None]
-            return AnnounceReads(
-                keys, marker[0] if marker else row.announced_seq,
-                StoredMatch(row, tuple(moves), rebuild_game(row, [m.action for m in moves])),
-                timer_row(timer_found) if timer_found is not None else None,
-                {s.seat: s for s in map(stand_in, stand_in_rows)},
-                {u.user_id: u for u in map(user_row, user_rows)},
-                chat_row(chat_found) if chat_found is not None else None)
-
-        return await self._guard(work)
+        return await self._guard(lambda conn: read_for_announcement(conn, match_id))
 
     async def _forget_updates(self, tx: Tx, before: float) -> int:
         # The webhook workers' kept answers go with the update ids they answered.

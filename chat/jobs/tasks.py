@@ -34,7 +34,8 @@ from chat.jobs.core import (
     timer_lock,
 )
 from chat.notices import BOARD_KEY, Announced, BoardPost, ComputerTurn, Notice, Send, untold
-from storage.postgres import PREPARE_AFTER, AnnounceReads, PostgresStore
+from storage.pg_reads import AnnounceReads
+from storage.postgres import PREPARE_AFTER, PostgresStore
 
 log = logging.getLogger(__name__)
 
