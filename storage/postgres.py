@@ -582,18 +582,6 @@ class PostgresStore(Store):
             self._lock_pool = pool
             return pool
 
-    # Matches ----------------------------------------------------------------------------
-
-    async def set_announced_told(self, match_id: int, seq: int, key: str) -> None:
-        """:meth:`set_announced` and :meth:`note_told` of ``key`` at the same ``seq``, in
-        one statement: an announcement that posted the group's news itself moves the
-        marker and notes the group told up to it together."""
-        await self._change(
-            "WITH noted AS (INSERT INTO told (match_id, key, seq) VALUES (%(m)s, %(k)s, %(s)s) "
-            "ON CONFLICT (match_id, key) DO UPDATE SET seq = GREATEST(told.seq, excluded.seq)) "
-            "UPDATE matches SET announced_seq = GREATEST(announced_seq, %(s)s) "
-            "WHERE match_id = %(m)s", {"m": match_id, "k": key, "s": seq})
-
     # Administration and inspection ------------------------------------------------------
 
     async def schema_version(self) -> int:

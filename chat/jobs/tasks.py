@@ -96,8 +96,8 @@ class JobServices:
 
     async def deliver(self, notices: Sequence[Notice],
                       more: Callable[[int], Awaitable[list[Notice]]] | None = None, *,
-                      match_id: int | None = None, told: Mapping[str, int] | None = None,
-                      group_ready: bool = False) -> bool:
+                      match_id: int | None = None, told: Mapping[str, int] | None = None
+                      ) -> bool:
         """Send ``notices``; computers' turns become jobs; the announcement marker moves
         only once everything before it went out. False if something could not be
         delivered (the marker stays, so the job's retry announces it again).
@@ -113,34 +113,20 @@ class JobServices:
         delivered already is skipped (:data:`chat.notices.Told`; ``told``: the store's
         notes as the caller just read them, for the first notices), and the group's notices
         are the match's board job's (:func:`defer_board`), so that no private panel ever
-        waits behind a group's post for its window. With ``group_ready`` (the group was
-        told everything up to this announcement's start: no board job has older news to
-        post) and the group's window letting a post out now, the announcement posts them
-        itself, beside the private ones, and notes the group told up to its marker: the
-        board job, its deferral, its run and its second composing of the same notices are
-        then not needed (about a fifth of a move's PostgreSQL transactions)."""
+        waits behind a group's post for its window. (An announcement that posted the group's
+        board itself, when its window was open, saved the board job's transactions but
+        posted some boards twice under the chaos test's kills: a board job for newer moves
+        could run while that post was still out. Every group post is the board job's
+        again until that is solved.)"""
         marks: list[Announced] = []
         tasks: list[asyncio.Task[list[object]]] = []
-        #: The marker the group was told up to with this job's own first notices, and the
-        #: task posting them (apart: the private notices alone decide how long the job
-        #: looks for newer moves, as when the board job posted them).
-        group_told: list[int] = []
-        posts: list[asyncio.Task[list[object]]] = []
 
-        async def hand_over(batch: Sequence[Notice], known: Mapping[str, int] | None = None,
-                            direct: bool = False) -> None:
+        async def hand_over(batch: Sequence[Notice],
+                            known: Mapping[str, int] | None = None) -> None:
             rest: list[Notice] = []
             if match_id is not None:
                 batch, group = await self.untold(match_id, batch, known)
-                if group and direct and await self.delivery.group_wait(
-                        group[0].chat_id) <= 0:
-                    end = max((n.seq for n in batch if isinstance(n, Announced)), default=None)
-                    if end is not None:
-                        group_told.append(end)
-                    post = self.delivery.run(list(group))
-                    if post is not None:
-                        posts.append(post)
-                elif group:
+                if group:
                     await defer_board(self.jobs, match_id)
             for notice in batch:
                 if isinstance(notice, ComputerTurn):
@@ -154,7 +140,7 @@ class JobServices:
             if task is not None:
                 tasks.append(task)
 
-        await hand_over(notices, told, group_ready)
+        await hand_over(notices, told)
         # Only while this job's own notices wait: a newer board merges into the waiting
         # one, so the job ends when that post goes out, however fast the match moves (it
         # holds one of the worker's slots; the match's waiting job tells what follows).
@@ -164,16 +150,11 @@ class JobServices:
             if all(t.done() for t in first):
                 break
             await hand_over(await more(max(m.seq for m in marks)))
-        results = [r for t in [*tasks, *posts] for r in await t]
+        results = [r for t in tasks for r in await t]
         if not all(r is True for r in results):
             return False
         for mark in sorted(marks, key=lambda m: m.seq):
-            if group_told and mark.seq == group_told[0]:
-                # The group told up to the marker, in the marker's own statement: never a
-                # group left untold behind a moved marker.
-                await self.store.set_announced_told(mark.match_id, mark.seq, GROUP_KEY)
-            else:
-                await self.store.set_announced(mark.match_id, mark.seq)
+            await self.store.set_announced(mark.match_id, mark.seq)
         return True
 
     async def untold(self, match_id: int, notices: Sequence[Notice],
@@ -228,10 +209,6 @@ async def _announce(context: JobContext, match_id: int, **_before: object) -> No
         # board went out with the match's start, or a match from before the board jobs).
         await svc.store.note_told(match_id, GROUP_KEY, announced)
         told[GROUP_KEY] = announced
-    # The group was told everything before this announcement: no board job of an earlier
-    # one is left to post, so this one may post the group's news itself (composed as the
-    # board job would: only what the group's newest board post does not show).
-    group_ready = told.get(GROUP_KEY, told.get(BOARD_KEY, 0)) >= announced
     notices = await svc.flow.announce_pending(match_id, board=told.get(BOARD_KEY),
                                               read=(reads.stored, read_rows(reads)))
 
@@ -243,8 +220,7 @@ async def _announce(context: JobContext, match_id: int, **_before: object) -> No
             return []
         return await svc.flow.announce_pending(match_id, since=told)
 
-    if not await svc.deliver(notices, more, match_id=match_id, told=told,
-                             group_ready=group_ready):
+    if not await svc.deliver(notices, more, match_id=match_id, told=told):
         raise NotDelivered(f"match {match_id}: announcement not delivered")
 
 
