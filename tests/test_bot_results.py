@@ -7,23 +7,31 @@ from __future__ import annotations
 import itertools
 import random
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from krendzu import Outcome, Table
-from storage import MatchStatus
+from storage import MatchStatus, store_matches
 from tests.bot_harness import BOT, FastClock, panel, play_step_with_buttons, running_bot
 from tests.fakebot import FakeTelegram
 
 #: Matches tried until one shows the point: the resigner's seat ends with the most points
 #: (then a result by points alone would name them) and one player wins outright. With two
-#: attackers sharing each tour's points, the computer's seat scores the most in almost
-#: every match (28 of 30 in a simulation), and one of the people with it.
+#: attackers sharing each tour's points, the computer's seat often scores the most, but not
+#: so often that random deals are safe: CI once tried 4 random matches and none showed it.
 ATTEMPTS = 4
+#: The deals' generator. With it the first match tried shows the point; the other attempts
+#: are a margin in case a change in the computer's play moves the points.
+DEAL_SEED = 1
 
 
 async def test_a_trio_resignation_names_one_winner_in_summary_statistics_and_ratings(
-        tmp_path: Path) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The deals are drawn from a seeded generator, so the matches tried are the same on
+    # every run (the bot draws each deal's seed from ``secrets``).
+    deals = random.Random(DEAL_SEED)
+    monkeypatch.setattr(store_matches, "secrets", SimpleNamespace(randbelow=deals.randrange))
     fake = FakeTelegram(bot_username=BOT, clock=FastClock())
     rng = random.Random(26)
     shown = False
