@@ -32,6 +32,7 @@ import os
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from functools import partial
 from typing import Any, TypeVar, cast
 
 import aiosqlite
@@ -153,6 +154,70 @@ async def _scalar(conn: aiosqlite.Connection, sql: str, params: Sequence[Any] = 
     return None if row is None else row[0]
 
 
+async def _on_thread(conn: aiosqlite.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
+    """``fn(connection)`` on the connection's own thread, in one round trip.
+
+    aiosqlite's helpers take a round trip each (a queue to the thread, the result back
+    through the event loop's self-pipe): a cursor's execute, fetch and close are three, and
+    a write's ``BEGIN``, savepoint, statement, release and ``COMMIT`` five. At about ten
+    writes a move those trips were a good part of the embedded mode's CPU a move, so the
+    store sends what it can together. ``_execute`` and ``_conn`` are aiosqlite's own way
+    to run a call on that thread (every one of its helpers goes through them)."""
+    return cast(T, await conn._execute(lambda: fn(conn._conn)))
+
+
+def _fetchone(raw: sqlite3.Connection, sql: str, params: Params) -> Any:
+    cursor = raw.execute(sql, params)
+    try:
+        return cursor.fetchone()
+    finally:
+        cursor.close()
+
+
+def _run_all(raw: sqlite3.Connection, statements: Sequence[str]) -> None:
+    for statement in statements:
+        raw.execute(statement)
+
+
+class _Statements:
+    """A write that is only statements (``SqliteStore._change``, the group writes): the
+    group commit runs it on the connection's thread in one round trip, with its savepoint
+    and whatever framing was waiting (``BEGIN``, the previous write's release, ``COMMIT``).
+    Its result is the last statement's row count."""
+
+    __slots__ = ("statements",)
+
+    def __init__(self, *statements: tuple[str, Params]) -> None:
+        self.statements = statements
+
+    def framed(self, raw: sqlite3.Connection, before: Sequence[str], *, savepoint: bool,
+               commit: bool) -> tuple[int | None, Exception | None]:
+        """Run ``before``, then the statements (in a savepoint of their own when they share
+        the transaction), then ``COMMIT`` when asked: the row count or the statements' own
+        error. An error of ``before`` or of the commit fails the whole batch (raised); a
+        lone write's error leaves its transaction for the caller to roll back."""
+        _run_all(raw, before)
+        if savepoint:
+            raw.execute("SAVEPOINT write_op")
+        result: int | None = None
+        error: Exception | None = None
+        try:
+            for sql, params in self.statements:
+                result = raw.execute(sql, params).rowcount
+        except Exception as exc:
+            if not savepoint:
+                return None, exc
+            raw.execute("ROLLBACK TO write_op")
+            raw.execute("RELEASE write_op")
+            result, error = None, exc
+        else:
+            if savepoint:
+                raw.execute("RELEASE write_op")
+        if commit:
+            raw.execute("COMMIT")
+        return result, error
+
+
 async def current_version(conn: aiosqlite.Connection) -> int:
     """Schema version of an open database (0 when empty)."""
     exists = await _scalar(
@@ -266,9 +331,9 @@ class SqliteTx(Tx):
         return cur.rowcount
 
     async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
-        try:
-            async with self.conn.execute(sql, params) as cur:
-                return cast(Row | None, await cur.fetchone())
+        try:  # one round trip, not three (execute, fetch, close)
+            return cast(Row | None, await _on_thread(
+                self.conn, partial(_fetchone, sql=sql, params=params)))
         except sqlite3.IntegrityError as exc:
             raise _unique(exc) from exc
 
@@ -320,7 +385,7 @@ class SqliteStore(Store):
         self._read_lock = asyncio.Lock() if reader is not None else self._lock
         self._inserts_since_prune = 0
         self._closed = False
-        self._queue: list[tuple[WriteOp[Any], asyncio.Future[Any]]] = []
+        self._queue: list[tuple[WriteOp[Any] | _Statements, asyncio.Future[Any]]] = []
         self._flusher: asyncio.Task[None] | None = None
         #: Writes committed and the transactions that carried them (group commit shows here).
         self.writes_committed = 0
@@ -396,13 +461,9 @@ class SqliteStore(Store):
     async def _change(self, sql: str, params: Params) -> int:
         """One statement as one write (see :meth:`_write`); how many rows it changed."""
 
-        async def op(conn: aiosqlite.Connection) -> int:
-            cur = await conn.execute(sql, params)
-            return cur.rowcount
+        return cast(int, await self._write(_Statements((sql, params))))
 
-        return await self._write(op)
-
-    async def _write(self, op: WriteOp[T]) -> T:
+    async def _write(self, op: WriteOp[T] | _Statements) -> T:
         """Run one write atomically and return once it is durably committed.
 
         Group commit: writes that arrive while a commit is in progress are queued and then
@@ -437,33 +498,50 @@ class SqliteStore(Store):
             self._queue.clear()
             raise
 
-    async def _run_batch(self, batch: list[tuple[WriteOp[Any], asyncio.Future[Any]]]) -> None:
+    async def _run_batch(
+            self, batch: list[tuple[WriteOp[Any] | _Statements, asyncio.Future[Any]]]) -> None:
+        """One transaction for ``batch`` (see :meth:`_write`). The framing statements go to
+        the connection's thread with the next thing sent there (``BEGIN`` and a savepoint
+        with the first write, a release with the next savepoint, ``COMMIT`` with the last
+        write's release), and a :class:`_Statements` write goes with its framing: a lone
+        one-statement write is one round trip in all, where it was three."""
         conn = self._conn
         single = len(batch) == 1
         outcomes: list[tuple[asyncio.Future[Any], Any, BaseException | None]] = []
         failure: BaseException | None = None
+        pending: list[str] = ["BEGIN IMMEDIATE"]  # framing not yet sent to the thread
+        committed = False
         try:
-            await conn.execute("BEGIN IMMEDIATE")
             try:
-                for op, fut in batch:
-                    if single:
-                        try:
-                            outcomes.append((fut, await op(conn), None))
-                        except Exception as exc:
-                            outcomes.append((fut, None, exc))
-                            raise _Undo() from exc
+                for i, (op, fut) in enumerate(batch):
+                    if isinstance(op, _Statements):
+                        last = i == len(batch) - 1
+                        result, refused = await _on_thread(conn, partial(
+                            op.framed, before=pending, savepoint=not single, commit=last))
+                        pending = []
+                        outcomes.append((fut, result, refused))
+                        if refused is not None and single:
+                            raise _Undo() from refused
+                        committed = last
                         continue
-                    await conn.execute("SAVEPOINT write_op")
+                    if not single:
+                        pending.append("SAVEPOINT write_op")
+                    await _on_thread(conn, partial(_run_all, statements=pending))
+                    pending = []
                     try:
                         result = await op(conn)
                     except Exception as exc:
-                        await conn.execute("ROLLBACK TO write_op")
-                        await conn.execute("RELEASE write_op")
                         outcomes.append((fut, None, exc))
+                        if single:
+                            raise _Undo() from exc
+                        await _on_thread(conn, partial(
+                            _run_all, statements=("ROLLBACK TO write_op", "RELEASE write_op")))
                     else:
-                        await conn.execute("RELEASE write_op")
                         outcomes.append((fut, result, None))
-                await conn.execute("COMMIT")
+                        if not single:
+                            pending.append("RELEASE write_op")
+                if not committed:
+                    await _on_thread(conn, partial(_run_all, statements=[*pending, "COMMIT"]))
                 self.write_transactions += 1
                 self.writes_committed += sum(1 for _, _, e in outcomes if e is None)
             except BaseException:
@@ -552,12 +630,9 @@ class SqliteStore(Store):
     # The embedded mode's group writes (the scaled mode keeps them in pg_windows) ------
 
     async def note_group_write(self, chat_id: int, at: float) -> None:
-        async def op(conn: aiosqlite.Connection) -> None:
-            await conn.execute("DELETE FROM group_writes WHERE at < ?", (at - KEEP_GROUP_WRITES,))
-            await conn.execute("INSERT INTO group_writes (chat_id, at) VALUES (?, ?)",
-                               (chat_id, at))
-
-        await self._write(op)
+        await self._write(_Statements(
+            ("DELETE FROM group_writes WHERE at < ?", (at - KEEP_GROUP_WRITES,)),
+            ("INSERT INTO group_writes (chat_id, at) VALUES (?, ?)", (chat_id, at))))
 
     async def group_writes(self, since: float) -> list[tuple[int, float]]:
         return await self._select(
