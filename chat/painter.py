@@ -94,6 +94,25 @@ def warm_up() -> None:
     draw_board(BoardPicture(view, ("Анна", "Борис"), "ru", private=True))  # Cyrillic glyphs
 
 
+class HashedOnce:
+    """A key whose hash is computed once. A board's key is a whole observation (every card
+    placed, the names, the labels); the painter looks it up in its cache, its drawings in
+    progress and puts it back, five or six hashes of the same deep tuple a picture."""
+
+    __slots__ = ("hash", "value")
+
+    def __init__(self, value: Hashable) -> None:
+        self.value = value
+        self.hash = hash(value)
+
+    def __hash__(self) -> int:
+        return self.hash
+
+    def __eq__(self, other: object) -> bool:
+        return (self is other or (isinstance(other, HashedOnce) and self.hash == other.hash
+                and self.value == other.value))
+
+
 class Painter:
     """Draws pictures in ``workers`` processes, or in threads when ``workers`` is 0, in the
     languages of ``catalogs`` (the application's; read from the locale folder without)."""
@@ -120,7 +139,7 @@ class Painter:
         """The board's JPEG, drawn and encoded once wherever the same picture goes (the
         picture names everything it shows: the view, the names, the language, the labels,
         the suggestion, the result); callers asking while it is drawn wait for that one."""
-        return await self._once(("board", picture), self.boards, partial(
+        return await self._once(HashedOnce(("board", picture)), self.boards, partial(
             self.run, draw_board, picture, self.texts(picture.language)))
 
     async def hand(self, cards: Sequence[Card], language: str, title: str | None) -> bytes:
