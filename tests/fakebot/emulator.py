@@ -1426,16 +1426,22 @@ class FakeTelegram:
             if kind == "photo" and (width + height > 10_000 or min(width, height) == 0
                                     or max(width, height) / min(width, height) > 20):
                 raise bad("PHOTO_INVALID_DIMENSIONS")
-        record = self._new_file(kind, data, name, mime or guess_mime(name, data), width, height)
+        content = hashlib.sha1(data).digest()  # once: the photo and its thumbnail share it
+        record = self._new_file(kind, data, name, mime or guess_mime(name, data), width, height,
+                                content)
         if kind == "photo" and max(width, height) > 90:
             tw, th = scaled(width, height, 90)
-            record.thumb = self._new_file("photo", data, name, record.mime_type, tw, th)
+            record.thumb = self._new_file("photo", data, name, record.mime_type, tw, th,
+                                          content)
         return record
 
     def _new_file(self, kind: str, data: bytes, name: str | None, mime: str | None,
-                  width: int, height: int) -> FileRecord:
+                  width: int, height: int, content: bytes | None = None) -> FileRecord:
+        """A stored file; its ids derive from ``content`` (the data's SHA-1, hashed here when
+        not given) and the size, as Telegram's are the same for the same picture."""
         self._file_counter += 1
-        digest = hashlib.sha1(data + f"{width}x{height}".encode()).hexdigest()
+        content = hashlib.sha1(data).digest() if content is None else content
+        digest = hashlib.sha1(content + f"{width}x{height}".encode()).hexdigest()
         code = {"photo": "AgAC", "document": "BQAC", "animation": "CgAC"}.get(kind, "BAAC")
         record = FileRecord(file_id=f"{code}AgIAAx{self._file_counter:06d}{digest[:20]}",
                             file_unique_id=f"AQAD{digest[:12]}", kind=kind, data=data,
