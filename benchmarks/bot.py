@@ -46,6 +46,9 @@ in the private chat. A match has one move in flight at a time.
   (by update id: ``lost`` and ``duplicated`` must be 0), and every group's last board picture
   must be the final position.
 
+The bot and the fake run on the event loop ``python bot.py`` runs on (``chat.eventloop``:
+uvloop where it is installed; asyncio's own loop before 2026-11-27, evening).
+
 Every group's 60-second window is started empty before each phase (the fake's clock and the
 bot's are moved on by a minute; no match is waiting at that moment). Prints one JSON object.
 Targets (issue 39): p95 <= 50 ms at 20 moves/s; saturation >= 100 moves/s; 0 lost or
@@ -73,6 +76,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.ephemeral import in_group
+from chat import eventloop
 from chat.describe import tour_frame
 from chat.flow import placements_to_steps, without_needless_end
 from chat.notices import BoardPicture
@@ -553,6 +557,7 @@ async def run(args: argparse.Namespace, directory: str) -> dict:
                     "flood_p95_ratio": TARGET_FLOOD_RATIO},
         "ok": ok,
         "python": platform.python_version(), "cpus": os.cpu_count(),
+        "event_loop": type(asyncio.get_running_loop()).__module__.split(".")[0],
     }
 
 
@@ -582,7 +587,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     with tempfile.TemporaryDirectory(prefix="krendzu-bench-", dir=args.dir) as directory:
-        result = asyncio.run(run(args, directory))
+        # On the event loop ``python bot.py`` runs on (uvloop where it is installed).
+        result = eventloop.run(run(args, directory))
     print(json.dumps(result, ensure_ascii=False))
 
 

@@ -5,6 +5,7 @@ no 429 outside the flooded group. Their timing targets are for the full runs (RE
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -28,6 +29,9 @@ def test_the_bot_benchmark_measures_other_chats_during_a_flood_wait(
                                 "--in-group-seconds", "0", "--dir", str(tmp_path)], capsys)
     for key in ("latency", "saturation", "flood", "check", "targets", "ok"):
         assert key in report, key
+    # The bot runs on the loop `python bot.py` runs on (chat.eventloop: uvloop if installed).
+    assert report["event_loop"] == ("uvloop" if importlib.util.find_spec("uvloop")
+                                    else "asyncio"), report["event_loop"]
     flood = report["flood"]
     for part in ("without", "with"):
         figures = flood[part]
