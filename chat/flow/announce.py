@@ -40,7 +40,7 @@ from chat.notices import (
     Notice,
     Send,
 )
-from krendzu import Action, Card, Match
+from krendzu import Action, Card, Match, MatchView
 from krendzu import Outcome as MatchOutcome
 from storage import SeatKind, StoredMatch, is_detached_chat
 
@@ -225,14 +225,15 @@ def announce(change: Change, audience: Audience) -> Announcement:
                                            told=(mid, f"tour:{index}")))
 
     def panel(seat: int, user_id: int, reader: Reader, shown: Sequence[str], *,
-              edit: bool = False, card: Card | None = None) -> None:
+              edit: bool = False, card: Card | None = None,
+              seen: MatchView | None = None) -> None:
         left = audience.seconds_left
         # An edited panel gets the new board too: its caption describes the position after
         # the change (:class:`EditPanel`'s ``picture``).
         notices.append(told(panels.panel(
             stored, seat, user_id, reader.tr, reader.names, shown, audience.title, edit=edit,
             redraw=True, card=card, clock=clock_text(reader.tr, left, panel=True) if left
-            else "", app=audience.app), f"panel:{stored.next_seq}:{user_id}"))
+            else "", app=audience.app, view=seen), f"panel:{stored.next_seq}:{user_id}"))
         out.panels.append((user_id, panels.shown(shown)))
 
     def told(notice: Notice, key: str) -> Notice:
@@ -272,7 +273,8 @@ def announce(change: Change, audience: Audience) -> Announcement:
             text = "\n".join([*record,
                               hand_text(tr, seat_view.tour.hand) if seat_view else ""])
             if to_move and not new_tour:
-                panel(seat.seat, user_id, reader, record, edit=change.from_panel, card=then)
+                panel(seat.seat, user_id, reader, record, edit=change.from_panel, card=then,
+                      seen=seat_view)
                 continue
             if change.from_panel:
                 notices.append(EditPanel(row.match_id, user_id, text.strip(), None,
@@ -294,7 +296,8 @@ def announce(change: Change, audience: Audience) -> Announcement:
                                 f"deal:{game.tour_index}:{user_id}"))
         if to_move:
             panel(seat.seat, user_id, reader,
-                  own_lines if private_match or user_id != mover else [], card=then)
+                  own_lines if private_match or user_id != mover else [], card=then,
+                  seen=seat_view)
         elif own_lines and ((private_match and mover is None)
                             or (is_detached_chat(row.chat_id) and user_id != mover
                                 and not game.tour.pending)):

@@ -63,13 +63,17 @@ def closed_note(tr: Tr) -> str:
 def panel(stored: StoredMatch, seat: int, user_id: int, tr: Tr, names: Sequence[str],
           lines: Sequence[str], title: str | None, *, edit: bool = False, stage: str = "",
           card: Card | None = None, column: int | None = None,
-          redraw: bool = False, clock: str = "", app: AppLinks | None = None) -> Notice:
+          redraw: bool = False, clock: str = "", app: AppLinks | None = None,
+          view: MatchView | None = None) -> Notice:
     """The panel: where (``title``: the group's), the last moves, tour, role and score, the
     hand, the turn timer's ``clock`` line, what to do, the buttons; a new message with the
     board (the player's previous panel then says it was replaced), or (``edit``) the pressed
     panel edited: its caption only while the position is the one its photo shows (a
-    navigation), its photo too (``redraw``) after a move."""
-    view = stored.game.observation(seat)
+    navigation), its photo too (``redraw``) after a move. ``view``: the seat's observation
+    of ``stored.game`` when the caller has it already (the player to move's lists every
+    legal step, hundreds of placements: built once a move, not twice)."""
+    if view is None:
+        view = stored.game.observation(seat)
     hand = view.tour.hand
     head = [where(tr, stored.row.chat_id, title), *lines[-PANEL_LINES:],
             tour_text(tr, view) + " · " + role_text(tr, view, seat) + " · "
