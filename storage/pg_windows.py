@@ -3,19 +3,29 @@
 One process keeps its windows in memory (:mod:`chat.ratelimit`, :class:`chat.gates.GroupGate`);
 with several processes writing for the same bot, to the same groups, each would count only its
 own writes and together they would go past Telegram's limits. Here the windows are rows that
-every process updates in one short transaction each (the row lock serialises them):
+every process updates in one short transaction each (the row lock serialises them), and a
+process asks as seldom as it can (issue 39: a move paid 7 of them, one a Bot API call):
 
-- ``flood_chats``: per chat, and for the whole bot under chat ``0``, the pacing slot of a
-  GCRA ("generic cell rate algorithm", the leaky bucket as a single number: the theoretical
-  arrival time ``tat`` of the next request) and the end of a pause a 429 asked for;
+- ``flood_chats``: per chat, and for the whole bot under chat ``0``, the end of a pause a 429
+  asked for (and the pacing slot of a GCRA, "generic cell rate algorithm", the theoretical
+  arrival time ``tat``, which :meth:`FloodWindows.reserve` and :meth:`FloodWindows.take`
+  still keep for callers that pace one request at a time);
 - ``flood_groups``: per group, the times of its writes (new messages and edits) in the last
-  window, for its ~20 a minute.
+  window, for its ~20 a minute; and under chat ``0`` (:data:`BOT`) the bot-wide calls a
+  process leased (:meth:`FloodWindows.lease`): a block of the ~30 a second it spends in
+  memory, each dated by the last moment it may arrive.
+
+A time kept in either window is never earlier than the call it stands for reaches Telegram
+(a group's write is dated when its slot is claimed plus a lead, and re-dated only when it
+came later, :meth:`FloodWindows.written`; a leased call by the end of its lease). That is
+what makes the count safe: a call arrives after it was claimed and before its recorded time,
+so the last claim of any calls Telegram sees within one window found all the others still
+in the window it counted.
 
 Times are the callers' clock (epoch seconds; a test's clock may run faster than real time),
 so every process of one bot must use the same clock, which NTP gives real machines. Nothing
 here sleeps: each call answers how long its caller must wait.
 """
-
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -55,6 +65,28 @@ class Taken(NamedTuple):
     bot_slot: float | None
 
 
+class Lease(NamedTuple):
+    """What :meth:`FloodWindows.lease` answered: ``paused_until`` (0: no pause), how many
+    calls were leased (``calls``, 0 when none fits now or a pause is on), the last moment
+    they may be made (``until``), and, with none leased, the seconds until one may be."""
+
+    paused_until: float
+    calls: int
+    until: float
+    wait: float
+
+
+#: :meth:`FloodWindows.lease`'s first statement: the pauses that hold the call (the bot's,
+#: the chat's) and the bot's leased calls still in the window, row locked until the lease is
+#: written (``FOR UPDATE``: a second leaser reads the first's calls).
+_LEASED = """
+SELECT (SELECT COALESCE(MAX(paused_until), 0) FROM flood_chats
+        WHERE chat_id = ANY(%(chats)s) AND paused_until > %(now)s) AS until,
+       ARRAY(SELECT t FROM unnest(sent) AS t WHERE t > %(since)s ORDER BY t) AS recent
+FROM flood_groups WHERE chat_id = 0 FOR UPDATE
+"""
+
+
 #: :meth:`FloodWindows.take`'s statement. The pause is read first; the chat's slot is taken
 #: only without a pause, the bot's only when the chat's slot is free now. Each upsert is
 #: GCRA's step (the slot is the old ``tat``, pushed on by one interval); the two rows differ
@@ -87,7 +119,7 @@ WITH old AS (
     SELECT ARRAY(SELECT t FROM unnest(sent) AS t WHERE t > %(since)s ORDER BY t) AS recent
     FROM flood_groups WHERE chat_id = %(c)s FOR UPDATE),
 upd AS (
-    UPDATE flood_groups AS g SET sent = old.recent || %(now)s::float8 FROM old
+    UPDATE flood_groups AS g SET sent = old.recent || %(at)s::float8 FROM old
     WHERE g.chat_id = %(c)s AND cardinality(old.recent) < %(allowed)s
     RETURNING 1)
 SELECT old.recent, EXISTS (SELECT 1 FROM upd) AS took FROM old
@@ -197,16 +229,60 @@ class FloodWindows:
 
         return await self._store._write(work)
 
+    async def lease(self, now: float, *, rate: float, want: int, hold: float,
+                    short_hold: float, long_cap: int, lead: float,
+                    chat_id: int | None = None) -> Lease:
+        """Lease calls of the bot-wide rate (at most ``rate`` in any second, every process
+        together) for this process to spend in memory, in one transaction. Unless the
+        bot or ``chat_id`` is paused, ``want`` calls usable for ``hold`` seconds when the
+        bot's leased calls in the window stay within ``long_cap`` with them (a quiet bot:
+        one lease serves several moves); else as many of ``want`` as fit, for
+        ``short_hold`` seconds only (a busy bot: a lease holds little of the budget for
+        long). Each is recorded as a call arriving at the lease's end plus ``lead`` (a call
+        begun just before the end arrives a little later); unused, it stays in the window
+        until then, and the bot makes one call less in that second."""
+        limit = max(1, int(rate))
+        params = {"chats": [BOT] if chat_id is None else [BOT, chat_id], "now": now,
+                  "since": now - 1.0}
+
+        async def work(conn: Conn) -> Lease:
+            row = await _fetch_one(conn, _LEASED, params)
+            if row is None:  # the bot's first lease: its row, then the lease
+                await conn.execute("INSERT INTO flood_groups (chat_id) VALUES (%s) "
+                                   "ON CONFLICT (chat_id) DO NOTHING", (BOT,))
+                row = await _fetch_one(conn, _LEASED, params)
+                assert row is not None
+            paused = float(row["until"])
+            recent = [float(t) for t in row["recent"]]
+            if paused > 0:
+                return Lease(paused, 0, 0.0, paused - now)
+            if len(recent) + want <= long_cap:
+                count, seconds = want, hold
+            else:
+                count, seconds = min(want, limit - len(recent)), short_hold
+            if count <= 0:
+                return Lease(0.0, 0, 0.0, window_wait(recent, limit, 0, 1.0, now))
+            until = now + seconds
+            await conn.execute(
+                "UPDATE flood_groups SET sent = %s WHERE chat_id = %s",
+                ([*recent, *[until + lead] * count], BOT))
+            return Lease(0.0, count, until, 0.0)
+
+        return await self._store._write(work)
+
     async def claim_group(self, chat_id: int, limit: int, reserve: int, window: float,
-                          now: float) -> tuple[float, float | None, list[float]]:
+                          now: float, lead: float = 0.0
+                          ) -> tuple[float, float | None, list[float]]:
         """Take a slot of the group's window if one is free: ``(0, slot, window)`` then,
         with the slot's time for :meth:`written`; else ``(seconds to wait, None, window)``.
         At most ``limit`` writes in any ``window`` seconds, of which ``reserve`` are left to
         others (at least one may always go out). ``window`` is the group's writes as read
         (with the new slot): until the wait it gives is over, asking again is pointless
-        (writes only ever leave a window by time), so a caller waits without a query."""
+        (writes only ever leave a window by time), so a caller waits without a query.
+        The write is dated ``lead`` seconds after ``now``: by then it has reached Telegram,
+        unless :meth:`written` re-dates it later (one statement per write, not two)."""
 
-        params = {"c": chat_id, "since": now - window, "now": now,
+        params = {"c": chat_id, "since": now - window, "now": now, "at": now + lead,
                   "allowed": max(1, limit - reserve)}
 
         async def work(conn: Conn) -> tuple[float, float | None, list[float]]:
@@ -219,15 +295,16 @@ class FloodWindows:
                 assert row is not None
             recent = [float(t) for t in row["recent"]]
             if row["took"]:
-                return 0.0, now, [*recent, now]
+                return 0.0, now + lead, [*recent, now + lead]
             return window_wait(recent, limit, reserve, window, now), None, recent
 
         return await self._store._guard(work)
 
     async def written(self, chat_id: int, slot: float, now: float) -> None:
-        """The write of ``slot`` is done: date it ``now`` (Telegram counts a write when it
-        arrives, which may be well after its slot was taken; see
-        :meth:`chat.gates.GroupGate.written`)."""
+        """The write of ``slot`` is done: date it ``now`` if that is later than the slot's
+        time (Telegram counts a write when it arrives, which may be well after its slot was
+        taken; see :meth:`chat.gates.GroupGate.written`); a write done by its slot's time
+        costs no statement."""
         if now <= slot:
             return
         await self._store._change(
