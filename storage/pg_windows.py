@@ -66,13 +66,16 @@ class Taken(NamedTuple):
 
 
 class Lease(NamedTuple):
-    """What :meth:`FloodWindows.lease` answered: ``paused_until`` (0: no pause), how many
-    calls were leased (``calls``, 0 when none fits now or a pause is on), the last moment
-    they may be made (``until``), and, with none leased, the seconds until one may be."""
+    """What :meth:`FloodWindows.lease` answered: the ends of the pauses on (0: none) of the
+    whole bot and of the chat, how many calls were leased (``calls``, 0 under a pause or
+    when none fits now), the last moment they may be made (``until``), the time the window
+    keeps for each (``recorded``), and, with none leased, the seconds until one may be."""
 
-    paused_until: float
+    bot_paused: float
+    chat_paused: float
     calls: int
     until: float
+    recorded: float
     wait: float
 
 
@@ -81,7 +84,9 @@ class Lease(NamedTuple):
 #: written (``FOR UPDATE``: a second leaser reads the first's calls).
 _LEASED = """
 SELECT (SELECT COALESCE(MAX(paused_until), 0) FROM flood_chats
-        WHERE chat_id = ANY(%(chats)s) AND paused_until > %(now)s) AS until,
+        WHERE chat_id = 0 AND paused_until > %(now)s) AS bot,
+       (SELECT COALESCE(MAX(paused_until), 0) FROM flood_chats
+        WHERE chat_id = %(chat)s AND paused_until > %(now)s) AS chat,
        ARRAY(SELECT t FROM unnest(sent) AS t WHERE t > %(since)s ORDER BY t) AS recent
 FROM flood_groups WHERE chat_id = 0 FOR UPDATE
 """
@@ -229,20 +234,23 @@ class FloodWindows:
 
         return await self._store._write(work)
 
-    async def lease(self, now: float, *, rate: float, want: int, hold: float,
-                    short_hold: float, long_cap: int, lead: float,
-                    chat_id: int | None = None) -> Lease:
+    async def lease(self, now: float, *, rate: float, long: tuple[int, float],
+                    short: tuple[int, float], long_cap: int, lead: float,
+                    chat_id: int | None = None, returned: tuple[float, int] | None = None,
+                    used: Sequence[float] = ()) -> Lease:
         """Lease calls of the bot-wide rate (at most ``rate`` in any second, every process
         together) for this process to spend in memory, in one transaction. Unless the
-        bot or ``chat_id`` is paused, ``want`` calls usable for ``hold`` seconds when the
-        bot's leased calls in the window stay within ``long_cap`` with them (a quiet bot:
-        one lease serves several moves); else as many of ``want`` as fit, for
-        ``short_hold`` seconds only (a busy bot: a lease holds little of the budget for
-        long). Each is recorded as a call arriving at the lease's end plus ``lead`` (a call
-        begun just before the end arrives a little later); unused, it stays in the window
-        until then, and the bot makes one call less in that second."""
+        bot or ``chat_id`` is paused: ``long`` (``(calls, seconds)``: that many usable for
+        that long) when the bot's leased calls in the window stay within ``long_cap`` with
+        them (a quiet bot: one lease serves several moves); else as many of ``short``'s as
+        fit (a busy bot: a lease holds little of the budget, briefly). Each is recorded as
+        a call arriving at the lease's end plus ``lead`` (a call begun just before the end
+        arrives a little later). The caller's lease before (``returned``: its recorded time
+        and calls) is given back in the same transaction: its calls are kept at the times
+        they ended (``used``; one still under way at the recorded time), the unused ones
+        are no more, so a busy bot loses little of its budget to leases."""
         limit = max(1, int(rate))
-        params = {"chats": [BOT] if chat_id is None else [BOT, chat_id], "now": now,
+        params = {"chat": BOT if chat_id is None else chat_id, "now": now,
                   "since": now - 1.0}
 
         async def work(conn: Conn) -> Lease:
@@ -252,21 +260,34 @@ class FloodWindows:
                                    "ON CONFLICT (chat_id) DO NOTHING", (BOT,))
                 row = await _fetch_one(conn, _LEASED, params)
                 assert row is not None
-            paused = float(row["until"])
             recent = [float(t) for t in row["recent"]]
-            if paused > 0:
-                return Lease(paused, 0, 0.0, paused - now)
-            if len(recent) + want <= long_cap:
-                count, seconds = want, hold
-            else:
-                count, seconds = min(want, limit - len(recent)), short_hold
-            if count <= 0:
-                return Lease(0.0, 0, 0.0, window_wait(recent, limit, 0, 1.0, now))
+            changed = False
+            if returned is not None:
+                recorded, calls = returned
+                for _ in range(calls):
+                    if recorded not in recent:
+                        break
+                    recent.remove(recorded)
+                    changed = True
+                recent += [t for t in used if t > now - 1.0]
+            bot, chat = float(row["bot"]), float(row["chat"])
+            count, seconds = 0, 0.0
+            if not bot and not chat:
+                if len(recent) + long[0] <= long_cap:
+                    count, seconds = long
+                else:
+                    count, seconds = min(short[0], limit - len(recent)), short[1]
             until = now + seconds
-            await conn.execute(
-                "UPDATE flood_groups SET sent = %s WHERE chat_id = %s",
-                ([*recent, *[until + lead] * count], BOT))
-            return Lease(0.0, count, until, 0.0)
+            if count > 0:
+                recent += [until + lead] * count
+            if count > 0 or changed:
+                await conn.execute("UPDATE flood_groups SET sent = %s WHERE chat_id = %s",
+                                   (sorted(recent), BOT))
+            if count > 0:
+                return Lease(0.0, 0.0, count, until, until + lead, 0.0)
+            wait = max(bot, chat) - now if bot or chat else window_wait(
+                sorted(recent), limit, 0, 1.0, now)
+            return Lease(bot, chat, 0, 0.0, 0.0, wait)
 
         return await self._store._write(work)
 

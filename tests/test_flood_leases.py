@@ -79,3 +79,59 @@ async def test_a_group_write_costs_its_window_one_statement(tmp_path: Path,
         assert len(await bot.store.windows.group_sent(GROUP)) == 12
     assert len(texts(fake)) == 12 and fake.rate_limited() == []
 
+
+
+async def test_the_bot_wide_rate_costs_a_transaction_for_many_calls(tmp_path: Path,
+                                                                    pg_url: str) -> None:
+    """Forty messages to twenty people and four group posts from one instance: the bot-wide
+    rate is leased in blocks spent in memory, each person's pace kept in memory, so the
+    shared windows cost a transaction for four calls at most, where they cost one a call
+    (the pause, the chat's pace and the bot's slot read and taken for each)."""
+    fake = FakeTelegram()  # Telegram's 30 calls a second and 20 a minute per group
+    fake.group(GROUP, "Busy")
+    people = [fake.user(5000 + n, f"P{n}") for n in range(20)]
+    for person in people:
+        person.start_bot()
+    async with instances(tmp_path, fake, pg_url, 1) as (bot,):
+        counted = count_windows(bot.store)
+        sends = [Send(p.id, f"hello {n}") for n in range(2) for p in people]
+        runs = [bot.delivery.run(sends[i:i + 10]) for i in range(0, len(sends), 10)]
+        runs += [bot.delivery.run([Send(GROUP, f"post {n}", group=True)]) for n in range(4)]
+        results = await asyncio.wait_for(asyncio.gather(*[r for r in runs if r]), 30)
+        assert all(r is True for rs in results for r in rs)
+        calls = len(fake.calls_to("sendMessage", ok=True))
+        assert calls == 44, fake.describe()
+        # Four claims of the group's window, and a lease for four calls at the fewest (the
+        # forty calls meet the bot's 30 a second: a lease takes what the window has left).
+        assert counted.transactions <= 4 + calls // 4, (counted.transactions, counted.runs)
+    assert fake.rate_limited() == []
+
+
+async def test_two_processes_sharing_the_bot_wide_rate_never_go_past_it(
+        tmp_path: Path, pg_url: str) -> None:
+    """Two instances, each sending 75 messages to people of its own as fast as it may: the
+    fake Bot API answers 429 past 30 calls in any second, and none comes, the 150 taking
+    five seconds and more (a slot a call of before, dated when the call began, met a few:
+    calls arrive a little after they begin, not all equally late). The same two with
+    their own limiters alone meet 429s (each keeps 30 a second, together they make 60):
+    what the shared leases prevent."""
+
+    async def burst(fake: FakeTelegram, *, shared: bool) -> float:
+        people = [fake.user(6000 + n, f"P{n}") for n in range(150)]
+        for person in people:
+            person.start_bot()
+        async with instances(tmp_path, fake, pg_url, 2, shared=shared) as bots:
+            start = fake.clock()
+            runs = [bot.delivery.run([Send(p.id, f"from {i}") for p in people[i::2]])
+                    for i, bot in enumerate(bots)]
+            await asyncio.wait_for(asyncio.gather(*[r for r in runs if r]), 60)
+            return fake.clock() - start
+
+    fake = FakeTelegram()
+    took = await burst(fake, shared=True)
+    assert fake.rate_limited() == [], len(fake.rate_limited())
+    assert len(fake.calls_to("sendMessage", ok=True)) == 150
+    assert took >= 4.0, took
+    alone = FakeTelegram()
+    await burst(alone, shared=False)
+    assert alone.rate_limited() != []
