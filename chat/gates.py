@@ -9,12 +9,29 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
-from typing import Protocol
+from collections.abc import Awaitable, Callable
+from typing import Protocol, TypeVar
 
-from storage.pg_windows import FloodWindows, window_wait
+from storage.pg_windows import FloodWindows, Lease, LeaseAsk, Renewal, window_wait
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Claimed = tuple[float, float | None, list[float]]
+
+
+class Renewing(Protocol):
+    """:meth:`chat.ratelimit.ChatRateLimiter.renewing`: runs a transaction of the shared
+    windows that may renew the process's lease of bot-wide calls on the way."""
+
+    async def __call__(self, work: Callable[[LeaseAsk | None],
+                                            Awaitable[tuple[T, Lease | None]]]) -> T: ...
+
+
+async def no_lease(work: Callable[[LeaseAsk | None], Awaitable[tuple[T, Lease | None]]]
+                   ) -> T:
+    """A :class:`Renewing` for gates without a rate limiter's lease: ``work`` alone."""
+    return (await work(None))[0]
 
 WINDOW = 60.0
 #: Seconds a slot taken by :meth:`SharedGate.wait` waits for its write: the board job posts
@@ -113,8 +130,11 @@ class SharedGate:
     later than that."""
 
     def __init__(self, windows: FloodWindows, chat_id: int, limit: int,
-                 window: float = WINDOW, clock: Callable[[], float] = time.time) -> None:
+                 window: float = WINDOW, clock: Callable[[], float] = time.time,
+                 renewing: Renewing = no_lease) -> None:
         self.windows = windows
+        #: The rate limiter's: a claim renews its lease of bot-wide calls when due.
+        self.renewing = renewing
         self.chat_id = chat_id
         self.limit = limit
         self.window = window
@@ -134,10 +154,22 @@ class SharedGate:
         if self.ready is not None and self._age(self.ready) <= READY_FOR:
             return 0.0
         self.ready = None
-        wait, slot, self.known = await self.windows.claim_group(
-            self.chat_id, self.limit, 0, self.window, self.clock(), ARRIVES_WITHIN)
+        wait, slot, self.known = await self._claim(0)
         self.ready = slot
         return wait
+
+    async def _claim(self, reserve: int) -> Claimed:
+        """A slot of the window (one transaction), renewing the lease of bot-wide calls
+        with it when due (the write itself spends one of them next)."""
+
+        async def work(ask: LeaseAsk | None) -> tuple[Claimed, Lease | None]:
+            leased: list[Lease] = []
+            claimed = await self.windows.claim_group(
+                self.chat_id, self.limit, reserve, self.window, self.clock(),
+                ARRIVES_WITHIN, None if ask is None else Renewal(ask, leased.append))
+            return claimed, leased[0] if leased else None
+
+        return await self.renewing(work)
 
     def _age(self, slot: float) -> float:
         """Seconds since the slot dated ``slot`` was claimed."""
@@ -152,8 +184,7 @@ class SharedGate:
         wait = window_wait(self.known, self.limit, reserve, self.window, self.clock())
         if wait > 0:
             return wait
-        wait, slot, self.known = await self.windows.claim_group(
-            self.chat_id, self.limit, reserve, self.window, self.clock(), ARRIVES_WITHIN)
+        wait, slot, self.known = await self._claim(reserve)
         if slot is not None:
             self.slot = slot
         return wait

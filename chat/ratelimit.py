@@ -19,7 +19,10 @@ several calls rather than one a call (issue 39):
   (:meth:`~storage.pg_windows.FloodWindows.lease`) and spends them in memory. A quiet bot's
   lease serves a few seconds (:data:`LEASE_HOLD`), while such leases hold at most a third of
   the rate; a busy bot's serves a fifth of a second (:data:`LEASE_SHORT_HOLD`). Unused calls
-  expire, and the next lease gives them back and dates the used ones when they ended;
+  expire, and the next lease gives them back and dates the used ones when they ended. A
+  group write's claim of its window renews the lease in the same transaction once half of
+  it is spent (:meth:`ChatRateLimiter.renewing`), so that a move's calls cost the windows
+  about one transaction, its board post's claim;
 - a 429's pause is a row: a process reads the bot's and the chat's when it leases, and a
   group's pause fills the group's shared window, which every write to the group claims a
   slot of (:class:`chat.gates.SharedGate`); a process holding a lease learns of another's
@@ -43,17 +46,19 @@ import logging
 import math
 import time
 from collections import deque
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from aiolimiter import AsyncLimiter
 from telegram.error import RetryAfter
 from telegram.ext import BaseRateLimiter
 
-from storage.pg_windows import FloodWindows
+from storage.pg_windows import FloodWindows, Lease, LeaseAsk
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 #: Longest single nap while paused: the clock may be a test's, running faster than real time.
 NAP = 0.2
@@ -69,12 +74,12 @@ BOT_BURST = 1
 #: Shared windows only: seconds a quiet bot's lease of calls lasts, and the share of the
 #: bot-wide rate such leases may hold together (the rest is left to busy processes' short
 #: leases, so that a lease nobody spends never starves another process for long).
-LEASE_HOLD = 3.0
+LEASE_HOLD = 5.0
 LEASE_LONG_SHARE = 1 / 3
 #: ... a busy bot's lease: seconds it lasts.
 LEASE_SHORT_HOLD = 0.2
 #: Fewest calls a lease asks for; it asks for more from what the process called lately.
-LEASE_MIN = 4
+LEASE_MIN = 10
 #: Seconds after a lease's end by which a call begun before it has reached Telegram.
 LEASE_LEAD = 0.2
 
@@ -88,6 +93,7 @@ class Held:
     recorded: float  # the time the shared window keeps for each of its calls
     calls: int
     left: int
+    start: float
     until: float
     #: When its calls that are over ended (the window keeps them so once given back).
     ends: list[float] = field(default_factory=list)
@@ -197,14 +203,14 @@ class ChatRateLimiter(BaseRateLimiter[int]):
 
     def _wants(self, now: float) -> tuple[tuple[int, float], tuple[int, float], int]:
         """What to lease: a quiet bot's lease and a busy one's (``(calls, seconds)``), as
-        this process called lately (half as many again) and at least for every call
+        this process called lately (twice as many) and at least for every call
         waiting now, and the share quiet leases may hold."""
         while self._begun and self._begun[0] <= now - LEASE_HOLD:
             self._begun.popleft()
         per_second = (len(self._begun) + 1) / LEASE_HOLD
         cap = max(1, int(self.overall_rate * LEASE_LONG_SHARE))
         waiting = self._waiting + 1
-        long = min(cap, max(LEASE_MIN, waiting, math.ceil(1.5 * per_second * LEASE_HOLD)))
+        long = min(cap, max(LEASE_MIN, waiting, math.ceil(2 * per_second * LEASE_HOLD)))
         short = max(waiting, math.ceil(1.5 * per_second * LEASE_SHORT_HOLD))
         return (long, LEASE_HOLD), (short, LEASE_SHORT_HOLD), cap
 
@@ -221,31 +227,58 @@ class ChatRateLimiter(BaseRateLimiter[int]):
         try:
             held, now = self.held, self.clock()
             if held is None or held.left <= 0 or now > held.until:
-                give_back = None if held is None else (held.recorded, held.calls)
-                used = [] if held is None else [*held.ends, *[held.recorded] * held.under_way]
-                long, short, cap = self._wants(now)
-                lease = await self.windows.lease(
-                    now, rate=self.overall_rate, long=long, short=short, long_cap=cap,
-                    lead=LEASE_LEAD, chat_id=chat_id if isinstance(chat_id, int) else None,
-                    returned=give_back, used=used)
-                self.held = held = None
-                if lease.bot_paused:  # paused by another process: remember it here
-                    self.all_paused_until = max(self.all_paused_until, lease.bot_paused)
-                if lease.chat_paused and chat_id is not None:
-                    self.paused[chat_id] = max(self.paused.get(chat_id, 0.0),
-                                               lease.chat_paused)
-                if lease.calls <= 0:
-                    if not (lease.bot_paused or lease.chat_paused):
+                lease = await self.windows.lease(self._ask(
+                    now, chat_id if isinstance(chat_id, int) else None))
+                held = self._install(lease, chat_id, now)
+                if held is None:
+                    if lease.calls <= 0 and not (lease.bot_paused or lease.chat_paused):
                         await self._sleep_until(now + lease.wait)
                     return None
-                self.held = held = Held(lease.recorded, lease.calls, lease.calls,
-                                        lease.until)
             held.left -= 1
             held.under_way += 1
             self._begun.append(now)
             return held
         finally:
             self._leasing.release()
+
+    def _ask(self, now: float, chat_id: int | None) -> LeaseAsk:
+        """The next lease to ask for, giving back the one held (see :meth:`_spend`)."""
+        held = self.held
+        give_back = None if held is None else (held.recorded, held.calls)
+        used = [] if held is None else [*held.ends, *[held.recorded] * held.under_way]
+        long, short, cap = self._wants(now)
+        return LeaseAsk(now, self.overall_rate, long, short, cap, LEASE_LEAD, chat_id,
+                        give_back, used)
+
+    def _install(self, lease: Lease, chat_id: int | str | None, now: float) -> Held | None:
+        """Hold ``lease`` (the one before was given back), and remember its pauses."""
+        self.held = None
+        if lease.bot_paused:  # paused by another process: remember it here
+            self.all_paused_until = max(self.all_paused_until, lease.bot_paused)
+        if lease.chat_paused and chat_id is not None:
+            self.paused[chat_id] = max(self.paused.get(chat_id, 0.0), lease.chat_paused)
+        if lease.calls <= 0:
+            return None
+        self.held = Held(lease.recorded, lease.calls, lease.calls, now, lease.until)
+        return self.held
+
+    async def renewing(self, work: Callable[[LeaseAsk | None], Awaitable[tuple[T, Lease | None]]]
+                       ) -> T:
+        """Run ``work``, a transaction of the shared windows (a group write's claim), and
+        let it renew this process's lease of bot-wide calls on the way when that is due
+        (half of it spent or of its time gone): the group's board post then costs the
+        windows one transaction for its claim and the calls of the moves after it."""
+        if self.windows is None or self.overall_rate <= 0 or self._leasing.locked():
+            return (await work(None))[0]
+        async with self._leasing:
+            held, now = self.held, self.clock()
+            if held is not None and held.left * 2 > held.calls and \
+                    (held.until - now) * 2 > held.until - held.start:
+                return (await work(None))[0]
+            result, lease = await work(self._ask(now, None))
+            if lease is not None:
+                self._install(lease, None, now)
+            return result
 
     async def _shared_call(self, chat_id: int | str | None, endpoint: str,
                            callback: Callable[..., Coroutine[Any, Any, JSON]],

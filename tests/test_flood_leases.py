@@ -135,3 +135,29 @@ async def test_two_processes_sharing_the_bot_wide_rate_never_go_past_it(
     alone = FakeTelegram()
     await burst(alone, shared=False)
     assert alone.rate_limited() != []
+
+
+async def test_a_moves_calls_cost_the_windows_one_transaction(tmp_path: Path,
+                                                              pg_url: str) -> None:
+    """Eight moves as the scaled mode's jobs tell them: three people's panels and notes, then
+    the group's board post. The board post's claim of the group's window renews the lease
+    of bot-wide calls in the same transaction when it is half spent, so the next moves'
+    calls are paid for already: eight claims and the first lease in all (a lease of its
+    own every ten calls or so, before)."""
+    fake = FakeTelegram()
+    fake.group(GROUP, "Busy")
+    people = [fake.user(7000 + n, f"P{n}") for n in range(3)]
+    for person in people:
+        person.start_bot()
+    async with instances(tmp_path, fake, pg_url, 1) as (bot,):
+        counted = count_windows(bot.store)
+        for move in range(8):
+            for notices in ([Send(p.id, f"move {move}") for p in people],
+                            [Send(GROUP, f"board {move}", group=True)]):
+                run = bot.delivery.run(notices)
+                assert run is not None
+                assert all(r is True for r in await asyncio.wait_for(run, 10))
+            await asyncio.sleep(0.1)
+        assert len(fake.calls_to("sendMessage", ok=True)) == 32
+        assert counted.transactions <= 8 + 1, counted.runs
+    assert fake.rate_limited() == []
