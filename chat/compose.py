@@ -240,7 +240,7 @@ def share_windows(store: Store, limiter: ChatRateLimiter, delivery: Delivery,
     embedded mode (SQLite, one process) keeps them in memory."""
     if isinstance(store, PostgresStore):
         limiter.share(store.windows, group_limit=group_limit)
-        delivery.share(store.windows)
+        delivery.share(store.windows, limiter.renewing)
 
 
 def flow_and_delivery(config: Config, bot: Bot, store: Store, limiter: ChatRateLimiter,

@@ -9,18 +9,40 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
-from typing import Protocol
+from collections.abc import Awaitable, Callable
+from typing import Protocol, TypeVar
 
-from storage.pg_windows import FloodWindows, window_wait
+from storage.pg_windows import FloodWindows, Lease, LeaseAsk, Renewal, window_wait
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Claimed = tuple[float, float | None, list[float]]
+
+
+class Renewing(Protocol):
+    """:meth:`chat.ratelimit.ChatRateLimiter.renewing`: runs a transaction of the shared
+    windows that may renew the process's lease of bot-wide calls on the way."""
+
+    async def __call__(self, work: Callable[[LeaseAsk | None],
+                                            Awaitable[tuple[T, Lease | None]]]) -> T: ...
+
+
+async def no_lease(work: Callable[[LeaseAsk | None], Awaitable[tuple[T, Lease | None]]]
+                   ) -> T:
+    """A :class:`Renewing` for gates without a rate limiter's lease: ``work`` alone."""
+    return (await work(None))[0]
 
 WINDOW = 60.0
 #: Seconds a slot taken by :meth:`SharedGate.wait` waits for its write: the board job posts
 #: right after asking. Older, it is left as a write that did not happen (the window keeps it
 #: until it ends) and the write claims a slot of its own, dated then.
 READY_FOR = 5.0
+#: Seconds after its claim by which a shared group write has reached Telegram, as a rule:
+#: the window records it then (:meth:`storage.pg_windows.FloodWindows.claim_group`), so that
+#: its claim is its only statement; a write that ends later is re-dated when it does. The
+#: group's window is that much longer for the writes (19 in 62 s rather than 60).
+ARRIVES_WITHIN = 2.0
 
 
 class Gate(Protocol):
@@ -103,11 +125,16 @@ class GroupGate:
 class SharedGate:
     """A group's window kept in the database, shared by every process writing to the group
     (:class:`storage.pg_windows.FloodWindows`). Telegram's 429 fills it there
-    (:meth:`chat.ratelimit.ChatRateLimiter.share`)."""
+    (:meth:`chat.ratelimit.ChatRateLimiter.share`). A write costs one statement, its claim,
+    which dates it :data:`ARRIVES_WITHIN` ahead; :meth:`done` re-dates it only when it ended
+    later than that."""
 
     def __init__(self, windows: FloodWindows, chat_id: int, limit: int,
-                 window: float = WINDOW, clock: Callable[[], float] = time.time) -> None:
+                 window: float = WINDOW, clock: Callable[[], float] = time.time,
+                 renewing: Renewing = no_lease) -> None:
         self.windows = windows
+        #: The rate limiter's: a claim renews its lease of bot-wide calls when due.
+        self.renewing = renewing
         self.chat_id = chat_id
         self.limit = limit
         self.window = window
@@ -124,32 +151,47 @@ class SharedGate:
         that slot is taken at once for the play write that follows (the scaled mode's board
         job asks, then posts): one statement instead of a look and a claim. A slot taken
         and not used stays in the window as a write (the group writes one less in it)."""
-        if self.ready is not None and self.clock() - self.ready <= READY_FOR:
+        if self.ready is not None and self._age(self.ready) <= READY_FOR:
             return 0.0
         self.ready = None
-        wait, slot, self.known = await self.windows.claim_group(
-            self.chat_id, self.limit, 0, self.window, self.clock())
+        wait, slot, self.known = await self._claim(0)
         self.ready = slot
         return wait
+
+    async def _claim(self, reserve: int) -> Claimed:
+        """A slot of the window (one transaction), renewing the lease of bot-wide calls
+        with it when due (the write itself spends one of them next)."""
+
+        async def work(ask: LeaseAsk | None) -> tuple[Claimed, Lease | None]:
+            leased: list[Lease] = []
+            claimed = await self.windows.claim_group(
+                self.chat_id, self.limit, reserve, self.window, self.clock(),
+                ARRIVES_WITHIN, None if ask is None else Renewal(ask, leased.append))
+            return claimed, leased[0] if leased else None
+
+        return await self.renewing(work)
+
+    def _age(self, slot: float) -> float:
+        """Seconds since the slot dated ``slot`` was claimed."""
+        return self.clock() + ARRIVES_WITHIN - slot
 
     async def claim(self, reserve: int = 0) -> float:
         if self.ready is not None and reserve == 0:
             ready, self.ready = self.ready, None
-            if self.clock() - ready <= READY_FOR:
+            if self._age(ready) <= READY_FOR:
                 self.slot = ready  # taken by wait() just before, for this play write
                 return 0.0
         wait = window_wait(self.known, self.limit, reserve, self.window, self.clock())
         if wait > 0:
             return wait
-        wait, slot, self.known = await self.windows.claim_group(
-            self.chat_id, self.limit, reserve, self.window, self.clock())
+        wait, slot, self.known = await self._claim(reserve)
         if slot is not None:
             self.slot = slot
         return wait
 
     async def done(self) -> None:
         slot, self.slot = self.slot, None
-        if slot is not None:
+        if slot is not None and self.clock() > slot:  # else it is dated late enough
             try:
                 await self.windows.written(self.chat_id, slot, self.clock())
             except Exception:  # the slot keeps its earlier time: a little less margin

@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from chat.gates import WINDOW, Gate, GroupGate, SharedGate
+from chat.gates import WINDOW, Gate, GroupGate, Renewing, SharedGate, no_lease
 from chat.sending import Sender
 from storage import Store
 from storage.pg_windows import FloodWindows
@@ -51,6 +51,7 @@ class GroupWindows:
     _urgent: dict[int, int]
     #: The windows every process shares (:meth:`share`); ``None``: this process's own.
     windows: FloodWindows | None
+    _renewing: Renewing
     _tasks: set[asyncio.Task[Any]]
 
     def reserve_for_play(self, chat: int) -> int:
@@ -156,17 +157,19 @@ class GroupWindows:
             if isinstance(gate, GroupGate):
                 gate.seed(times)
 
-    def share(self, windows: FloodWindows) -> None:
+    def share(self, windows: FloodWindows, renewing: Renewing = no_lease) -> None:
         """Count group writes in ``windows`` (the scaled mode's PostgreSQL), with every
-        other process writing for the bot."""
+        other process writing for the bot; a write's claim renews the rate limiter's lease
+        of bot-wide calls on the way when that is due (``renewing``: the limiter's)."""
         self.windows = windows
+        self._renewing = renewing
         self._gates.clear()
 
     def _gate(self, chat: int) -> Gate:
         if chat not in self._gates:
             if self.windows is not None:
                 self._gates[chat] = SharedGate(self.windows, chat, self.group_limit,
-                                               clock=self.clock)
+                                               clock=self.clock, renewing=self._renewing)
             else:
                 self._gates[chat] = GroupGate(self.group_limit, clock=self.clock)
         return self._gates[chat]

@@ -12,11 +12,26 @@ extension point for exactly this, :class:`telegram.ext.BaseRateLimiter`:
   chat (the bot-wide limit) pauses everything.
 
 With several processes on one PostgreSQL database (the scaled mode) the windows are shared
-(:meth:`ChatRateLimiter.share`, :mod:`storage.pg_windows`): a 429's pause is a row every
-process reads before it writes to that chat (a 429 that named no chat pauses every process),
-the bot-wide rate is one pacing slot all processes take turns on, and each chat is paced to
-about one write a second (:data:`CHAT_RATE`, short bursts of :data:`CHAT_BURST`), which one
-process alone never needed: its chat's writes queue behind each other in delivery.
+(:meth:`ChatRateLimiter.share`, :mod:`storage.pg_windows`), at about one transaction for
+several calls rather than one a call (issue 39):
+
+- the bot-wide rate: a process leases a block of calls of it in one transaction
+  (:meth:`~storage.pg_windows.FloodWindows.lease`) and spends them in memory. A quiet bot's
+  lease serves a few seconds (:data:`LEASE_HOLD`), while such leases hold at most a third of
+  the rate; a busy bot's serves a fifth of a second (:data:`LEASE_SHORT_HOLD`). Unused calls
+  expire, and the next lease gives them back and dates the used ones when they ended. A
+  group write's claim of its window renews the lease in the same transaction once half of
+  it is spent (:meth:`ChatRateLimiter.renewing`), so that a move's calls cost the windows
+  about one transaction, its board post's claim;
+- a 429's pause is a row: a process reads the bot's and the chat's when it leases, and a
+  group's pause fills the group's shared window, which every write to the group claims a
+  slot of (:class:`chat.gates.SharedGate`); a process holding a lease learns of another's
+  pause of a private chat only by its own 429, which pauses it as well;
+- each chat is paced to about one write a second (:data:`CHAT_RATE`, short bursts of
+  :data:`CHAT_BURST`) in each process's memory: one process never writes faster to a chat,
+  and two write to one person at once seldom enough that Telegram (which asks to "avoid"
+  more, and does not limit private chats strictly) has not minded. A shared per-chat pace
+  cost a transaction a write.
 
 Per-group pacing (about 20 messages and edits a minute) is delivery's
 :class:`chat.gates.GroupGate`, which can coalesce board posts while it waits; this class
@@ -28,17 +43,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
-from collections.abc import Callable, Coroutine
-from typing import Any
+from collections import deque
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from aiolimiter import AsyncLimiter
 from telegram.error import RetryAfter
 from telegram.ext import BaseRateLimiter
 
-from storage.pg_windows import BOT, FloodWindows
+from storage.pg_windows import FloodWindows, Lease, LeaseAsk
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 #: Longest single nap while paused: the clock may be a test's, running faster than real time.
 NAP = 0.2
@@ -51,8 +71,33 @@ CHAT_BURST = 3
 #: Shared windows only: the bot-wide slots are strictly spaced (a burst on top of the rate
 #: would go past Telegram's 30 in a second).
 BOT_BURST = 1
+#: Shared windows only: seconds a quiet bot's lease of calls lasts, and the share of the
+#: bot-wide rate such leases may hold together (the rest is left to busy processes' short
+#: leases, so that a lease nobody spends never starves another process for long).
+LEASE_HOLD = 5.0
+LEASE_LONG_SHARE = 1 / 3
+#: ... a busy bot's lease: seconds it lasts.
+LEASE_SHORT_HOLD = 0.2
+#: Fewest calls a lease asks for; it asks for more from what the process called lately.
+LEASE_MIN = 10
+#: Seconds after a lease's end by which a call begun before it has reached Telegram.
+LEASE_LEAD = 0.2
 
 JSON = bool | dict[str, Any] | list[dict[str, Any]]
+
+
+@dataclass
+class Held:
+    """A lease of bot-wide calls this process spends (:meth:`FloodWindows.lease`)."""
+
+    recorded: float  # the time the shared window keeps for each of its calls
+    calls: int
+    left: int
+    start: float
+    until: float
+    #: When its calls that are over ended (the window keeps them so once given back).
+    ends: list[float] = field(default_factory=list)
+    under_way: int = 0
 
 
 def retry_seconds(exc: RetryAfter) -> float:
@@ -90,6 +135,14 @@ class ChatRateLimiter(BaseRateLimiter[int]):
         self.windows: FloodWindows | None = None
         self.overall_rate = overall_max_rate
         self.group_limit = 0
+        #: Shared windows: the lease of bot-wide calls spent now, one lease at a time.
+        self.held: Held | None = None
+        self._leasing = asyncio.Lock()
+        self._waiting = 0  # calls waiting for the lease
+        #: Shared windows: when this process's calls began lately (what a lease asks for).
+        self._begun: deque[float] = deque()
+        #: Shared windows: each chat's pace in this process (GCRA's ``tat``).
+        self._chat_tat: dict[int | str, float] = {}
 
     def share(self, windows: FloodWindows, *, group_limit: int) -> None:
         """Keep the pauses and the bot-wide rate in ``windows`` (the scaled mode's
@@ -127,7 +180,7 @@ class ChatRateLimiter(BaseRateLimiter[int]):
         return max(0.0, until - now)
 
     async def wait_until_free(self, chat_id: int | str | None) -> None:
-        """Wait out the pauses this process knows of (the shared ones: :meth:`_take_slots`)."""
+        """Wait out the pauses this process knows of (the shared ones: :meth:`_spend`)."""
         while (wait := self.paused_for(chat_id)) > 0:
             await asyncio.sleep(min(wait, NAP))
 
@@ -136,36 +189,118 @@ class ChatRateLimiter(BaseRateLimiter[int]):
         while (left := moment - self.clock()) > 0:
             await asyncio.sleep(min(left, NAP))
 
-    async def _take_slots(self, chat_id: int | str | None, endpoint: str) -> None:
-        """Shared windows: wait out the pauses every process was told of, then for the
-        chat's pace (writes only) and the bot's rate. One statement does all of it when
-        nothing has to wait (:meth:`~storage.pg_windows.FloodWindows.take`)."""
+    def _pace_chat(self, chat_id: int | str) -> float:
+        """The slot of ``chat_id``'s pace for one more write, in this process (the clock
+        time it may go; a GCRA like :meth:`~storage.pg_windows.FloodWindows.reserve`)."""
+        now = self.clock()
+        interval = 1.0 / CHAT_RATE
+        tolerance = max(0, CHAT_BURST - 1) * interval
+        if len(self._chat_tat) > 4096:  # forget the chats whose pace is back to a burst
+            self._chat_tat = {c: t for c, t in self._chat_tat.items() if t > now - tolerance}
+        slot = max(self._chat_tat.get(chat_id, 0.0), now - tolerance)
+        self._chat_tat[chat_id] = slot + interval
+        return slot
+
+    def _wants(self, now: float) -> tuple[tuple[int, float], tuple[int, float], int]:
+        """What to lease: a quiet bot's lease and a busy one's (``(calls, seconds)``), as
+        this process called lately (twice as many) and at least for every call
+        waiting now, and the share quiet leases may hold."""
+        while self._begun and self._begun[0] <= now - LEASE_HOLD:
+            self._begun.popleft()
+        per_second = (len(self._begun) + 1) / LEASE_HOLD
+        cap = max(1, int(self.overall_rate * LEASE_LONG_SHARE))
+        waiting = self._waiting + 1
+        long = min(cap, max(LEASE_MIN, waiting, math.ceil(2 * per_second * LEASE_HOLD)))
+        short = max(waiting, math.ceil(1.5 * per_second * LEASE_SHORT_HOLD))
+        return (long, LEASE_HOLD), (short, LEASE_SHORT_HOLD), cap
+
+    async def _spend(self, chat_id: int | str | None) -> Held | None:
+        """One call of the lease held, leasing anew when it is spent or over (one
+        transaction for many calls); ``None``: none now (a pause, or the bot's rate is
+        spent by every process: this waited for the window, the caller looks again)."""
         assert self.windows is not None
-        overall = (self.overall_rate, BOT_BURST) if self.overall_rate > 0 else None
-        if isinstance(chat_id, str):  # an @channel name: no row of its own, the bot's rate
+        self._waiting += 1
+        try:
+            await self._leasing.acquire()
+        finally:
+            self._waiting -= 1
+        try:
+            held, now = self.held, self.clock()
+            if held is None or held.left <= 0 or now > held.until:
+                lease = await self.windows.lease(self._ask(
+                    now, chat_id if isinstance(chat_id, int) else None))
+                held = self._install(lease, chat_id, now)
+                if held is None:
+                    if lease.calls <= 0 and not (lease.bot_paused or lease.chat_paused):
+                        await self._sleep_until(now + lease.wait)
+                    return None
+            held.left -= 1
+            held.under_way += 1
+            self._begun.append(now)
+            return held
+        finally:
+            self._leasing.release()
+
+    def _ask(self, now: float, chat_id: int | None) -> LeaseAsk:
+        """The next lease to ask for, giving back the one held (see :meth:`_spend`)."""
+        held = self.held
+        give_back = None if held is None else (held.recorded, held.calls)
+        used = [] if held is None else [*held.ends, *[held.recorded] * held.under_way]
+        long, short, cap = self._wants(now)
+        return LeaseAsk(now, self.overall_rate, long, short, cap, LEASE_LEAD, chat_id,
+                        give_back, used)
+
+    def _install(self, lease: Lease, chat_id: int | str | None, now: float) -> Held | None:
+        """Hold ``lease`` (the one before was given back), and remember its pauses."""
+        self.held = None
+        if lease.bot_paused:  # paused by another process: remember it here
+            self.all_paused_until = max(self.all_paused_until, lease.bot_paused)
+        if lease.chat_paused and chat_id is not None:
+            self.paused[chat_id] = max(self.paused.get(chat_id, 0.0), lease.chat_paused)
+        if lease.calls <= 0:
+            return None
+        self.held = Held(lease.recorded, lease.calls, lease.calls, now, lease.until)
+        return self.held
+
+    async def renewing(self, work: Callable[[LeaseAsk | None], Awaitable[tuple[T, Lease | None]]]
+                       ) -> T:
+        """Run ``work``, a transaction of the shared windows (a group write's claim), and
+        let it renew this process's lease of bot-wide calls on the way when that is due
+        (half of it spent or of its time gone): the group's board post then costs the
+        windows one transaction for its claim and the calls of the moves after it."""
+        if self.windows is None or self.overall_rate <= 0 or self._leasing.locked():
+            return (await work(None))[0]
+        async with self._leasing:
+            held, now = self.held, self.clock()
+            if held is not None and held.left * 2 > held.calls and \
+                    (held.until - now) * 2 > held.until - held.start:
+                return (await work(None))[0]
+            result, lease = await work(self._ask(now, None))
+            if lease is not None:
+                self._install(lease, None, now)
+            return result
+
+    async def _shared_call(self, chat_id: int | str | None, endpoint: str,
+                           callback: Callable[..., Coroutine[Any, Any, JSON]],
+                           args: Any, kwargs: dict[str, Any]) -> JSON:
+        """Shared windows: wait out the pauses this process knows of, the chat's pace
+        (writes only) and a call of the bot-wide lease, then call; the call's end is
+        noted for the lease's return (see the module docstring)."""
+        if chat_id is not None and is_write(endpoint):
             await self.wait_until_free(chat_id)
-            if overall is not None:
-                await self._sleep_until(await self.windows.reserve(
-                    BOT, overall[0], overall[1], self.clock()))
-            return
-        pace = (CHAT_RATE, CHAT_BURST) if chat_id is not None and is_write(endpoint) else None
+            await self._sleep_until(self._pace_chat(chat_id))
         while True:
             await self.wait_until_free(chat_id)
-            taken = await self.windows.take(chat_id, self.clock(), pace=pace, overall=overall)
-            if taken.paused_until <= self.clock():
+            if self.overall_rate <= 0:
+                return await callback(*args, **kwargs)
+            held = await self._spend(chat_id)
+            if held is not None:
                 break
-            # Paused by another process: remember it here, nap, and ask again.
-            if chat_id is None:
-                self.all_paused_until = max(self.all_paused_until, taken.paused_until)
-            else:
-                self.paused[chat_id] = max(self.paused.get(chat_id, 0.0), taken.paused_until)
-        if taken.chat_slot is not None:
-            await self._sleep_until(taken.chat_slot)
-        bot_slot = taken.bot_slot
-        if overall is not None and bot_slot is None:  # the chat's pace made it wait
-            bot_slot = await self.windows.reserve(BOT, overall[0], overall[1], self.clock())
-        if bot_slot is not None:
-            await self._sleep_until(bot_slot)
+        try:
+            return await callback(*args, **kwargs)
+        finally:
+            held.under_way -= 1
+            held.ends.append(self.clock())
 
     async def _record_pause(self, chat_id: int | str | None, seconds: float) -> None:
         """A 429: pause here, and for every process when the windows are shared."""
@@ -193,8 +328,8 @@ class ChatRateLimiter(BaseRateLimiter[int]):
         for attempt in range(retries + 1):
             try:
                 if self.windows is not None:
-                    await self._take_slots(chat_id, endpoint)
-                    return await callback(*args, **kwargs)
+                    return await self._shared_call(chat_id, endpoint, callback, args,
+                                                   kwargs)
                 await self.wait_until_free(chat_id)
                 if self.overall is None:
                     return await callback(*args, **kwargs)
