@@ -7,10 +7,8 @@ every process updates in one short transaction each (the row lock serialises the
 process asks as seldom as it can (issue 39: a move paid 7 of them, one a Bot API call):
 
 - ``flood_chats``: per chat, and for the whole bot under chat ``0``, the end of a pause a 429
-  asked for (and the pacing slot of a GCRA, "generic cell rate algorithm", the theoretical
-  arrival time ``tat``, of :meth:`FloodWindows.reserve` and :meth:`FloodWindows.take`: a
-  slot per request, which the rate limiter took for every call before it leased blocks,
-  kept for a caller that paces one request at a time);
+  asked for (its column ``tat``, a GCRA's pacing slot per request, is what the rate limiter
+  took for every call before it leased blocks; nothing reads it now);
 - ``flood_groups``: per group, the times of its writes (new messages and edits) in the last
   window, for its ~20 a minute; and under chat ``0`` (:data:`BOT`) the bot-wide calls a
   process leased (:meth:`FloodWindows.lease`): a block of the ~30 a second it spends in
@@ -55,15 +53,6 @@ def window_wait(sent: Sequence[float], limit: int, reserve: int, window: float,
     if len(recent) < allowed:
         return 0.0
     return recent[len(recent) - allowed] + window - now
-
-
-class Taken(NamedTuple):
-    """What :meth:`FloodWindows.take` answered: ``paused_until`` (0: no pause, and then
-    the slots were taken), the chat's slot and the bot's (``None``: not taken)."""
-
-    paused_until: float
-    chat_slot: float | None
-    bot_slot: float | None
 
 
 class LeaseAsk(NamedTuple):
@@ -114,30 +103,6 @@ SELECT (SELECT COALESCE(MAX(paused_until), 0) FROM flood_chats
 FROM flood_groups WHERE chat_id = 0 FOR UPDATE
 """
 
-
-#: :meth:`FloodWindows.take`'s statement. The pause is read first; the chat's slot is taken
-#: only without a pause, the bot's only when the chat's slot is free now. Each upsert is
-#: GCRA's step (the slot is the old ``tat``, pushed on by one interval); the two rows differ
-#: (chat ids are never :data:`BOT`), so one statement may change both.
-_TAKE = """
-WITH pause AS (
-    SELECT COALESCE(MAX(paused_until), 0) AS until FROM flood_chats
-    WHERE chat_id = ANY(%(chats)s) AND paused_until > %(now)s),
-chat AS (
-    INSERT INTO flood_chats AS f (chat_id, tat)
-    SELECT %(c)s, %(c_first)s FROM pause WHERE pause.until = 0 AND %(c_on)s
-    ON CONFLICT (chat_id) DO UPDATE SET tat = GREATEST(f.tat, %(c_earliest)s) + %(c_t)s
-    RETURNING f.tat - %(c_t)s AS slot),
-bot AS (
-    INSERT INTO flood_chats AS f (chat_id, tat)
-    SELECT 0, %(b_first)s FROM pause
-    WHERE pause.until = 0 AND %(b_on)s
-      AND COALESCE((SELECT slot FROM chat), 0) <= %(now)s
-    ON CONFLICT (chat_id) DO UPDATE SET tat = GREATEST(f.tat, %(b_earliest)s) + %(b_t)s
-    RETURNING f.tat - %(b_t)s AS slot)
-SELECT pause.until, (SELECT slot FROM chat) AS chat_slot, (SELECT slot FROM bot) AS bot_slot
-FROM pause
-"""
 
 #: :meth:`FloodWindows.claim_group`'s statement: the group's row locked (``FOR UPDATE`` reads
 #: the newest version after waiting for another writer), its writes still in the window, and
@@ -267,57 +232,6 @@ class FloodWindows:
                     (chat_id, sent))
 
         await self._store._write(work)
-
-    async def take(self, chat_id: int | None, now: float, *,
-                   pace: tuple[float, int] | None,
-                   overall: tuple[float, int] | None) -> Taken:
-        """A request's whole check in one statement (one round trip, no transaction block):
-        the pauses of ``chat_id`` and of the whole bot; unless one is on, a slot of the
-        chat's ``pace`` (``(rate, burst)``; ``None``: a request the chat's pace does not
-        count) and, when that slot is free now, one of the bot's ``overall`` rate as well.
-        A request that must wait for its chat takes the bot's slot later, with
-        :meth:`reserve`, so that it does not hold one of the bot's slots while it waits."""
-        chat_on = pace is not None and chat_id is not None
-        chat_rate, chat_burst = pace if pace is not None else (1.0, 1)
-        bot_rate, bot_burst = overall if overall is not None else (1.0, 1)
-        chat_t, chat_tol = 1.0 / chat_rate, max(0, chat_burst - 1) / chat_rate
-        bot_t, bot_tol = 1.0 / bot_rate, max(0, bot_burst - 1) / bot_rate
-
-        async def work(conn: Conn) -> Taken:
-            cur = await conn.execute(_TAKE, {
-                "chats": [BOT] if chat_id is None else [BOT, chat_id], "now": now,
-                "c": chat_id if chat_on else None, "c_on": chat_on,
-                "c_first": now - chat_tol + chat_t, "c_earliest": now - chat_tol,
-                "c_t": chat_t, "b_on": overall is not None,
-                "b_first": now - bot_tol + bot_t, "b_earliest": now - bot_tol, "b_t": bot_t})
-            row = await cur.fetchone()
-            assert row is not None
-            return Taken(float(row["until"]),
-                         None if row["chat_slot"] is None else float(row["chat_slot"]),
-                         None if row["bot_slot"] is None else float(row["bot_slot"]))
-
-        return await self._store._guard(work)
-
-    async def reserve(self, chat_id: int, rate: float, burst: int, now: float) -> float:
-        """Take the next slot of ``chat_id``'s pace (``rate`` a second, ``burst`` at once
-        after a quiet spell; :data:`BOT` is the whole bot's): when it may be used, the
-        caller waits until then. Every caller gets a slot of its own, so callers in every
-        process line up at ``1 / rate`` intervals."""
-        interval = 1.0 / rate
-        tolerance = max(0, burst - 1) * interval
-
-        async def work(conn: Conn) -> float:
-            cur = await conn.execute(
-                "INSERT INTO flood_chats AS f (chat_id, tat) VALUES (%(c)s, %(first)s) "
-                "ON CONFLICT (chat_id) DO UPDATE SET tat = "
-                "GREATEST(f.tat, %(earliest)s) + %(t)s RETURNING f.tat - %(t)s AS slot",
-                {"c": chat_id, "first": now - tolerance + interval,
-                 "earliest": now - tolerance, "t": interval})
-            row = await cur.fetchone()
-            assert row is not None
-            return float(row["slot"])
-
-        return await self._store._write(work)
 
     async def lease(self, ask: LeaseAsk) -> Lease:
         """Lease calls of the bot-wide rate (at most ``ask.rate`` in any second, every
