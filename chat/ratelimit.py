@@ -191,7 +191,7 @@ class ChatRateLimiter(BaseRateLimiter[int]):
 
     def _pace_chat(self, chat_id: int | str) -> float:
         """The slot of ``chat_id``'s pace for one more write, in this process (the clock
-        time it may go; a GCRA like :meth:`~storage.pg_windows.FloodWindows.reserve`)."""
+        time it may go; a GCRA: the theoretical arrival time of its next write)."""
         now = self.clock()
         interval = 1.0 / CHAT_RATE
         tolerance = max(0, CHAT_BURST - 1) * interval
