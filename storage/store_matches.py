@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from krendzu import Match, Outcome, PlayerAction, Settings, match_outcome
@@ -25,6 +26,7 @@ from storage.base import (
     MoveRow,
     NotFound,
     OperatingFigures,
+    RequestRows,
     SeatKind,
     SeatSpec,
     SequenceConflict,
@@ -241,6 +243,47 @@ class MatchSql(SqlCore):
                     {s.seat: s for s in stand_ins})
 
         return await self._in_read(work)
+
+    async def request_rows(self, user_id: int, chat_id: int, thread_id: int | None = None, *,
+                           kept: Callable[[int], int | None] = lambda match_id: None
+                           ) -> RequestRows:
+        """What a request of ``user_id`` in ``chat_id`` (forum topic ``thread_id``) reads
+        before it acts, in one read transaction (one snapshot): the user's row and, in a
+        group (``chat_id`` < 0), the chat's row and its active match with the match's turn
+        timer and stand-ins (:meth:`match_state`'s). The match's log is read and the match
+        rebuilt (``stored``) only when ``kept(match_id)``, the number of moves the caller
+        holds of it, is not its move count. A request used to read these in four calls
+        (a transaction each in the scaled mode)."""
+
+        async def work(tx: Tx) -> tuple[RequestRows, list[MoveRow] | None]:
+            found = await tx.fetchone(q.GET_USER, (user_id,))
+            user = rows.user_row(found) if found is not None else None
+            if chat_id >= 0:
+                return RequestRows(user), None
+            found = await tx.fetchone(q.GET_CHAT, (chat_id,))
+            chat = rows.chat_row(found) if found is not None else None
+            active = await self._match_rows(
+                tx, "WHERE m.chat_id = ? AND m.thread_id = ? AND m.status = 'active'",
+                (chat_id, thread_id or 0))
+            if not active:
+                return RequestRows(user, chat), None
+            row = active[0]
+            timer = await tx.fetchone(q.GET_TIMER, (row.match_id,))
+            stand_ins = [rows.stand_in(r) for r in await tx.fetchall(q.GET_STAND_INS,
+                                                                       (row.match_id,))]
+            moves = None
+            if kept(row.match_id) != row.move_count:
+                moves = await tx.fetchall(q.GET_MOVES, (row.match_id,))
+            read = RequestRows(user, chat, row,
+                               rows.timer_row(timer) if timer is not None else None,
+                               {s.seat: s for s in stand_ins})
+            return read, None if moves is None else [rows.move_row(m) for m in moves]
+
+        read, log = await self._in_read(work)
+        if log is None or read.match is None:
+            return read
+        game = rebuild_game(read.match, [m.action for m in log])
+        return replace(read, stored=StoredMatch(read.match, tuple(log), game))
 
     async def append_move(self, match_id: int, expected_seq: int, action: PlayerAction | str,
                           *, update_id: int | None = None,

@@ -89,35 +89,54 @@ class Matches(HoldsSharedParts):
             return refused(Refusal.NOT_SEATED, tr._("You are not playing in this match."))
         tr = await self.people.see_user(actor)
         async with self.locks.hold(row.chat_id, row.thread_id):
-            stored = await self.games.load(match_id)
-            seat = stored.row.seat_of(actor.user_id)
-            if seat is None:
-                return refused(Refusal.NOT_SEATED, tr._("You are not playing in this match."))
-            if stored.row.status is not MatchStatus.ACTIVE:
-                return refused(Refusal.OVER, tr._("This match is over."), stored.next_seq)
-            if expected_seq is not None and expected_seq != stored.next_seq:
-                return refused(Refusal.STALE,
-                               tr._("This panel is out of date: use the newest one."),
-                               stored.next_seq)
-            game = stored.game
-            if game.current_player != seat:
-                names = await self.people.seat_names(stored.row, tr)
-                view = game.observation(None)
-                return refused(Refusal.NOT_YOUR_TURN, tr._(
-                    "It is not your turn. {next}", next=next_text(tr, view, names)),
-                    stored.next_seq)
-            if callable(steps):
-                try:
-                    steps = steps(stored, seat)
-                except InputError as exc:
-                    return refused(Refusal.ILLEGAL, tr._(exc.key, **exc.values),
-                                   stored.next_seq, private=True)
-            checked = check(tr, game, steps)
-            if isinstance(checked, str):
-                return refused(Refusal.ILLEGAL, checked, stored.next_seq, private=True)
-            await self.deadlines.moved_by(match_id, seat)
-            by = MovedBy(actor.user_id, door, then.code() if then is not None else None)
-            return await self.commit(stored, checked, tr, update_id=update_id, by=by)
+            early = self.games.early(match_id)
+            outcome = await self._locked_play(early or await self.games.load(match_id), actor,
+                                              steps, tr, update_id=update_id,
+                                              expected_seq=expected_seq, door=door, then=then)
+            if (early is not None and isinstance(outcome.verdict, Refused)
+                    and outcome.verdict.reason is not Refusal.REPEATED):
+                # Checked on the request's read, from before the lock: a refusal (or the
+                # append's, when another process stored a move since) is said only from
+                # the match as stored now.
+                outcome = await self._locked_play(await self.games.load(match_id), actor,
+                                                  steps, tr, update_id=update_id,
+                                                  expected_seq=expected_seq, door=door,
+                                                  then=then)
+            return outcome
+
+    async def _locked_play(self, stored: StoredMatch, actor: Actor, steps: Steps, tr: Tr, *,
+                           update_id: int | None, expected_seq: int | None, door: Door,
+                           then: Card | None) -> Outcome:
+        """:meth:`play`'s checks and commit on ``stored``, under the chat's lock."""
+        match_id = stored.match_id
+        seat = stored.row.seat_of(actor.user_id)
+        if seat is None:
+            return refused(Refusal.NOT_SEATED, tr._("You are not playing in this match."))
+        if stored.row.status is not MatchStatus.ACTIVE:
+            return refused(Refusal.OVER, tr._("This match is over."), stored.next_seq)
+        if expected_seq is not None and expected_seq != stored.next_seq:
+            return refused(Refusal.STALE,
+                           tr._("This panel is out of date: use the newest one."),
+                           stored.next_seq)
+        game = stored.game
+        if game.current_player != seat:
+            names = await self.people.seat_names(stored.row, tr)
+            view = game.observation(None)
+            return refused(Refusal.NOT_YOUR_TURN, tr._(
+                "It is not your turn. {next}", next=next_text(tr, view, names)),
+                stored.next_seq)
+        if callable(steps):
+            try:
+                steps = steps(stored, seat)
+            except InputError as exc:
+                return refused(Refusal.ILLEGAL, tr._(exc.key, **exc.values),
+                               stored.next_seq, private=True)
+        checked = check(tr, game, steps)
+        if isinstance(checked, str):
+            return refused(Refusal.ILLEGAL, checked, stored.next_seq, private=True)
+        await self.deadlines.moved_by(match_id, seat)
+        by = MovedBy(actor.user_id, door, then.code() if then is not None else None)
+        return await self.commit(stored, checked, tr, update_id=update_id, by=by)
 
     async def commit(self, stored: StoredMatch, checked: Checked, tr: Tr, *,
                      update_id: int | None, by: MovedBy) -> Outcome:
