@@ -287,7 +287,8 @@ class MatchSql(SqlCore):
 
     async def append_move(self, match_id: int, expected_seq: int, action: PlayerAction | str,
                           *, update_id: int | None = None,
-                          final: Match | None = None, by: MovedBy = UNKNOWN_MOVER) -> MoveRow:
+                          final: Match | None = None, by: MovedBy = UNKNOWN_MOVER,
+                          arm: tuple[int | None, float | None] | None = None) -> MoveRow:
         """Append one move atomically, if and only if it gets number ``expected_seq``,
         with who made it and through which door (``by``, read back in :class:`MoveRow`).
 
@@ -298,7 +299,7 @@ class MatchSql(SqlCore):
         ``final``: the match is closed and statistics recorded in the same transaction.
         """
         return (await self.append_moves(match_id, [(expected_seq, action)],
-                                        update_id=update_id, final=final, by=by))[0]
+                                        update_id=update_id, final=final, by=by, arm=arm))[0]
 
     #: Whether :meth:`append_moves` stores a move's steps in one transaction (it does: a
     #: webhook worker may be killed between two of them). Where it is ``False`` (a test sets
@@ -310,14 +311,17 @@ class MatchSql(SqlCore):
                            moves: Sequence[tuple[int, PlayerAction | str]], *,
                            update_id: int | None = None,
                            final: Match | None = None,
-                           by: MovedBy = UNKNOWN_MOVER) -> list[MoveRow]:
+                           by: MovedBy = UNKNOWN_MOVER,
+                           arm: tuple[int | None, float | None] | None = None
+                           ) -> list[MoveRow]:
         """:meth:`append_move` for the steps of one move (a card and "end" typed together),
         ``(expected_seq, action)`` each, numbered one after another, in one transaction: all
         of them are stored, or none (a process killed in between would otherwise leave the
         turn half made, and the update that made it recorded). A refused step raises as
         :meth:`append_move` does and nothing is written. ``update_id`` goes with the first
         step, ``final`` and ``by.then`` with the last, ``by`` (who made it and through which
-        door) with every one."""
+        door) with every one. ``arm``: the turn timer's next ``(seq, deadline)``, armed in
+        the same transaction (as ``arm_timer``): a move is written once."""
         texts = move_steps(moves, final)
         if not texts:
             return []
@@ -355,9 +359,18 @@ class MatchSql(SqlCore):
             if final is not None:
                 await self._close_finished(tx, match_id, final, now)
             await self._after_append(tx, match_id, texts[-1][0])  # commits with the moves
+            if arm is not None:
+                await self._arm_timer(tx, match_id, *arm)
             return stored
 
         return await self._in_write(work)
+
+    async def _arm_timer(self, tx: Tx, match_id: int, seq: int | None,
+                         deadline: float | None) -> None:
+        """Arm the match's turn timer for move ``seq`` inside the caller's transaction."""
+        row = await tx.fetchone(q.ARM_TIMER, (seq, deadline, match_id))
+        if row is not None and seq is not None and deadline is not None:
+            await self._after_arm(tx, match_id, seq, deadline, int(row["seconds"]))
 
     async def _close_finished(self, tx: Tx, match_id: int, game: Match, now: float) -> None:
         """Final status, totals and per-user statistics: inside the caller's transaction.

@@ -220,3 +220,48 @@ async def test_an_announcer_that_fails_lets_its_match_go_and_the_next_move_is_to
         assert second.move_count == row.move_count + 2
         assert second.announced_seq == second.move_count
         assert len([m for m in fake.sent(group) if m.kind == "photo"]) == posts + 1
+
+
+async def test_a_timed_typed_move_stores_the_next_deadline_with_the_move(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    """Written once: a typed move in a match with a turn timer stores the next person's
+    deadline in the move's own transaction (``append_moves(arm=...)``; the scaled mode's
+    timer jobs are deferred there too), so neither the request nor the announcer arms it
+    with a write of its own."""
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock())
+    ann = fake.user(731, "Ann")
+    bob = fake.user(732, "Bob")
+    group = fake.group(-1007310, "Timed")
+    async with running_bot(tmp_path, fake) as h:
+        ann.start_bot()
+        bob.start_bot()
+        row = await start_group_duel(h, group, ann, bob, "duel timer=90")
+        store, flow = h.services.store, h.services.flow
+        stored = await flow.load(row.match_id)
+        game = stored.game
+        mover = ann if row.seats[game.current_player].user_id == ann.id else bob
+        step = next(a for a in game.legal_actions() if isinstance(a, Place))
+        text = f"/play@{BOT} {step.card.code()} {tour_frame(game).label(step.x, step.y)}"
+        armed: list[Any] = []
+        stored_with: list[Any] = []
+        real_arm, real_append = store.arm_timer, store.append_moves
+
+        async def arm_timer(*args: Any, **kwargs: Any) -> Any:
+            armed.append(args)
+            return await real_arm(*args, **kwargs)
+
+        async def append_moves(*args: Any, **kwargs: Any) -> Any:
+            stored_with.append(kwargs.get("arm"))
+            return await real_append(*args, **kwargs)
+
+        monkeypatch.setattr(store, "arm_timer", arm_timer)
+        monkeypatch.setattr(store, "append_moves", append_moves)
+        mover.send(group, text)
+        await h.settle()
+        monkeypatch.undo()
+        after = await store.get_match(row.match_id)
+        assert after.move_count == row.move_count + 1
+        timer = await store.timer_of(row.match_id)
+        assert timer is not None and timer.seq == after.move_count + 1
+        assert stored_with == [(timer.seq, timer.deadline)], stored_with
+        assert armed == [], armed

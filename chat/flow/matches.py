@@ -156,6 +156,11 @@ class Matches(HoldsSharedParts):
         added: list[MoveRow] = []
         overtaken = tr._("Someone was quicker: the position changed. Look at the newest "
                          "board.")
+        # The next turn's deadline is stored with the move, in its transaction (the scaled
+        # mode's timer jobs deferred there too): the move is written once.
+        timing = await self.deadlines.next_arm(StoredMatch(stored.row, stored.moves, game))
+        arm = timing[0] if timing is not None else None
+        armed = False
         if len(steps) > 1 and self.store.appends_atomically:
             # One transaction for the whole move: stored whole or not at all.
             planned: list[tuple[int, PlayerAction]] = []
@@ -165,7 +170,8 @@ class Matches(HoldsSharedParts):
             try:
                 added = list(await self.store.append_moves(
                     stored.match_id, planned, update_id=update_id,
-                    final=game if game.is_over else None, by=by))
+                    final=game if game.is_over else None, by=by, arm=arm))
+                armed = True
             except DuplicateUpdate:
                 self.games.forget(stored.match_id)
                 return refused(Refusal.REPEATED, None, first)
@@ -183,7 +189,9 @@ class Matches(HoldsSharedParts):
                     # Only the last step can end the match: the check refuses a step after.
                     final=game if game.is_over and i == len(steps) - 1 else None,
                     by=by if i == len(steps) - 1 else MovedBy(by.user_id, by.door),
+                    arm=arm if i == len(steps) - 1 else None,
                 ))
+                armed = i == len(steps) - 1
             except DuplicateUpdate:
                 self.games.forget(stored.match_id)
                 return refused(Refusal.REPEATED, None, first)
@@ -200,6 +208,8 @@ class Matches(HoldsSharedParts):
             done.append(step)
         stored.moves += tuple(added)
         stored.game = game
+        if armed and timing is not None:
+            await self.deadlines.armed(stored, timing)
         if game.is_over:
             self.games.forget(stored.match_id)
             stored.row = await self.store.get_match(stored.match_id)
