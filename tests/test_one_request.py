@@ -12,9 +12,11 @@ from types import FrameType
 from typing import Any
 
 from chat.describe import tour_frame
-from krendzu import Match, Place
+from chat.flow.base import begin_work
+from krendzu import Match, Place, Settings, Table
 from tests.bot_harness import BOT, FastClock, running_bot, start_group_duel
 from tests.fakebot import FakeTelegram
+from tests.storage_helpers import seats_for
 
 
 async def test_a_typed_play_reads_the_user_once_and_simulates_the_move_once(
@@ -265,3 +267,22 @@ async def test_a_timed_typed_move_stores_the_next_deadline_with_the_move(
         assert timer is not None and timer.seq == after.move_count + 1
         assert stored_with == [(timer.seq, timer.deadline)], stored_with
         assert armed == [], armed
+
+
+async def test_a_match_read_afresh_replaces_the_requests_older_read(flow: Any) -> None:
+    """The request's one read is taken before the chat's lock: once a step of the request
+    read the match afresh (``Games.load``, say /exchange finding its match), the move is
+    checked on that, never on the older row of the request's read (here its board post,
+    changed in between)."""
+    store = flow.store
+    for user_id in (741, 742):
+        await store.upsert_user(user_id, f"P{user_id}")
+    created = await store.create_match(-7410, Settings(), seats_for(Table.DUEL, [741, 742]))
+    flow.games.keep(await store.load_match(created.match_id))
+    begin_work()
+    await flow.games.read_request(741, -7410, None)
+    await store.set_board_message(created.match_id, 99)
+    fresh = await flow.games.load(created.match_id)
+    assert fresh.row.board_message_id == 99
+    early = flow.games.early(created.match_id)
+    assert early is None or early.row.board_message_id == 99

@@ -45,6 +45,9 @@ class Games:
         self._games: dict[int, StoredMatch] = {}
 
     async def load(self, match_id: int) -> StoredMatch:
+        memo = work_memo()
+        if memo is not None:  # read afresh: the request's read (:meth:`early`) is older now
+            memo.pop(early_key(match_id), None)
         kept = self._games.get(match_id)
         if kept is not None:
             # The timer and stand-ins come along (one read): the move that follows checks
