@@ -12,7 +12,7 @@ from types import FrameType
 from typing import Any
 
 from chat.describe import tour_frame
-from chat.flow.base import begin_work
+from chat.flow.base import Actor, begin_work
 from krendzu import Match, Place, Settings, Table
 from tests.bot_harness import BOT, FastClock, running_bot, start_group_duel
 from tests.fakebot import FakeTelegram
@@ -286,3 +286,31 @@ async def test_a_match_read_afresh_replaces_the_requests_older_read(flow: Any) -
     assert fresh.row.board_message_id == 99
     early = flow.games.early(created.match_id)
     assert early is None or early.row.board_message_id == 99
+
+
+async def test_a_move_checked_on_the_requests_read_writes_nothing_before_its_append(
+        flow: Any) -> None:
+    """The request's read is from before the chat's lock. A player with a timeout counted
+    types a move, and before the lock another process's timer moves for them a second time
+    and hands their seat to the computer: the move is refused (someone was quicker), and
+    the stand-in stays the computer's; a move checked on the older read must not first
+    write that the player came back."""
+    store = flow.store
+    for user_id in (751, 752):
+        await store.upsert_user(user_id, f"P{user_id}")
+    created = await store.create_match(-7510, Settings(), seats_for(Table.DUEL, [751, 752]))
+    stored = await flow.load(created.match_id)
+    seat = stored.game.current_player
+    user_id = stored.row.seats[seat].user_id
+    await store.set_stand_in(created.match_id, seat, timeouts=1, computer=False)
+    begin_work()
+    await flow.games.read_request(user_id, -7510, None)
+    # Another process: the timer moves for the seat and hands it to the computer.
+    await store.set_stand_in(created.match_id, seat, timeouts=2, computer=True)
+    await store.append_move(created.match_id, stored.next_seq, stored.game.legal_actions()[0])
+    step = next(a for a in stored.game.legal_actions() if isinstance(a, Place))
+    outcome = await flow.play(created.match_id, Actor(user_id, "P"), [step],
+                              row=await flow.match_here(-7510, None))
+    assert not outcome.accepted
+    assert (await store.stand_ins(created.match_id))[seat].computer
+    assert (await store.get_match(created.match_id)).move_count == 1

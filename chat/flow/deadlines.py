@@ -182,10 +182,15 @@ class Deadlines:
             return None
         return max(0, round(timer.deadline - self.clock()))
 
+    async def timed_out(self, match_id: int, seat: int) -> bool:
+        """The seat's player timed out lately, or the computer keeps the seat: their move
+        resets that (:meth:`moved_by`, a write)."""
+        stand_in = (await self.stand_ins(match_id)).get(seat)
+        return stand_in is not None and bool(stand_in.timeouts or stand_in.computer)
+
     async def moved_by(self, match_id: int, seat: int) -> None:
         """The player moved: their timeouts no longer count as consecutive."""
-        stand_in = (await self.stand_ins(match_id)).get(seat)
-        if stand_in is not None and (stand_in.timeouts or stand_in.computer):
+        if await self.timed_out(match_id, seat):
             await self.set_stand_in(match_id, seat, 0, False)
 
     async def resume(self) -> None:

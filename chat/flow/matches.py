@@ -92,7 +92,8 @@ class Matches(HoldsSharedParts):
             early = self.games.early(match_id)
             outcome = await self._locked_play(early or await self.games.load(match_id), actor,
                                               steps, tr, update_id=update_id,
-                                              expected_seq=expected_seq, door=door, then=then)
+                                              expected_seq=expected_seq, door=door, then=then,
+                                              early=early is not None)
             if (early is not None and isinstance(outcome.verdict, Refused)
                     and outcome.verdict.reason is not Refusal.REPEATED):
                 # Checked on the request's read, from before the lock: a refusal (or the
@@ -106,8 +107,11 @@ class Matches(HoldsSharedParts):
 
     async def _locked_play(self, stored: StoredMatch, actor: Actor, steps: Steps, tr: Tr, *,
                            update_id: int | None, expected_seq: int | None, door: Door,
-                           then: Card | None) -> Outcome:
-        """:meth:`play`'s checks and commit on ``stored``, under the chat's lock."""
+                           then: Card | None, early: bool = False) -> Outcome:
+        """:meth:`play`'s checks and commit on ``stored``, under the chat's lock.
+        ``early``: ``stored`` is the request's read, from before the lock, so nothing is
+        written on it but the conditional append (the caller checks again on the match as
+        stored now when this refuses)."""
         match_id = stored.match_id
         seat = stored.row.seat_of(actor.user_id)
         if seat is None:
@@ -134,6 +138,9 @@ class Matches(HoldsSharedParts):
         checked = check(tr, game, steps)
         if isinstance(checked, str):
             return refused(Refusal.ILLEGAL, checked, stored.next_seq, private=True)
+        if early and await self.deadlines.timed_out(match_id, seat):
+            # The player comes back (a write before the append): from the match as it is.
+            return refused(Refusal.OVERTAKEN, None, stored.next_seq)
         await self.deadlines.moved_by(match_id, seat)
         by = MovedBy(actor.user_id, door, then.code() if then is not None else None)
         return await self.commit(stored, checked, tr, update_id=update_id, by=by)
