@@ -314,3 +314,50 @@ async def test_a_move_checked_on_the_requests_read_writes_nothing_before_its_app
     assert not outcome.accepted
     assert (await store.stand_ins(created.match_id))[seat].computer
     assert (await store.get_match(created.match_id)).move_count == 1
+
+
+async def test_a_turn_carried_on_from_the_requests_read_keeps_its_sent_reminder(
+        flow: Any) -> None:
+    """A defender's first card leaves the turn under way: the next step keeps the turn's
+    deadline and its reminder, sent or not. The request read the timer before the chat's
+    lock; the reminder job marks the reminder sent in between: the card is checked on the
+    match as stored now, and the reminder stays sent (else the turn's fresh panel would
+    remind again mid-turn)."""
+    store = flow.store
+    for user_id in (761, 762):
+        await store.upsert_user(user_id, f"P{user_id}")
+    created = await store.create_match(-7610, Settings(), seats_for(Table.DUEL, [761, 762]))
+    match_id = created.match_id
+    await store.set_timer(match_id, 90)
+    carried: Place | None = None
+    for _ in range(200):  # played until a card would leave the turn under way
+        stored = await flow.load(match_id)
+        legal = stored.game.legal_actions()
+        for action in legal:
+            trial = stored.game.clone()
+            trial.apply(action)
+            if isinstance(action, Place) and trial.tour.pending:
+                carried = action
+                break
+        if carried is not None:
+            break
+        begin_work()
+        seat = stored.game.current_player
+        step = next((a for a in legal if isinstance(a, Place)), legal[0])
+        outcome = await flow.play(match_id, Actor(stored.row.seats[seat].user_id or 0, "P"),
+                                  [step])
+        assert outcome.accepted, outcome
+    assert carried is not None, "no defender's first card"
+    user_id = stored.row.seats[stored.game.current_player].user_id or 0
+    begin_work()
+    await flow.games.read_request(user_id, -7610, None)
+    seq = stored.next_seq
+    timer = await store.timer_of(match_id)
+    assert timer is not None and timer.seq == seq and not timer.reminded
+    await store.set_reminded(match_id, seq)  # the reminder job, meanwhile
+    outcome = await flow.play(match_id, Actor(user_id, "P"), [carried],
+                              row=await flow.match_here(-7610, None))
+    assert outcome.accepted, outcome
+    after = await store.timer_of(match_id)
+    assert after is not None and after.seq == seq + 1, after
+    assert after.deadline == timer.deadline and after.reminded, after

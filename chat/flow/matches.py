@@ -138,8 +138,11 @@ class Matches(HoldsSharedParts):
         checked = check(tr, game, steps)
         if isinstance(checked, str):
             return refused(Refusal.ILLEGAL, checked, stored.next_seq, private=True)
-        if early and await self.deadlines.timed_out(match_id, seat):
-            # The player comes back (a write before the append): from the match as it is.
+        if early and (await self.deadlines.timed_out(match_id, seat) or (
+                checked.game.tour.pending and await self.deadlines.timer(match_id))):
+            # The player comes back (a write before the append), or the turn goes on with
+            # its deadline and reminder (which a job may have changed since the read):
+            # checked on the match as it is.
             return refused(Refusal.OVERTAKEN, None, stored.next_seq)
         await self.deadlines.moved_by(match_id, seat)
         by = MovedBy(actor.user_id, door, then.code() if then is not None else None)
