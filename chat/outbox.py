@@ -12,7 +12,10 @@ worker answers once the replies are *durable*:
    the transaction that also remembers the update in the ledger
    (:meth:`storage.postgres.PostgresStore.answer_update`); then the update is answered 200;
 3. the notices are queued in this process at once (:meth:`chat.delivery.Delivery.track`),
-   and each row is deleted once its notice is out (in batches, :meth:`ReplyOutbox._acks`).
+   and each row is deleted once its notice is out: in the transaction of the worker's next
+   update's answer (step 2), or within :data:`ACK_DELAY` by a statement of its own when no
+   update comes (in batches, :meth:`ReplyOutbox._acks`). A worker busy with updates thus
+   writes one transaction an update, not two.
 
 A row belongs to the worker that wrote it, known alive by the advisory lock it holds for
 its whole life (:meth:`storage.postgres.PostgresStore.claim_reply_owner`). A killed worker's
@@ -23,11 +26,12 @@ killed after its 200 comes within a second or two, from a sibling or from its ow
 successor. A redelivered copy of an answered update is answered 200 unprocessed (the
 ledger): it applies once, and its replies come from the outbox.
 
-What remains: a reply delivered but not yet deleted when the worker dies is sent again (a
-few milliseconds: the next batch's delete); a change stored with its update id and then the
-worker killed before the outbox's write (the handler's own few milliseconds) leaves the
-redelivered update answered as processed without its replies (the scaled mode's moves are
-told by their announcement job, deferred in the move's own transaction, so not they).
+What remains: a reply delivered but not yet deleted when the worker dies is sent again (at
+most :data:`ACK_DELAY`: the next update's answer, or the batch's delete); a change stored
+with its update id and then the worker killed before the outbox's write (the handler's own
+few milliseconds) leaves the redelivered update answered as processed without its replies
+(the scaled mode's moves are told by their announcement job, deferred in the move's own
+transaction, so not they).
 """
 
 from __future__ import annotations
@@ -49,6 +53,9 @@ log = logging.getLogger(__name__)
 SWEEP_SECONDS = 1.0
 #: Most rows deleted in one statement (delivered rows are deleted in batches).
 ACK_BATCH = 500
+#: Seconds a delivered row may wait to be struck off with the next update's answer before
+#: it is struck off alone (a worker killed meanwhile has it sent again by a sibling).
+ACK_DELAY = 0.5
 
 
 class ReplyOutbox:
@@ -60,6 +67,8 @@ class ReplyOutbox:
         #: This worker's number in ``reply_outbox`` (alive while its lock is held).
         self.owner = owner
         self._delivered: list[int] = []
+        #: :data:`ACK_DELAY` of this worker.
+        self.ack_delay = ACK_DELAY
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -68,10 +77,16 @@ class ReplyOutbox:
                        asyncio.create_task(self._acks(), name="reply outbox acks")]
 
     async def keep(self, update_id: int, notices: Sequence[Notice]) -> None:
-        """Store the update's notices with its ledger row (one transaction), then queue
-        them. Raises if they could not be stored (nothing is queued then)."""
+        """Store the update's notices with its ledger row, striking off the rows delivered
+        since the last such write (one transaction), then queue them. Raises if they could
+        not be stored (nothing is queued then)."""
         blobs = [pickle.dumps(n, protocol=pickle.HIGHEST_PROTOCOL) for n in notices]
-        ids = await self.store.answer_update(update_id, self.owner, blobs)
+        acks, self._delivered = self._delivered[:ACK_BATCH], self._delivered[ACK_BATCH:]
+        try:
+            ids = await self.store.answer_update(update_id, self.owner, blobs, delivered=acks)
+        except BaseException:
+            self._delivered[:0] = acks  # struck off later, alone
+            raise
         self.send(list(zip(ids, notices, strict=True)))
 
     def send(self, rows: Sequence[tuple[int, Notice]]) -> None:
@@ -93,11 +108,13 @@ class ReplyOutbox:
         self._wake.set()
 
     async def _acks(self) -> None:
-        """Delete the delivered rows, in batches (one statement for whatever came out while
-        the previous one ran)."""
+        """Delete the delivered rows that no update's answer took along within
+        :attr:`ack_delay`, in batches (one statement for whatever came out meanwhile)."""
         while True:
             await self._wake.wait()
             self._wake.clear()
+            if len(self._delivered) < ACK_BATCH:
+                await asyncio.sleep(self.ack_delay)
             await self._flush()
 
     async def _flush(self) -> None:

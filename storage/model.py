@@ -9,7 +9,7 @@ backend shares (:func:`rebuild_game` turns a stored match back into a :class:`kr
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, NamedTuple
@@ -559,6 +559,21 @@ class StoredMatch:
     @property
     def next_seq(self) -> int:
         return len(self.game.history) + 1
+
+
+@dataclass(frozen=True, slots=True)
+class RequestRows:
+    """What a request in a chat reads before it acts, from one snapshot
+    (:meth:`storage.Store.request_rows`): the sender's row, the group's, the group's active
+    match (its row, turn timer and stand-ins) and, when the caller did not hold the match's
+    moves already, the match rebuilt from its log (``stored``)."""
+
+    user: UserRow | None
+    chat: ChatRow | None = None
+    match: MatchRow | None = None
+    timer: TimerRow | None = None
+    stand_ins: dict[int, StandIn] = field(default_factory=dict)
+    stored: StoredMatch | None = None
 
 
 # Engine glue shared by every backend ----------------------------------------------------

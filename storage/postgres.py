@@ -678,15 +678,20 @@ class PostgresStore(Store):
             return False
         return True
 
-    async def answer_update(self, update_id: int, owner: int,
-                            notices: Sequence[bytes]) -> list[int]:
+    async def answer_update(self, update_id: int, owner: int, notices: Sequence[bytes], *,
+                            delivered: Sequence[int] = ()) -> list[int]:
         """The update is done: remembered in the ledger (as :meth:`mark_update`; already
         there when its change stored it) and what it told (``notices``) kept in the reply
         outbox under ``owner``, in one transaction, before the update is answered 200.
-        The rows' ids, in the order of ``notices``."""
+        The rows' ids, in the order of ``notices``. ``delivered``: rows whose notices are
+        out, struck off in the same transaction (as :meth:`drop_replies`, without one of
+        its own)."""
         now = self._clock()
 
         async def work(conn: Conn) -> list[int]:
+            if delivered:
+                await conn.execute("DELETE FROM reply_outbox WHERE reply_id = ANY(%s)",
+                                   (list(delivered),))
             await conn.execute("DELETE FROM update_failures WHERE update_id = %s",
                                (update_id,))
             with contextlib.suppress(DuplicateUpdate):  # ON CONFLICT: no error, no abort

@@ -287,12 +287,7 @@ class Store(MatchSql, ArenaSql):
 
     async def arm_timer(self, match_id: int, seq: int | None, deadline: float | None) -> None:
         """Start the deadline of move ``seq`` (None, None: no person is to move)."""
-        async def work(tx: Tx) -> None:
-            row = await tx.fetchone(q.ARM_TIMER, (seq, deadline, match_id))
-            if row is not None and seq is not None and deadline is not None:
-                await self._after_arm(tx, match_id, seq, deadline, int(row["seconds"]))
-
-        await self._in_write(work)
+        await self._in_write(lambda tx: self._arm_timer(tx, match_id, seq, deadline))
 
     async def set_stand_in(self, match_id: int, seat: int, *, timeouts: int,
                            computer: bool, resigned: bool = False,

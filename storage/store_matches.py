@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from krendzu import Match, Outcome, PlayerAction, Settings, match_outcome
@@ -25,6 +26,7 @@ from storage.base import (
     MoveRow,
     NotFound,
     OperatingFigures,
+    RequestRows,
     SeatKind,
     SeatSpec,
     SequenceConflict,
@@ -242,9 +244,51 @@ class MatchSql(SqlCore):
 
         return await self._in_read(work)
 
+    async def request_rows(self, user_id: int, chat_id: int, thread_id: int | None = None, *,
+                           kept: Callable[[int], int | None] = lambda match_id: None
+                           ) -> RequestRows:
+        """What a request of ``user_id`` in ``chat_id`` (forum topic ``thread_id``) reads
+        before it acts, in one read transaction (one snapshot): the user's row and, in a
+        group (``chat_id`` < 0), the chat's row and its active match with the match's turn
+        timer and stand-ins (:meth:`match_state`'s). The match's log is read and the match
+        rebuilt (``stored``) only when ``kept(match_id)``, the number of moves the caller
+        holds of it, is not its move count. A request used to read these in four calls
+        (a transaction each in the scaled mode)."""
+
+        async def work(tx: Tx) -> tuple[RequestRows, list[MoveRow] | None]:
+            found = await tx.fetchone(q.GET_USER, (user_id,))
+            user = rows.user_row(found) if found is not None else None
+            if chat_id >= 0:
+                return RequestRows(user), None
+            found = await tx.fetchone(q.GET_CHAT, (chat_id,))
+            chat = rows.chat_row(found) if found is not None else None
+            active = await self._match_rows(
+                tx, "WHERE m.chat_id = ? AND m.thread_id = ? AND m.status = 'active'",
+                (chat_id, thread_id or 0))
+            if not active:
+                return RequestRows(user, chat), None
+            row = active[0]
+            timer = await tx.fetchone(q.GET_TIMER, (row.match_id,))
+            stand_ins = [rows.stand_in(r) for r in await tx.fetchall(q.GET_STAND_INS,
+                                                                       (row.match_id,))]
+            moves = None
+            if kept(row.match_id) != row.move_count:
+                moves = await tx.fetchall(q.GET_MOVES, (row.match_id,))
+            read = RequestRows(user, chat, row,
+                               rows.timer_row(timer) if timer is not None else None,
+                               {s.seat: s for s in stand_ins})
+            return read, None if moves is None else [rows.move_row(m) for m in moves]
+
+        read, log = await self._in_read(work)
+        if log is None or read.match is None:
+            return read
+        game = rebuild_game(read.match, [m.action for m in log])
+        return replace(read, stored=StoredMatch(read.match, tuple(log), game))
+
     async def append_move(self, match_id: int, expected_seq: int, action: PlayerAction | str,
                           *, update_id: int | None = None,
-                          final: Match | None = None, by: MovedBy = UNKNOWN_MOVER) -> MoveRow:
+                          final: Match | None = None, by: MovedBy = UNKNOWN_MOVER,
+                          arm: tuple[int | None, float | None] | None = None) -> MoveRow:
         """Append one move atomically, if and only if it gets number ``expected_seq``,
         with who made it and through which door (``by``, read back in :class:`MoveRow`).
 
@@ -255,7 +299,7 @@ class MatchSql(SqlCore):
         ``final``: the match is closed and statistics recorded in the same transaction.
         """
         return (await self.append_moves(match_id, [(expected_seq, action)],
-                                        update_id=update_id, final=final, by=by))[0]
+                                        update_id=update_id, final=final, by=by, arm=arm))[0]
 
     #: Whether :meth:`append_moves` stores a move's steps in one transaction (it does: a
     #: webhook worker may be killed between two of them). Where it is ``False`` (a test sets
@@ -267,14 +311,17 @@ class MatchSql(SqlCore):
                            moves: Sequence[tuple[int, PlayerAction | str]], *,
                            update_id: int | None = None,
                            final: Match | None = None,
-                           by: MovedBy = UNKNOWN_MOVER) -> list[MoveRow]:
+                           by: MovedBy = UNKNOWN_MOVER,
+                           arm: tuple[int | None, float | None] | None = None
+                           ) -> list[MoveRow]:
         """:meth:`append_move` for the steps of one move (a card and "end" typed together),
         ``(expected_seq, action)`` each, numbered one after another, in one transaction: all
         of them are stored, or none (a process killed in between would otherwise leave the
         turn half made, and the update that made it recorded). A refused step raises as
         :meth:`append_move` does and nothing is written. ``update_id`` goes with the first
         step, ``final`` and ``by.then`` with the last, ``by`` (who made it and through which
-        door) with every one."""
+        door) with every one. ``arm``: the turn timer's next ``(seq, deadline)``, armed in
+        the same transaction (as ``arm_timer``): a move is written once."""
         texts = move_steps(moves, final)
         if not texts:
             return []
@@ -312,9 +359,18 @@ class MatchSql(SqlCore):
             if final is not None:
                 await self._close_finished(tx, match_id, final, now)
             await self._after_append(tx, match_id, texts[-1][0])  # commits with the moves
+            if arm is not None:
+                await self._arm_timer(tx, match_id, *arm)
             return stored
 
         return await self._in_write(work)
+
+    async def _arm_timer(self, tx: Tx, match_id: int, seq: int | None,
+                         deadline: float | None) -> None:
+        """Arm the match's turn timer for move ``seq`` inside the caller's transaction."""
+        row = await tx.fetchone(q.ARM_TIMER, (seq, deadline, match_id))
+        if row is not None and seq is not None and deadline is not None:
+            await self._after_arm(tx, match_id, seq, deadline, int(row["seconds"]))
 
     async def _close_finished(self, tx: Tx, match_id: int, game: Match, now: float) -> None:
         """Final status, totals and per-user statistics: inside the caller's transaction.

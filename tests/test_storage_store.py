@@ -427,6 +427,31 @@ async def test_a_matchs_state_is_its_row_timer_and_stand_ins_read_together(
         await store.match_state(mid + 1000)
 
 
+async def test_a_requests_one_read_says_what_the_reads_it_replaces_say(store: Store) -> None:
+    """``request_rows``, a request's one read in a group: the user's and the chat's rows,
+    the chat's active match with its timer and stand-ins (as ``match_state``), and the match
+    rebuilt from its log only when the caller does not hold as many moves as it has."""
+    await add_users(store, 1, 2)
+    await store.upsert_chat(-5, title="Five")
+    alone = await store.request_rows(1, -5)
+    assert (alone.user, alone.chat, alone.match) == (await store.get_user(1),
+                                                     await store.get_chat(-5), None)
+    assert (await store.request_rows(1, 1)).chat is None  # a private chat: the user alone
+    stored = await store.create_match(-5, Settings(), seats_for(Table.DUEL, [1, 2]))
+    mid = stored.match_id
+    game = await play_and_store(store, stored, random.Random(3), max_moves=2)
+    await store.set_timer(mid, 60)
+    await store.arm_timer(mid, 3, 1234.5)
+    await store.set_stand_in(mid, 1, timeouts=1, computer=False)
+    read = await store.request_rows(2, -5)
+    assert (read.match, read.timer, read.stand_ins) == await store.match_state(mid)
+    assert read.stored is not None and read.stored.moves == (await store.load_match(mid)).moves
+    assert read.stored.game.history == game.history
+    held = await store.request_rows(2, -5, kept=lambda match_id: len(game.history))
+    assert held.match == read.match and held.stored is None
+    assert (await store.request_rows(2, -5, 7)).match is None  # another forum topic
+
+
 async def test_a_seat_handed_over_by_an_update_is_handed_over_once(store: Store) -> None:
     """``/leave`` and ``/kick`` store the seat's stand-in with their update id in one
     transaction: the same update run again (redelivered after a crash before the ledger's

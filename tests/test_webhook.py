@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -472,12 +473,12 @@ async def leave_and_kick_redelivered(h: Harness, monkeypatch: pytest.MonkeyPatch
     if hasattr(store, "answer_update"):  # PostgreSQL: the ledger's write keeps the replies
         real_answer = store.answer_update
 
-        async def killed_before_answering(update_id: int, owner: int,
-                                          notices: list[bytes]) -> list[int]:
+        async def killed_before_answering(update_id: int, owner: int, notices: list[bytes],
+                                          **kwargs: Any) -> list[int]:
             if update_id not in skipped:  # the process "dies" here: no ledger write
                 skipped.append(update_id)
                 return list(range(-len(notices), 0))
-            return await real_answer(update_id, owner, notices)
+            return await real_answer(update_id, owner, notices, **kwargs)
 
         monkeypatch.setattr(store, "answer_update", killed_before_answering)
     else:

@@ -61,6 +61,18 @@ def chat_key(chat_id: int) -> Hashable:
     return ("chat", chat_id)
 
 
+def here_key(chat_id: int, thread_id: int | None) -> Hashable:
+    """The memo's key of the row of a group's (forum topic's) active match, ``None`` when
+    it has none (:meth:`chat.flow.games.Games.read_request` fills it)."""
+    return ("here", chat_id, thread_id or 0)
+
+
+def early_key(match_id: int) -> Hashable:
+    """The memo's key of a match as the request's one read found it, before the chat's lock
+    (:meth:`chat.flow.games.Games.early` takes it once)."""
+    return ("early", match_id)
+
+
 async def read_once(key: Hashable, load: Callable[[], Awaitable[T]]) -> T:
     """``load()``'s value, read once per unit of work under ``key``."""
     memo = work_memo()

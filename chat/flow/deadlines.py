@@ -21,6 +21,10 @@ from storage import MatchStatus, SeatKind, StandIn, Store, StoredMatch, TimerRow
 
 log = logging.getLogger(__name__)
 
+#: A turn's deadline to store: the move number and when it is due (epoch seconds); both
+#: ``None`` when no person is to move.
+Arm = tuple[int | None, float | None]
+
 #: Consecutive timeouts after which the computer keeps the seat.
 HANDOVER_AFTER = 2
 #: The level that plays for an absent player.
@@ -110,31 +114,48 @@ class Deadlines:
         if memo is not None:
             memo.pop(timer_key(match_id), None)  # read again: it now exists
 
-    async def after_moves(self, stored: StoredMatch) -> None:
-        """A move was made (or the match began): start the next person's deadline."""
+    async def next_arm(self, stored: StoredMatch) -> tuple[Arm, TimerRow] | None:
+        """The deadline a move leaves behind it (``stored``: the match after the move, or
+        as it began), with the timer as it was: ``(seq, deadline)`` for the next person's
+        turn, ``(None, None)`` when no person is to move; ``None`` when the match has no
+        timer or it is armed so already. The move's own append stores it, then
+        :meth:`armed`; else :meth:`after_moves`."""
         timer = await self.timer(stored.match_id)
         if timer is None:
-            return
+            return None
         game = stored.game
-        if stored.row.status is not MatchStatus.ACTIVE or game.is_over:
-            await self._arm(stored.match_id, None, None)
-            return
-        seat = game.current_player
-        if (stored.row.seats[seat].kind is not SeatKind.HUMAN
-                or await self.computer_keeps(stored.match_id, seat)):
-            await self._arm(stored.match_id, None, None)
-            return
-        seq = stored.next_seq
-        if timer.seq == seq:
-            return
-        # A defender's second card belongs to the same turn: the same deadline, and the
-        # turn's reminder, if it was sent, is not sent again (its fresh panel would ask for
-        # a card anew in the middle of the turn).
-        same_turn = bool(game.tour.pending) and timer.deadline is not None
-        deadline = timer.deadline if same_turn else self.clock() + timer.seconds
-        await self._arm(stored.match_id, seq, deadline)
-        if same_turn and timer.reminded:
+        arm: Arm = (None, None)
+        if stored.row.status is MatchStatus.ACTIVE and not game.is_over:
+            seat = game.current_player
+            if (stored.row.seats[seat].kind is SeatKind.HUMAN
+                    and not await self.computer_keeps(stored.match_id, seat)):
+                seq = stored.next_seq
+                if timer.seq == seq:
+                    return None
+                # A defender's second card belongs to the same turn: the same deadline.
+                same_turn = bool(game.tour.pending) and timer.deadline is not None
+                arm = (seq, timer.deadline if same_turn else self.clock() + timer.seconds)
+        return None if (timer.seq, timer.deadline) == arm else (arm, timer)
+
+    async def armed(self, stored: StoredMatch, planned: tuple[Arm, TimerRow]) -> None:
+        """What :meth:`next_arm` planned for ``stored`` is stored: later reads of this unit
+        of work see it. The turn's reminder, if it was sent, is not sent again for a
+        defender's second card (its fresh panel would ask for a card anew in the middle of
+        the turn)."""
+        (seq, deadline), timer = planned
+        self._timer_is(stored.match_id,
+                       TimerRow(stored.match_id, timer.seconds, seq, deadline, False))
+        if (seq is not None and timer.reminded and deadline == timer.deadline
+                and stored.game.tour.pending):
             await self.reminded(stored.match_id, seq, await self.timer(stored.match_id))
+
+    async def after_moves(self, stored: StoredMatch) -> None:
+        """A move was made (or the match began): start the next person's deadline, unless
+        the move's append did (:meth:`next_arm`)."""
+        planned = await self.next_arm(stored)
+        if planned is not None:
+            await self.store.arm_timer(stored.match_id, *planned[0])
+            await self.armed(stored, planned)
 
     async def start_late(self, stored: StoredMatch) -> None:
         """The next person's panel is composed only now (the scaled mode's announcement
@@ -161,10 +182,15 @@ class Deadlines:
             return None
         return max(0, round(timer.deadline - self.clock()))
 
+    async def timed_out(self, match_id: int, seat: int) -> bool:
+        """The seat's player timed out lately, or the computer keeps the seat: their move
+        resets that (:meth:`moved_by`, a write)."""
+        stand_in = (await self.stand_ins(match_id)).get(seat)
+        return stand_in is not None and bool(stand_in.timeouts or stand_in.computer)
+
     async def moved_by(self, match_id: int, seat: int) -> None:
         """The player moved: their timeouts no longer count as consecutive."""
-        stand_in = (await self.stand_ins(match_id)).get(seat)
-        if stand_in is not None and (stand_in.timeouts or stand_in.computer):
+        if await self.timed_out(match_id, seat):
             await self.set_stand_in(match_id, seat, 0, False)
 
     async def resume(self) -> None:

@@ -145,6 +145,9 @@ class Flow:
         """Called once per update, in its task, before any handler (chat.flow.people)."""
         self.people.begin_request()
 
+    async def read_request(self, user_id: int, chat_id: int, thread_id: int | None) -> None:
+        await self.games.read_request(user_id, chat_id, thread_id)  # a group's one read
+
     async def see_user(self, actor: Actor, *, private: bool = False) -> Tr:
         return await self.people.see_user(actor, private=private)
 
@@ -268,9 +271,8 @@ class Flow:
         return await self.games.my_matches(user_id)
 
     async def match_here(self, chat_id: int, thread_id: int | None) -> MatchRow | None:
-        """The row of the match being played in this chat (topic), without loading its
-        moves: who is seated, for the order of waiting updates (chat/updates.py)."""
-        return await self.store.active_match(chat_id, thread_id)
+        """The row of the chat's (topic's) match, as the request read it (Games.here)."""
+        return await self.games.here(chat_id, thread_id)
 
     async def plays_in(self, match_id: int, user_id: int) -> bool:
         return await self.games.plays_in(match_id, user_id)
@@ -280,8 +282,7 @@ class Flow:
                    door: Door = Door.TYPED, row: MatchRow | None = None) -> Outcome:
         """A person's move, checked once and stored with its ``door``: the outcome's
         ``verdict`` says accepted (the stored numbers) or refused (why), whichever door
-        asked. ``row``: the match's row the door just read, not read again before the
-        chat's lock."""
+        asked. ``row``: the match's row the door just read (chat.flow.matches)."""
         return await self.matches.play(match_id, actor, steps, update_id=update_id,
                                        expected_seq=expected_seq, door=door, row=row)
 
@@ -311,8 +312,7 @@ class Flow:
         return await self.matches.think(level, view, seed_text, urgent=urgent)
 
     async def computer_turn(self, match_id: int, seq: int) -> Outcome:
-        """A computer's turn, in a task of its own: a unit of work (rows read once)."""
-        begin_work()
+        begin_work()  # a computer's turn, in a task of its own: a unit of work
         return await self.matches.computer_turn(match_id, seq)
 
     async def play_for_seat(self, stored: StoredMatch, actions: Sequence[Action],

@@ -13,7 +13,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Hashable, Mapping
 
-from chat.flow.base import stand_ins_key, timer_key, wrote
+from chat.flow.base import (
+    chat_key,
+    early_key,
+    here_key,
+    read_once,
+    stand_ins_key,
+    timer_key,
+    user_key,
+    work_memo,
+    wrote,
+)
 from chat.flow.people import People
 from chat.ratings import rate_match
 from chat.results import resigned_seats
@@ -35,6 +45,9 @@ class Games:
         self._games: dict[int, StoredMatch] = {}
 
     async def load(self, match_id: int) -> StoredMatch:
+        memo = work_memo()
+        if memo is not None:  # read afresh: the request's read (:meth:`early`) is older now
+            memo.pop(early_key(match_id), None)
         kept = self._games.get(match_id)
         if kept is not None:
             # The timer and stand-ins come along (one read): the move that follows checks
@@ -54,6 +67,61 @@ class Games:
         if stored.row.status is MatchStatus.ACTIVE:
             self._games[match_id] = stored
         return stored
+
+    async def read_request(self, user_id: int, chat_id: int, thread_id: int | None) -> None:
+        """The one read of a request in a group (:meth:`storage.Store.request_rows`): the
+        sender's row, the group's, its active match with the turn timer and stand-ins, and
+        the match's log only when this process does not hold its moves. All go into the
+        unit of work's memo, where the steps of the request find them: the preamble's
+        user and title, :meth:`here`, :meth:`early` under the chat's lock, the deadlines."""
+        read = await self.store.request_rows(user_id, chat_id, thread_id,
+                                             kept=self._kept_moves)
+        wrote(user_key(user_id), read.user)
+        wrote(chat_key(chat_id), read.chat)
+        wrote(here_key(chat_id, thread_id), read.match)
+        if read.match is not None:
+            match_id = read.match.match_id
+            wrote(timer_key(match_id), read.timer)
+            wrote(stand_ins_key(match_id), read.stand_ins)
+            wrote(early_key(match_id), read.stored or read.match)
+
+    def _kept_moves(self, match_id: int) -> int | None:
+        kept = self._games.get(match_id)
+        return None if kept is None else len(kept.moves)
+
+    async def here(self, chat_id: int, thread_id: int | None) -> MatchRow | None:
+        """The row of the group's (topic's) active match: the request's read, else one
+        query."""
+        return await read_once(here_key(chat_id, thread_id),
+                               lambda: self.store.active_match(chat_id, thread_id))
+
+    def early(self, match_id: int) -> StoredMatch | None:
+        """The match as the request's one read found it (:meth:`read_request`), taken once,
+        if this process has stored none of its moves since: a move is checked on it under
+        the chat's lock without reading the match again. It may be older than the lock
+        (another process may have stored a move in between): the append then refuses the
+        move (its number is taken), and the caller checks it again on the match read
+        afresh (:meth:`chat.flow.matches.Matches.play`)."""
+        memo = work_memo()
+        found = memo.pop(early_key(match_id), None) if memo is not None else None
+        if found is None:
+            return None
+        kept = self._games.get(match_id)
+        if isinstance(found, StoredMatch):
+            if kept is not None and len(kept.moves) > found.row.move_count:
+                return None  # this process stored a move since the read
+            if found.row.status is MatchStatus.ACTIVE:
+                self._games[match_id] = found
+            return found
+        row = found
+        assert isinstance(row, MatchRow)
+        if (kept is None or row.status is not MatchStatus.ACTIVE
+                or not row.move_count == len(kept.moves) == len(kept.game.history)):
+            return None
+        if row != kept.row:
+            kept = StoredMatch(row, kept.moves, kept.game)
+            self._games[match_id] = kept
+        return kept
 
     async def by_number(self, match_id: int) -> StoredMatch | None:
         """``/export N``: the match numbered N, or None if there is none."""

@@ -89,35 +89,64 @@ class Matches(HoldsSharedParts):
             return refused(Refusal.NOT_SEATED, tr._("You are not playing in this match."))
         tr = await self.people.see_user(actor)
         async with self.locks.hold(row.chat_id, row.thread_id):
-            stored = await self.games.load(match_id)
-            seat = stored.row.seat_of(actor.user_id)
-            if seat is None:
-                return refused(Refusal.NOT_SEATED, tr._("You are not playing in this match."))
-            if stored.row.status is not MatchStatus.ACTIVE:
-                return refused(Refusal.OVER, tr._("This match is over."), stored.next_seq)
-            if expected_seq is not None and expected_seq != stored.next_seq:
-                return refused(Refusal.STALE,
-                               tr._("This panel is out of date: use the newest one."),
-                               stored.next_seq)
-            game = stored.game
-            if game.current_player != seat:
-                names = await self.people.seat_names(stored.row, tr)
-                view = game.observation(None)
-                return refused(Refusal.NOT_YOUR_TURN, tr._(
-                    "It is not your turn. {next}", next=next_text(tr, view, names)),
-                    stored.next_seq)
-            if callable(steps):
-                try:
-                    steps = steps(stored, seat)
-                except InputError as exc:
-                    return refused(Refusal.ILLEGAL, tr._(exc.key, **exc.values),
-                                   stored.next_seq, private=True)
-            checked = check(tr, game, steps)
-            if isinstance(checked, str):
-                return refused(Refusal.ILLEGAL, checked, stored.next_seq, private=True)
-            await self.deadlines.moved_by(match_id, seat)
-            by = MovedBy(actor.user_id, door, then.code() if then is not None else None)
-            return await self.commit(stored, checked, tr, update_id=update_id, by=by)
+            early = self.games.early(match_id)
+            outcome = await self._locked_play(early or await self.games.load(match_id), actor,
+                                              steps, tr, update_id=update_id,
+                                              expected_seq=expected_seq, door=door, then=then,
+                                              early=early is not None)
+            if (early is not None and isinstance(outcome.verdict, Refused)
+                    and outcome.verdict.reason is not Refusal.REPEATED):
+                # Checked on the request's read, from before the lock: a refusal (or the
+                # append's, when another process stored a move since) is said only from
+                # the match as stored now.
+                outcome = await self._locked_play(await self.games.load(match_id), actor,
+                                                  steps, tr, update_id=update_id,
+                                                  expected_seq=expected_seq, door=door,
+                                                  then=then)
+            return outcome
+
+    async def _locked_play(self, stored: StoredMatch, actor: Actor, steps: Steps, tr: Tr, *,
+                           update_id: int | None, expected_seq: int | None, door: Door,
+                           then: Card | None, early: bool = False) -> Outcome:
+        """:meth:`play`'s checks and commit on ``stored``, under the chat's lock.
+        ``early``: ``stored`` is the request's read, from before the lock, so nothing is
+        written on it but the conditional append (the caller checks again on the match as
+        stored now when this refuses)."""
+        match_id = stored.match_id
+        seat = stored.row.seat_of(actor.user_id)
+        if seat is None:
+            return refused(Refusal.NOT_SEATED, tr._("You are not playing in this match."))
+        if stored.row.status is not MatchStatus.ACTIVE:
+            return refused(Refusal.OVER, tr._("This match is over."), stored.next_seq)
+        if expected_seq is not None and expected_seq != stored.next_seq:
+            return refused(Refusal.STALE,
+                           tr._("This panel is out of date: use the newest one."),
+                           stored.next_seq)
+        game = stored.game
+        if game.current_player != seat:
+            names = await self.people.seat_names(stored.row, tr)
+            view = game.observation(None)
+            return refused(Refusal.NOT_YOUR_TURN, tr._(
+                "It is not your turn. {next}", next=next_text(tr, view, names)),
+                stored.next_seq)
+        if callable(steps):
+            try:
+                steps = steps(stored, seat)
+            except InputError as exc:
+                return refused(Refusal.ILLEGAL, tr._(exc.key, **exc.values),
+                               stored.next_seq, private=True)
+        checked = check(tr, game, steps)
+        if isinstance(checked, str):
+            return refused(Refusal.ILLEGAL, checked, stored.next_seq, private=True)
+        if early and (await self.deadlines.timed_out(match_id, seat) or (
+                checked.game.tour.pending and await self.deadlines.timer(match_id))):
+            # The player comes back (a write before the append), or the turn goes on with
+            # its deadline and reminder (which a job may have changed since the read):
+            # checked on the match as it is.
+            return refused(Refusal.OVERTAKEN, None, stored.next_seq)
+        await self.deadlines.moved_by(match_id, seat)
+        by = MovedBy(actor.user_id, door, then.code() if then is not None else None)
+        return await self.commit(stored, checked, tr, update_id=update_id, by=by)
 
     async def commit(self, stored: StoredMatch, checked: Checked, tr: Tr, *,
                      update_id: int | None, by: MovedBy) -> Outcome:
@@ -137,6 +166,11 @@ class Matches(HoldsSharedParts):
         added: list[MoveRow] = []
         overtaken = tr._("Someone was quicker: the position changed. Look at the newest "
                          "board.")
+        # The next turn's deadline is stored with the move, in its transaction (the scaled
+        # mode's timer jobs deferred there too): the move is written once.
+        timing = await self.deadlines.next_arm(StoredMatch(stored.row, stored.moves, game))
+        arm = timing[0] if timing is not None else None
+        armed = False
         if len(steps) > 1 and self.store.appends_atomically:
             # One transaction for the whole move: stored whole or not at all.
             planned: list[tuple[int, PlayerAction]] = []
@@ -146,7 +180,8 @@ class Matches(HoldsSharedParts):
             try:
                 added = list(await self.store.append_moves(
                     stored.match_id, planned, update_id=update_id,
-                    final=game if game.is_over else None, by=by))
+                    final=game if game.is_over else None, by=by, arm=arm))
+                armed = True
             except DuplicateUpdate:
                 self.games.forget(stored.match_id)
                 return refused(Refusal.REPEATED, None, first)
@@ -164,7 +199,9 @@ class Matches(HoldsSharedParts):
                     # Only the last step can end the match: the check refuses a step after.
                     final=game if game.is_over and i == len(steps) - 1 else None,
                     by=by if i == len(steps) - 1 else MovedBy(by.user_id, by.door),
+                    arm=arm if i == len(steps) - 1 else None,
                 ))
+                armed = i == len(steps) - 1
             except DuplicateUpdate:
                 self.games.forget(stored.match_id)
                 return refused(Refusal.REPEATED, None, first)
@@ -181,6 +218,8 @@ class Matches(HoldsSharedParts):
             done.append(step)
         stored.moves += tuple(added)
         stored.game = game
+        if armed and timing is not None:
+            await self.deadlines.armed(stored, timing)
         if game.is_over:
             self.games.forget(stored.match_id)
             stored.row = await self.store.get_match(stored.match_id)

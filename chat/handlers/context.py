@@ -107,10 +107,13 @@ async def resolve(svc: Services, update: Update) -> Request | None:
     svc.flow.begin_request()
     actor = actor_of(update)
     private = is_private(update)
+    chat = update.effective_chat
+    if chat is not None and chat.type != ChatType.PRIVATE:
+        # The request's one read: the sender's row, the group's, its match (issue 39).
+        await svc.flow.read_request(actor.user_id, chat.id, thread_of(update))
     # Read before see_user marks the private chat open again.
     reopened = private and await svc.flow.was_unreachable(actor.user_id)
     tr = await svc.flow.see_user(actor, private=private)
-    chat = update.effective_chat
     if chat is not None and chat.type != ChatType.PRIVATE:
         await svc.flow.remember_title(chat.id, chat.title)
         tr = await svc.flow.chat_tr(chat.id, tr.language)
