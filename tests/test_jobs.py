@@ -25,6 +25,7 @@ from chat.jobs import (
     COMPUTER_QUEUE,
     DEFAULT_QUEUES,
     JobServices,
+    defer_board,
     migrate,
     sweep_stalled,
     worker_options,
@@ -389,6 +390,33 @@ async def test_a_retried_announcement_tells_nothing_twice(scaled: Scaled) -> Non
     assert not repeated, "the panel Telegram took before the kill was sent again"
     row = await store.get_match(match_id)
     assert row.announced_seq == row.move_count
+
+
+async def test_a_board_post_is_noted_with_its_message_and_never_posted_twice(
+        scaled: Scaled) -> None:
+    """The board job's post is remembered with its told keys in one write: after it the
+    ``board`` and ``group`` keys both name the post's last move. A board job run again
+    although nothing was noted (its worker killed in between, as before they were one
+    write) compares its post with the group's newest post as its one snapshot read it, and
+    posts nothing twice."""
+    s = scaled
+    match_id = await group_duel(s)
+    await s.sql("DELETE FROM procrastinate_jobs")
+    await move(s, match_id)
+    await s.run((ANNOUNCE_QUEUE,))
+    row = await s.svc.store.get_match(match_id)
+    told = await s.svc.store.told(match_id)
+    assert told["board"] == told["group"] == row.move_count == row.announced_seq, told
+    posted = await s.svc.store.board_message(match_id)
+    assert posted is not None
+    await s.sql("DELETE FROM told WHERE match_id = %s AND key IN ('board', 'group')",
+                (match_id,))
+    mark = len(s.fake.calls)
+    await defer_board(s.svc.jobs, match_id)
+    await s.run((ANNOUNCE_QUEUE,))
+    again = [c for c in s.fake.calls[mark:] if c.chat_id == GROUP and c.method == "sendPhoto"]
+    assert not again, "the board Telegram took was posted again"
+    assert await s.svc.store.board_message(match_id) == posted
 
 
 async def test_a_move_replaces_the_timers_waiting_for_an_earlier_move(scaled: Scaled) -> None:

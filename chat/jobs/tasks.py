@@ -7,7 +7,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from procrastinate import App, JobContext, PsycopgConnector, RetryStrategy
 from procrastinate.exceptions import AlreadyEnqueued, UniqueViolation
@@ -269,14 +269,25 @@ async def _board(context: JobContext, match_id: int) -> None:
                                               read=(reads.stored, read_rows(reads)))
     end = max((n.seq for n in notices if isinstance(n, Announced)), default=None)
     _private, group = await svc.untold(match_id, notices, told)
+    with_post = False
     if group:
         wait = await svc.delivery.group_wait(reads.stored.row.chat_id)
         if wait > BOARD_WAIT:
             await defer_board(svc.jobs, match_id, svc.clock() + wait)
             return
+        # The posts are compared with the group's newest as this snapshot read it (no
+        # other post of the match comes in between: its board jobs run one at a time).
+        posted = reads.board_caption or ""
+        group = [replace(n, posted=posted) if isinstance(n, BoardPost) else n for n in group]
+        post = group[0]
+        if len(group) == 1 and isinstance(post, BoardPost) and end is not None:
+            # The post is all the group is told: the group key goes with its note, in
+            # the post's own write (noted after the post, as the job would; a post that
+            # does not go out leaves both, and the next board job starts here again).
+            group, with_post = [replace(post, notes=((GROUP_KEY, end),))], True
         if not await svc.deliver(group):
             raise NotDelivered(f"match {match_id}: the group's board not delivered")
-    if end is not None:
+    if end is not None and not with_post:
         await svc.store.note_told(match_id, GROUP_KEY, end)
 
 
