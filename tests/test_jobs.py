@@ -419,6 +419,61 @@ async def test_a_board_post_is_noted_with_its_message_and_never_posted_twice(
     assert await s.svc.store.board_message(match_id) == posted
 
 
+async def test_an_announcement_waiting_for_its_posts_asks_the_store_only_when_a_move_came(
+        scaled: Scaled) -> None:
+    """The mover's private chat answers 429 for three seconds, so the announcement waits
+    for its record that long. Meanwhile the next player moves once: the waiting job tells
+    that move alongside (its panel and its mover's record go out while the first record
+    still waits), having looked at the match's head when the move's notification came and
+    once a second besides. Before, it looked every quarter of a second (about twelve
+    transactions for nothing over the wait)."""
+    import asyncio
+
+    s = scaled
+    match_id = await group_duel(s)
+    await s.sql("DELETE FROM procrastinate_jobs")
+    flow, store = s.svc.flow, s.svc.store
+
+    async def to_move() -> int:
+        stored = await flow.load(match_id)
+        return stored.row.seats[stored.game.current_player].user_id or 0
+
+    opener = await to_move()
+    while await to_move() == opener:
+        await move(s, match_id)
+    second = opener ^ ANN.user_id ^ BOB.user_id
+    looked = 0
+    head = store.match_head
+
+    async def counted(mid: int) -> tuple[MatchRow, int]:
+        nonlocal looked
+        looked += 1
+        return await head(mid)
+
+    store.match_head = counted  # type: ignore[method-assign]
+    s.fake.flood(opener, 3.0)
+    mark = len(s.fake.calls)
+    running = asyncio.create_task(s.run((ANNOUNCE_QUEUE,)))
+    loop = asyncio.get_running_loop()
+    end = loop.time() + 10
+    while not [c for c in s.fake.calls[mark:] if c.chat_id == second and c.ok
+               and "reply_markup" in c.params]:
+        assert loop.time() < end, "the next player's panel did not go out"
+        await asyncio.sleep(0.02)
+    first = (await store.get_match(match_id)).move_count
+    while await to_move() == second:
+        await move(s, match_id)
+    await asyncio.wait_for(running, 20)
+    row = await store.get_match(match_id)
+    assert row.move_count > first and row.announced_seq == row.move_count
+    records = [c for c in s.fake.calls[mark:] if c.chat_id == second and c.ok
+               and c.method == "sendMessage" and "reply_markup" not in c.params]
+    assert records, "the newer move's mover got its record"
+    assert records[0].time < max(c.time for c in s.fake.calls_to(chat=opener, ok=True)), \
+        "the newer move was told alongside, while the first record waited"
+    assert 1 <= looked <= 5, looked
+
+
 async def test_a_move_replaces_the_timers_waiting_for_an_earlier_move(scaled: Scaled) -> None:
     """Each move arms the next turn's timer and reminder in place of the waiting ones:
     a match has one of each waiting, for its newest move (left waiting, they piled up by

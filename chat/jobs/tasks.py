@@ -7,7 +7,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from procrastinate import App, JobContext, PsycopgConnector, RetryStrategy
 from procrastinate.exceptions import AlreadyEnqueued, UniqueViolation
@@ -33,6 +33,7 @@ from chat.jobs.core import (
     job_pool,
     timer_lock,
 )
+from chat.jobs.news import MatchNews
 from chat.notices import BOARD_KEY, Announced, BoardPost, ComputerTurn, Notice, Send, untold
 from storage.pg_reads import AnnounceReads
 from storage.postgres import PREPARE_AFTER, PostgresStore
@@ -96,6 +97,8 @@ class JobServices:
     #: Closed with the rest (the computer players' processes, the bot's connections).
     thinker: Thinker | None = None
     application: Application | None = None
+    #: The changes of the matches whose announcements wait for their posts.
+    news: MatchNews = field(default_factory=MatchNews)
 
     async def deliver(self, notices: Sequence[Notice],
                       more: Callable[[int], Awaitable[Pending]] | None = None, *,
@@ -209,6 +212,17 @@ async def _announce(context: JobContext, match_id: int, **_before: object) -> No
     move's rows (a job deferred by an older version carried its mover in ``_before``'s
     arguments, now read from the rows as well)."""
     svc = services_of(context)
+    # Followed before the read: a move stored from then on is not missed by ``more``.
+    changed = await svc.news.watch(svc.store, match_id)
+    try:
+        await _tell(svc, match_id, changed)
+    finally:
+        svc.news.forget(match_id)
+
+
+async def _tell(svc: JobServices, match_id: int, changed: Callable[[], bool]) -> None:
+    """:func:`_announce`'s work; ``changed``: whether a newer move may have been stored
+    since it last said so (:meth:`MatchNews.watch`)."""
     reads = await svc.store.announce_reads(match_id)  # once the match's writers are done
     told, announced = reads.told, reads.announced
     if GROUP_KEY not in told and BOARD_KEY not in told:
@@ -222,8 +236,10 @@ async def _announce(context: JobContext, match_id: int, **_before: object) -> No
     async def more(told: int) -> Pending:
         """The moves after ``told`` (stored while this job's posts wait), their movers from
         their rows (their own waiting job then finds nothing left to tell), with the told
-        keys of the same snapshot; the match's head alone (one statement) while no move
-        came."""
+        keys of the same snapshot; the match's head alone (one statement) when a move may
+        have come, nothing while none did."""
+        if not changed():
+            return [], None
         _row, count = await svc.store.match_head(match_id)
         if count <= told:
             return [], None
