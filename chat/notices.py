@@ -177,10 +177,6 @@ class BoardPost:
     #: Further told keys (key, move number) noted in the same write as the post (the
     #: scaled mode's board job's ``group`` key when the post is all it tells the group).
     notes: tuple[tuple[str, int], ...] = ()
-    #: The caption of the group's newest post as the board job read it with the match
-    #: (``""``: no post yet), which the sender compares this post with instead of reading
-    #: it again (``None``: not read, the sender reads it).
-    posted: str | None = None
 
     def merged(self, newer: BoardPost) -> BoardPost | None:
         """``newer`` with this queued post's lines first (coalescing), or ``None`` when they

@@ -165,10 +165,10 @@ class Sender(EphemeralSending):
             await self._follow_board(notice)
             return
         text = fit("\n".join([*notice.lines, notice.footer]), CAPTION_LIMIT)
-        posted = notice.posted  # as the board job's snapshot read it, else read now
-        if posted is None:
-            posted = ((await self.store.board_message(notice.match_id)) or (0, ""))[1]
-        if posted and without_clock(posted) == without_clock(text):
+        # Read just before the post, never earlier: a board job the sweeper took for stalled
+        # may run twice at once, and this read is what finds the other's post.
+        posted = await self.store.board_message(notice.match_id)
+        if posted is not None and without_clock(posted[1]) == without_clock(text):
             # This board is the group's already: the announcement runs again (its job's
             # worker died after the post, before the announcement was marked done).
             return

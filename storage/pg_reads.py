@@ -74,8 +74,6 @@ class AnnounceReads:
     chat: ChatRow | None
     #: The move lines each player's newest panel shows, by user id (none: no lines).
     panel_lines: dict[int, list[str]]
-    #: The caption of the group's newest board post of the match (``None``: none yet).
-    board_caption: str | None
 
 
 async def read_for_announcement(conn: Conn, match_id: int) -> AnnounceReads:
@@ -94,7 +92,6 @@ async def read_for_announcement(conn: Conn, match_id: int) -> AnnounceReads:
             "(SELECT chat_id FROM matches WHERE match_id = %s)", (match_id,))
         panels = await conn.execute(
             "SELECT user_id, lines FROM panel_lines WHERE match_id = %s", (match_id,))
-        board = await conn.execute(format_style(q.BOARD_MESSAGE), (match_id,))
         told_rows = await told.fetchall()
         match_found = await match.fetchone()
         timer_found = await timer.fetchone()
@@ -102,7 +99,6 @@ async def read_for_announcement(conn: Conn, match_id: int) -> AnnounceReads:
         user_rows = await users.fetchall()
         chat_found = await chat.fetchone()
         panel_rows = await panels.fetchall()
-        board_found = await board.fetchone()
     if match_found is None:
         raise NotFound(f"no match {match_id}")
     row, moves = match_and_log(match_found)
@@ -115,5 +111,4 @@ async def read_for_announcement(conn: Conn, match_id: int) -> AnnounceReads:
         {s.seat: s for s in map(stand_in, stand_in_rows)},
         {u.user_id: u for u in map(user_row, user_rows)},
         chat_row(chat_found) if chat_found is not None else None,
-        {int(r["user_id"]): panel_lines_load(r["lines"]) for r in panel_rows},
-        str(board_found["board_caption"] or "") if board_found is not None else None)
+        {int(r["user_id"]): panel_lines_load(r["lines"]) for r in panel_rows})

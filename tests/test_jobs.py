@@ -398,8 +398,8 @@ async def test_a_board_post_is_noted_with_its_message_and_never_posted_twice(
     """The board job's post is remembered with its told keys in one write: after it the
     ``board`` and ``group`` keys both name the post's last move. A board job run again
     although nothing was noted (its worker killed in between, as before they were one
-    write) compares its post with the group's newest post as its one snapshot read it, and
-    posts nothing twice."""
+    write) compares its post with the group's newest post, read just before it, and posts
+    nothing twice."""
     s = scaled
     match_id = await group_duel(s)
     await s.sql("DELETE FROM procrastinate_jobs")

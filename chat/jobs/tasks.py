@@ -291,10 +291,6 @@ async def _board(context: JobContext, match_id: int) -> None:
         if wait > BOARD_WAIT:
             await defer_board(svc.jobs, match_id, svc.clock() + wait)
             return
-        # The posts are compared with the group's newest as this snapshot read it (no
-        # other post of the match comes in between: its board jobs run one at a time).
-        posted = reads.board_caption or ""
-        group = [replace(n, posted=posted) if isinstance(n, BoardPost) else n for n in group]
         post = group[0]
         if len(group) == 1 and isinstance(post, BoardPost) and end is not None:
             # The post is all the group is told: the group key goes with its note, in
