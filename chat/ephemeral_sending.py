@@ -57,11 +57,13 @@ class EphemeralSending:
     async def send(self, send: Send) -> Message | None:
         raise NotImplementedError
 
-    async def send_ephemeral(self, notice: Ephemeral) -> Message | None:
+    async def send_ephemeral(self, notice: Ephemeral, *, notes: bool = False
+                             ) -> Message | None:
         """Send a message of a group that its receiver alone sees: the answer to their press
         or ephemeral command, or pushed (then only where the bot administers the group: a
         refusal is remembered, and nothing is pushed there until its rights change).
-        Returns the message, or ``None`` when Telegram refused it."""
+        Returns the message, or ``None`` when Telegram refused it. ``notes``: as
+        :meth:`chat.sending.Sender.send`'s."""
         send = notice.send
         group = self.moved.get(send.chat_id, send.chat_id)
         pushed = notice.callback_query_id is None and notice.reply_to is None
@@ -94,7 +96,7 @@ class EphemeralSending:
         if message is not None and number is not None and send.panel_of is not None:
             match_id, user_id = send.panel_of
             old = await self.store.set_panel(match_id, user_id, PanelMessage(
-                number, send.picture is not None, group))
+                number, send.picture is not None, group), notes=told_notes(send, notes))
             if old and (old.message_id, old.in_group) != (number, group):
                 await self._retire_panel(user_id, old, send.replaces)
         return message
@@ -125,3 +127,21 @@ class EphemeralSending:
             await self.send(notice.fallback)
         elif isinstance(notice.fallback, Ephemeral):
             await self.send_ephemeral(notice.fallback)
+
+
+def told_notes(send: Send, notes: bool) -> dict[str, int] | None:
+    """The told key (:data:`chat.notices.Told`) noted in the same write as the panel
+    ``send`` makes, when the sender was asked to (``notes``): the panel of an announcement
+    is then remembered as told with its message, one transaction instead of two."""
+    if not notes or send.told is None or send.panel_of is None \
+            or send.told[0] != send.panel_of[0]:
+        return None
+    return {send.told[1]: 0}
+
+
+def remembers_panel(notice: Send | Ephemeral, message: Message | None) -> bool:
+    """Whether sending ``notice`` stored the panel it made, and so noted its told key in the
+    same write (:func:`told_notes`; its sender then notes nothing more)."""
+    send = notice.send if isinstance(notice, Ephemeral) else notice
+    return (message is not None and told_notes(send, True) is not None
+            and (isinstance(notice, Send) or ephemeral.sent_id(message) is not None))

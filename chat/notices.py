@@ -174,6 +174,9 @@ class BoardPost:
     #: When the first move it tells was committed (Unix seconds), for the move → board post
     #: latency (chat/metrics.py); kept by coalescing, which only adds later moves.
     moved_at: float | None = None
+    #: Further told keys (key, move number) noted in the same write as the post (the
+    #: scaled mode's board job's ``group`` key when the post is all it tells the group).
+    notes: tuple[tuple[str, int], ...] = ()
 
     def merged(self, newer: BoardPost) -> BoardPost | None:
         """``newer`` with this queued post's lines first (coalescing), or ``None`` when they

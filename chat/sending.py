@@ -23,7 +23,7 @@ from telegram.error import BadRequest, ChatMigrated, Forbidden, TelegramError
 
 from chat import ephemeral
 from chat.ephemeral import EphemeralId
-from chat.ephemeral_sending import EphemeralSending
+from chat.ephemeral_sending import EphemeralSending, remembers_panel, told_notes
 from chat.markup import CAPTION_LIMIT, TEXT_LIMIT, fit, markup
 from chat.notices import (
     BOARD_KEY,
@@ -76,13 +76,11 @@ class Sender(EphemeralSending):
     async def deliver(self, notice: Notice) -> Message | None:
         """Make the calls of one notice; the message a :class:`Send` made (``None`` for the
         other notices, and for a send that could not be made)."""
-        if isinstance(notice, Send):
-            message = await self.send(notice)
-            await self._note(notice.told)
-            return message
-        if isinstance(notice, Ephemeral):
-            message = await self.send_ephemeral(notice)
-            await self._note(notice.told)
+        if isinstance(notice, Send | Ephemeral):
+            message = await (self.send_ephemeral(notice, notes=True)
+                             if isinstance(notice, Ephemeral) else self.send(notice, notes=True))
+            if not remembers_panel(notice, message):  # else noted with the panel
+                await self._note(notice.told)
             return message
         if isinstance(notice, BoardPost):
             await self._board(notice)
@@ -167,6 +165,8 @@ class Sender(EphemeralSending):
             await self._follow_board(notice)
             return
         text = fit("\n".join([*notice.lines, notice.footer]), CAPTION_LIMIT)
+        # Read just before the post, never earlier: a board job the sweeper took for stalled
+        # may run twice at once, and this read is what finds the other's post.
         posted = await self.store.board_message(notice.match_id)
         if posted is not None and without_clock(posted[1]) == without_clock(text):
             # This board is the group's already: the announcement runs again (its job's
@@ -177,11 +177,12 @@ class Sender(EphemeralSending):
                                        keyboard=notice.keyboard))
         if message is None:
             return
-        # First of all: an announcement run again tells the group only the moves after it.
-        await self._note((notice.match_id, BOARD_KEY), notice.seq)
         try:
-            # The chat's tidy setting comes with the old post's id (one transaction).
-            old, tidy = await self.store.post_board(notice.match_id, message.message_id, text)
+            # The chat's tidy setting comes with the old post's id, and the post is noted
+            # as told (a job run again skips it) in the same transaction: both or neither.
+            old, tidy = await self.store.post_board(
+                notice.match_id, message.message_id, text,
+                notes={BOARD_KEY: notice.seq, **dict(notice.notes)})
         except NotFound:
             return
         if old and old != message.message_id and tidy:
@@ -258,7 +259,9 @@ class Sender(EphemeralSending):
 
     # Messages ---------------------------------------------------------------------------
 
-    async def send(self, send: Send) -> Message | None:
+    async def send(self, send: Send, *, notes: bool = False) -> Message | None:
+        """Send one message; ``notes``: a panel it makes is remembered with the send's told
+        key noted in the same write (:func:`~chat.ephemeral_sending.remembers_panel`)."""
         chat_id = self.moved.get(send.chat_id, send.chat_id)
         kwargs: dict[str, Any] = {
             "chat_id": chat_id, "reply_markup": markup(send.keyboard),
@@ -289,7 +292,7 @@ class Sender(EphemeralSending):
         if message is not None and send.panel_of is not None:
             match_id, user_id = send.panel_of
             old = await self.store.set_panel(match_id, user_id, PanelMessage(
-                message.message_id, send.picture is not None))
+                message.message_id, send.picture is not None), notes=told_notes(send, notes))
             if old and (old.message_id, old.in_group) != (message.message_id, None):
                 await self._retire_panel(chat_id, old, send.replaces)
         return message

@@ -24,7 +24,7 @@ from storage.base import (
     UserRow,
     rebuild_game,
 )
-from storage.common import at
+from storage.common import at, panel_lines_load
 from storage.connector import format_style
 from storage.queries import POSTGRES
 from storage.rows import chat_row, match_row, moved_by, stand_in, timer_row, user_row
@@ -72,6 +72,8 @@ class AnnounceReads:
     stand_ins: dict[int, StandIn]
     users: dict[int, UserRow]
     chat: ChatRow | None
+    #: The move lines each player's newest panel shows, by user id (none: no lines).
+    panel_lines: dict[int, list[str]]
 
 
 async def read_for_announcement(conn: Conn, match_id: int) -> AnnounceReads:
@@ -88,12 +90,15 @@ async def read_for_announcement(conn: Conn, match_id: int) -> AnnounceReads:
         chat = await conn.execute(
             f"SELECT {q.CHAT_COLUMNS} FROM chats WHERE chat_id = "
             "(SELECT chat_id FROM matches WHERE match_id = %s)", (match_id,))
+        panels = await conn.execute(
+            "SELECT user_id, lines FROM panel_lines WHERE match_id = %s", (match_id,))
         told_rows = await told.fetchall()
         match_found = await match.fetchone()
         timer_found = await timer.fetchone()
         stand_in_rows = await stand_ins.fetchall()
         user_rows = await users.fetchall()
         chat_found = await chat.fetchone()
+        panel_rows = await panels.fetchall()
     if match_found is None:
         raise NotFound(f"no match {match_id}")
     row, moves = match_and_log(match_found)
@@ -105,4 +110,5 @@ async def read_for_announcement(conn: Conn, match_id: int) -> AnnounceReads:
         timer_row(timer_found) if timer_found is not None else None,
         {s.seat: s for s in map(stand_in, stand_in_rows)},
         {u.user_id: u for u in map(user_row, user_rows)},
-        chat_row(chat_found) if chat_found is not None else None)
+        chat_row(chat_found) if chat_found is not None else None,
+        {int(r["user_id"]): panel_lines_load(r["lines"]) for r in panel_rows})

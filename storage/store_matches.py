@@ -452,15 +452,18 @@ class MatchSql(SqlCore):
 
         return await self._in_write(work)
 
-    async def post_board(self, match_id: int, message_id: int,
-                         caption: str) -> tuple[int | None, bool]:
+    async def post_board(self, match_id: int, message_id: int, caption: str, *,
+                         notes: Mapping[str, int] | None = None) -> tuple[int | None, bool]:
         """:meth:`set_board_message` for a new board post, and whether the match's chat
         keeps one live board (``/settings tidy``): what the post's sender needs to delete
-        the old one. Both are done in one transaction."""
+        the old one. Both are done in one transaction, with ``notes`` (:meth:`note_told`'s
+        keys and their move numbers: what the post tells), so that the post is remembered
+        as told together with its message or not at all."""
         async def work(tx: Tx) -> tuple[int | None, bool]:
             old = await tx.fetchone(q.BOARD_AND_TIDY + self.dialect.row_lock, (match_id,))
             if old is None:
                 raise NotFound(f"no match {match_id}")
+            await self._note_told(tx, match_id, notes)
             await tx.execute(q.SET_BOARD_MESSAGE, (message_id, caption, match_id))
             tidy = old["tidy"]
             return old["board_message_id"], tidy is None or bool(tidy)
@@ -474,14 +477,17 @@ class MatchSql(SqlCore):
         found = await self._query(q.GET_PANEL, (match_id, user_id), rows.panel)
         return found[0] if found else None
 
-    async def set_panel(self, match_id: int, user_id: int,
-                        panel: PanelMessage | None) -> PanelMessage | None:
+    async def set_panel(self, match_id: int, user_id: int, panel: PanelMessage | None, *,
+                        notes: Mapping[str, int] | None = None) -> PanelMessage | None:
         """Remember (or, with ``None``, forget) the player's panel message; returns the one
-        it replaces (in the same write, so two senders cannot both miss the old one)."""
+        it replaces (in the same write, so two senders cannot both miss the old one).
+        ``notes``: :meth:`note_told`'s keys of the match noted in the same write (a new
+        panel's announcement: told with the panel it became, one transaction)."""
         async def work(tx: Tx) -> PanelMessage | None:
             # Two senders must not both read the same old panel (a missing row cannot be
             # locked with FOR UPDATE, so PostgreSQL takes the match's lock).
             await self._lock_match(tx, match_id)
+            await self._note_told(tx, match_id, notes)
             old = await tx.fetchone(q.GET_PANEL, (match_id, user_id))
             if panel is None:
                 await tx.execute(q.DELETE_PANEL, (match_id, user_id))
@@ -540,3 +546,9 @@ class MatchSql(SqlCore):
         """Note a delivered notice of the match's announcements (a key's move number
         never goes down)."""
         await self._modify(self.dialect.note_told(), (match_id, key, seq))
+
+    async def _note_told(self, tx: Tx, match_id: int, notes: Mapping[str, int] | None) -> None:
+        """:meth:`note_told` of each of ``notes`` (key → move number) within ``tx``."""
+        if notes:
+            await tx.executemany(self.dialect.note_told(),
+                                 [(match_id, key, seq) for key, seq in notes.items()])

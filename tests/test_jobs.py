@@ -25,7 +25,9 @@ from chat.jobs import (
     COMPUTER_QUEUE,
     DEFAULT_QUEUES,
     JobServices,
+    defer_board,
     migrate,
+    news,
     sweep_stalled,
     worker_options,
 )
@@ -389,6 +391,91 @@ async def test_a_retried_announcement_tells_nothing_twice(scaled: Scaled) -> Non
     assert not repeated, "the panel Telegram took before the kill was sent again"
     row = await store.get_match(match_id)
     assert row.announced_seq == row.move_count
+
+
+async def test_a_board_post_is_noted_with_its_message_and_never_posted_twice(
+        scaled: Scaled) -> None:
+    """The board job's post is remembered with its told keys in one write: after it the
+    ``board`` and ``group`` keys both name the post's last move. A board job run again
+    although nothing was noted (its worker killed in between, as before they were one
+    write) compares its post with the group's newest post, read just before it, and posts
+    nothing twice."""
+    s = scaled
+    match_id = await group_duel(s)
+    await s.sql("DELETE FROM procrastinate_jobs")
+    await move(s, match_id)
+    await s.run((ANNOUNCE_QUEUE,))
+    row = await s.svc.store.get_match(match_id)
+    told = await s.svc.store.told(match_id)
+    assert told["board"] == told["group"] == row.move_count == row.announced_seq, told
+    posted = await s.svc.store.board_message(match_id)
+    assert posted is not None
+    await s.sql("DELETE FROM told WHERE match_id = %s AND key IN ('board', 'group')",
+                (match_id,))
+    mark = len(s.fake.calls)
+    await defer_board(s.svc.jobs, match_id)
+    await s.run((ANNOUNCE_QUEUE,))
+    again = [c for c in s.fake.calls[mark:] if c.chat_id == GROUP and c.method == "sendPhoto"]
+    assert not again, "the board Telegram took was posted again"
+    assert await s.svc.store.board_message(match_id) == posted
+
+
+async def test_an_announcement_waiting_for_its_posts_asks_the_store_only_when_a_move_came(
+        scaled: Scaled, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The mover's private chat answers 429 for three seconds, so the announcement waits
+    for its record that long. Meanwhile the next player moves once: the waiting job tells
+    that move alongside (its panel and its mover's record go out while the first record
+    still waits), having looked at the match's head when the move's notification came (its
+    look "once a second besides" put off here, so only PostgreSQL's notice can make it
+    look). Before, it looked every quarter of a second (about twelve transactions for
+    nothing over the wait)."""
+    import asyncio
+
+    s = scaled
+    match_id = await group_duel(s)
+    await s.sql("DELETE FROM procrastinate_jobs")
+    flow, store = s.svc.flow, s.svc.store
+
+    async def to_move() -> int:
+        stored = await flow.load(match_id)
+        return stored.row.seats[stored.game.current_player].user_id or 0
+
+    opener = await to_move()
+    while await to_move() == opener:
+        await move(s, match_id)
+    second = opener ^ ANN.user_id ^ BOB.user_id
+    looked = 0
+    head = store.match_head
+
+    async def counted(mid: int) -> tuple[MatchRow, int]:
+        nonlocal looked
+        looked += 1
+        return await head(mid)
+
+    store.match_head = counted  # type: ignore[method-assign]
+    # Only the notification may make it look: no look "once a second besides" in the wait.
+    monkeypatch.setattr(news, "LOOK_ANYWAY", 60.0)
+    s.fake.flood(opener, 3.0)
+    mark = len(s.fake.calls)
+    running = asyncio.create_task(s.run((ANNOUNCE_QUEUE,)))
+    loop = asyncio.get_running_loop()
+    end = loop.time() + 10
+    while not [c for c in s.fake.calls[mark:] if c.chat_id == second and c.ok
+               and "reply_markup" in c.params]:
+        assert loop.time() < end, "the next player's panel did not go out"
+        await asyncio.sleep(0.02)
+    first = (await store.get_match(match_id)).move_count
+    while await to_move() == second:
+        await move(s, match_id)
+    await asyncio.wait_for(running, 20)
+    row = await store.get_match(match_id)
+    assert row.move_count > first and row.announced_seq == row.move_count
+    records = [c for c in s.fake.calls[mark:] if c.chat_id == second and c.ok
+               and c.method == "sendMessage" and "reply_markup" not in c.params]
+    assert records, "the newer move's mover got its record"
+    assert records[0].time < max(c.time for c in s.fake.calls_to(chat=opener, ok=True)), \
+        "the newer move was told alongside, while the first record waited"
+    assert 1 <= looked <= 2, looked
 
 
 async def test_a_move_replaces_the_timers_waiting_for_an_earlier_move(scaled: Scaled) -> None:

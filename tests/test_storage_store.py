@@ -29,6 +29,7 @@ from storage import (
     MatchStatus,
     NotFound,
     OperatingFigures,
+    PanelMessage,
     SeatKind,
     SeatSpec,
     SequenceConflict,
@@ -215,6 +216,30 @@ async def test_a_new_board_post_replaces_the_old_and_tells_whether_the_chat_is_t
     assert (await store.get_match(stored.match_id)).board_message_id == 12
     with pytest.raises(NotFound):
         await store.post_board(999, 1, "x")
+
+
+async def test_a_board_post_and_a_panel_are_noted_as_told_in_their_own_write(
+        store: Store) -> None:
+    """``post_board`` and ``set_panel`` note what they tell (``notes``: told keys and their
+    move numbers) in the same transaction as the message they remember, so that an
+    announcement's post or panel costs one write, and a write that fails notes nothing."""
+    await add_users(store, 1)
+    await store.upsert_chat(-100, tidy=True)
+    stored = await store.create_match(-100, Settings(), seats_for(Table.DUEL, [1]))
+    mid = stored.match_id
+    await store.note_told(mid, "board", 5)
+    await store.post_board(mid, 10, "first", notes={"board": 3, "group": 4})
+    # A key's number never goes down, as with note_told.
+    assert await store.told(mid) == {"board": 5, "group": 4}
+    await store.post_board(mid, 11, "second", notes={"board": 7})
+    assert await store.told(mid) == {"board": 7, "group": 4}
+    assert await store.set_panel(mid, 1, PanelMessage(20, True),
+                                 notes={"panel:1:1": 0}) is None
+    assert await store.get_panel(mid, 1) == PanelMessage(20, True)
+    assert (await store.told(mid))["panel:1:1"] == 0
+    with pytest.raises(NotFound):
+        await store.post_board(999, 1, "x", notes={"board": 1})
+    assert await store.told(999) == {}
 
 
 # The move log and the conflict rule -----------------------------------------------------

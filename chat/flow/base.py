@@ -73,6 +73,13 @@ def early_key(match_id: int) -> Hashable:
     return ("early", match_id)
 
 
+def panel_lines_key(match_id: int, user_id: int) -> Hashable:
+    """The memo's key of the move lines a player's newest panel shows
+    (:meth:`chat.flow.games.Games.shown` reads them, :meth:`~chat.flow.games.Games.show`
+    writes them)."""
+    return ("panel_lines", match_id, user_id)
+
+
 async def read_once(key: Hashable, load: Callable[[], Awaitable[T]]) -> T:
     """``load()``'s value, read once per unit of work under ``key``."""
     memo = work_memo()

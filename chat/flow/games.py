@@ -17,6 +17,7 @@ from chat.flow.base import (
     chat_key,
     early_key,
     here_key,
+    panel_lines_key,
     read_once,
     stand_ins_key,
     timer_key,
@@ -199,8 +200,14 @@ class Games:
     # The lines each live panel shows --------------------------------------------------------
 
     async def shown(self, match_id: int, user_id: int) -> list[str]:
-        return await self.store.get_panel_lines(match_id, user_id)
+        """The lines the player's newest panel shows, read once per unit of work (the
+        scaled mode's announcement and board jobs read them with the match, in one
+        snapshot)."""
+        return list(await read_once(panel_lines_key(match_id, user_id),
+                                    lambda: self.store.get_panel_lines(match_id, user_id)))
 
     async def show(self, match_id: int, lines: Mapping[int, list[str] | None]) -> None:
         """Each player's newest panel shows ``lines[user]`` (``None``: no panel any more)."""
         await self.store.set_panel_lines(match_id, lines)
+        for user_id, shown in lines.items():
+            wrote(panel_lines_key(match_id, user_id), list(shown or []))

@@ -7,7 +7,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from procrastinate import App, JobContext, PsycopgConnector, RetryStrategy
 from procrastinate.exceptions import AlreadyEnqueued, UniqueViolation
@@ -17,7 +17,7 @@ from telegram.ext import Application
 from chat.computer import Thinker
 from chat.delivery import Delivery
 from chat.flow import Flow
-from chat.flow.base import chat_key, stand_ins_key, timer_key, user_key
+from chat.flow.base import chat_key, panel_lines_key, stand_ins_key, timer_key, user_key
 from chat.jobs.core import (
     ANNOUNCE_QUEUE,
     COMPUTER_QUEUE,
@@ -33,6 +33,7 @@ from chat.jobs.core import (
     job_pool,
     timer_lock,
 )
+from chat.jobs.news import MatchNews
 from chat.notices import BOARD_KEY, Announced, BoardPost, ComputerTurn, Notice, Send, untold
 from storage.pg_reads import AnnounceReads
 from storage.postgres import PREPARE_AFTER, PostgresStore
@@ -47,6 +48,9 @@ EXTEND_AFTER = 0.25
 #: A board job waits this long for its group's window within the job; a longer wait is a
 #: job scheduled for when the window opens (a worker's slot is not held meanwhile).
 BOARD_WAIT = 1.0
+#: What an announcement's ``more`` finds (:meth:`JobServices.deliver`): the notices of the
+#: moves stored since, and the told keys read with them (``None``: none read).
+Pending = tuple[list[Notice], Mapping[str, int] | None]
 #: The told key (:data:`chat.notices.Told`) whose number is the last move whose group
 #: notices were all delivered (the board job's start).
 GROUP_KEY = "group"
@@ -93,9 +97,11 @@ class JobServices:
     #: Closed with the rest (the computer players' processes, the bot's connections).
     thinker: Thinker | None = None
     application: Application | None = None
+    #: The changes of the matches whose announcements wait for their posts.
+    news: MatchNews = field(default_factory=MatchNews)
 
     async def deliver(self, notices: Sequence[Notice],
-                      more: Callable[[int], Awaitable[list[Notice]]] | None = None, *,
+                      more: Callable[[int], Awaitable[Pending]] | None = None, *,
                       match_id: int | None = None, told: Mapping[str, int] | None = None
                       ) -> bool:
         """Send ``notices``; computers' turns become jobs; the announcement marker moves
@@ -104,7 +110,8 @@ class JobServices:
 
         With ``more`` (an announcement): while its delivery still waits (a group's board
         post for its 20-a-minute window), the moves stored since are asked for
-        (``more(seq)``, the moves after ``seq``) and delivered alongside, as the embedded
+        (``more(seq)``: the moves after ``seq``, with the told keys read in the same
+        snapshot, or ``None`` when it had to read none) and delivered alongside, as the embedded
         mode does: the next player's panel goes out at once and the waiting board post
         takes the newer position with every line, instead of the match waiting for its
         group's window move by move (one match's announcements run one at a time).
@@ -123,6 +130,8 @@ class JobServices:
 
         async def hand_over(batch: Sequence[Notice],
                             known: Mapping[str, int] | None = None) -> None:
+            if not batch:
+                return  # nothing to check against the store's notes
             rest: list[Notice] = []
             if match_id is not None:
                 batch, group = await self.untold(match_id, batch, known)
@@ -149,7 +158,8 @@ class JobServices:
             await asyncio.wait(first, timeout=EXTEND_AFTER)
             if all(t.done() for t in first):
                 break
-            await hand_over(await more(max(m.seq for m in marks)))
+            newer, known = await more(max(m.seq for m in marks))
+            await hand_over(newer, known)
         results = [r for t in tasks for r in await t]
         if not all(r is True for r in results):
             return False
@@ -202,6 +212,17 @@ async def _announce(context: JobContext, match_id: int, **_before: object) -> No
     move's rows (a job deferred by an older version carried its mover in ``_before``'s
     arguments, now read from the rows as well)."""
     svc = services_of(context)
+    # Followed before the read: a move stored from then on is not missed by ``more``.
+    changed = await svc.news.watch(svc.store, match_id)
+    try:
+        await _tell(svc, match_id, changed)
+    finally:
+        svc.news.forget(match_id)
+
+
+async def _tell(svc: JobServices, match_id: int, changed: Callable[[], bool]) -> None:
+    """:func:`_announce`'s work; ``changed``: whether a newer move may have been stored
+    since it last said so (:meth:`MatchNews.watch`)."""
     reads = await svc.store.announce_reads(match_id)  # once the match's writers are done
     told, announced = reads.told, reads.announced
     if GROUP_KEY not in told and BOARD_KEY not in told:
@@ -212,13 +233,20 @@ async def _announce(context: JobContext, match_id: int, **_before: object) -> No
     notices = await svc.flow.announce_pending(match_id, board=told.get(BOARD_KEY),
                                               read=(reads.stored, read_rows(reads)))
 
-    async def more(told: int) -> list[Notice]:
+    async def more(told: int) -> Pending:
         """The moves after ``told`` (stored while this job's posts wait), their movers from
-        their rows (their own waiting job then finds nothing left to tell)."""
+        their rows (their own waiting job then finds nothing left to tell), with the told
+        keys of the same snapshot; the match's head alone (one statement) when a move may
+        have come, nothing while none did."""
+        if not changed():
+            return [], None
         _row, count = await svc.store.match_head(match_id)
         if count <= told:
-            return []
-        return await svc.flow.announce_pending(match_id, since=told)
+            return [], None
+        newer = await svc.store.announce_reads(match_id)
+        return (await svc.flow.announce_pending(match_id, since=told,
+                                                read=(newer.stored, read_rows(newer))),
+                newer.told)
 
     if not await svc.deliver(notices, more, match_id=match_id, told=told):
         raise NotDelivered(f"match {match_id}: announcement not delivered")
@@ -231,6 +259,9 @@ def read_rows(reads: AnnounceReads) -> dict[Hashable, object]:
     rows: dict[Hashable, object] = {timer_key(match_id): reads.timer,
                                     stand_ins_key(match_id): reads.stand_ins}
     rows.update({user_key(user_id): row for user_id, row in reads.users.items()})
+    # Every seated person's panel lines: none stored is none shown.
+    rows.update({panel_lines_key(match_id, seat.user_id): reads.panel_lines.get(
+        seat.user_id, []) for seat in reads.stored.row.seats if seat.user_id is not None})
     if reads.chat is not None:
         rows[chat_key(reads.chat.chat_id)] = reads.chat
     return rows
@@ -244,21 +275,31 @@ async def _board(context: JobContext, match_id: int) -> None:
     again for when it opens rather than holding a worker's slot; moves stored meanwhile
     join that post (their own board job finds this one waiting)."""
     svc = services_of(context)
-    row = await svc.store.get_match(match_id)
-    told = await svc.store.told(match_id)
+    # One snapshot: the told keys, the match and every row its tell reads (as the
+    # announcement's, :func:`read_rows`).
+    reads = await svc.store.announce_reads(match_id)
+    told = reads.told
     start = told.get(GROUP_KEY, told.get(BOARD_KEY, 0))
     notices = await svc.flow.announce_pending(match_id, since=start,
-                                              board=told.get(BOARD_KEY), record=False)
+                                              board=told.get(BOARD_KEY), record=False,
+                                              read=(reads.stored, read_rows(reads)))
     end = max((n.seq for n in notices if isinstance(n, Announced)), default=None)
     _private, group = await svc.untold(match_id, notices, told)
+    with_post = False
     if group:
-        wait = await svc.delivery.group_wait(row.chat_id)
+        wait = await svc.delivery.group_wait(reads.stored.row.chat_id)
         if wait > BOARD_WAIT:
             await defer_board(svc.jobs, match_id, svc.clock() + wait)
             return
+        post = group[0]
+        if len(group) == 1 and isinstance(post, BoardPost) and end is not None:
+            # The post is all the group is told: the group key goes with its note, in
+            # the post's own write (noted after the post, as the job would; a post that
+            # does not go out leaves both, and the next board job starts here again).
+            group, with_post = [replace(post, notes=((GROUP_KEY, end),))], True
         if not await svc.deliver(group):
             raise NotDelivered(f"match {match_id}: the group's board not delivered")
-    if end is not None:
+    if end is not None and not with_post:
         await svc.store.note_told(match_id, GROUP_KEY, end)
 
 
