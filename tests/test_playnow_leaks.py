@@ -51,9 +51,9 @@ class PrivateLeakScan:
         sender = h.services.delivery.sender
         send, edit, follow = sender.send, sender.edit_panel, sender._follow_board
 
-        async def sending(notice: Send) -> Any:
+        async def sending(notice: Send, **options: Any) -> Any:
             self.note(notice.chat_id, notice.picture, notice.hand)
-            return await send(notice)
+            return await send(notice, **options)
 
         async def editing(notice: EditPanel, *, answer: bool = False) -> None:
             self.note(notice.user_id, notice.picture, None)
