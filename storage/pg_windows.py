@@ -140,17 +140,25 @@ async def _fetch_one(conn: Conn, sql: str, params: Params) -> dict[str, Any] | N
     return await cur.fetchone()
 
 
+async def _window_row(conn: Conn, sql: str, params: dict[str, Any], chat_id: int
+                      ) -> dict[str, Any]:
+    """``sql``'s row on the window of ``chat_id`` in ``flood_groups``, the row made first
+    when the window has none (its first write, or the bot's first lease)."""
+    row = await _fetch_one(conn, sql, params)
+    if row is None:
+        await conn.execute("INSERT INTO flood_groups (chat_id) VALUES (%s) "
+                           "ON CONFLICT (chat_id) DO NOTHING", (chat_id,))
+        row = await _fetch_one(conn, sql, params)
+        assert row is not None
+    return row
+
+
 async def _claim(conn: Conn, chat_id: int, limit: int, reserve: int, window: float,
                  now: float, lead: float) -> tuple[float, float | None, list[float]]:
     """:meth:`FloodWindows.claim_group`'s statement, on ``conn``."""
     params = {"c": chat_id, "since": now - window, "now": now, "at": now + lead,
               "allowed": max(1, limit - reserve)}
-    row = await _fetch_one(conn, _CLAIM, params)
-    if row is None:  # the group's first write: its row, then the claim
-        await conn.execute("INSERT INTO flood_groups (chat_id) VALUES (%s) "
-                           "ON CONFLICT (chat_id) DO NOTHING", (chat_id,))
-        row = await _fetch_one(conn, _CLAIM, params)
-        assert row is not None
+    row = await _window_row(conn, _CLAIM, params, chat_id)
     recent = [float(t) for t in row["recent"]]
     if row["took"]:
         return 0.0, now + lead, [*recent, now + lead]
@@ -165,12 +173,7 @@ async def _lease(conn: Conn, ask: LeaseAsk) -> Lease:
     long_cap = ask.long_cap
     params = {"chat": BOT if chat_id is None else chat_id, "now": now,
               "since": now - 1.0}
-    row = await _fetch_one(conn, _LEASED, params)
-    if row is None:  # the bot's first lease: its row, then the lease
-        await conn.execute("INSERT INTO flood_groups (chat_id) VALUES (%s) "
-                           "ON CONFLICT (chat_id) DO NOTHING", (BOT,))
-        row = await _fetch_one(conn, _LEASED, params)
-        assert row is not None
+    row = await _window_row(conn, _LEASED, params, BOT)
     recent = [float(t) for t in row["recent"]]
     changed = False
     if returned is not None:
