@@ -15,7 +15,7 @@ from typing import Any
 
 from chat.notices import Send
 from storage.postgres import PostgresStore
-from tests.fakebot import FakeTelegram
+from tests.fakebot import FakeTelegram, FakeUser
 from tests.test_shared_flood import GROUP, instances, texts
 
 
@@ -49,6 +49,16 @@ def count_windows(store: PostgresStore) -> Counted:
     counted = Counted(store)
     store.windows._store = counted
     return counted
+
+
+def group_and_people(fake: FakeTelegram, first_id: int, count: int) -> list[FakeUser]:
+    """The busy group and ``count`` people (ids from ``first_id``) who pressed Start, so
+    that the bot may write to each."""
+    fake.group(GROUP, "Busy")
+    people = [fake.user(first_id + n, f"P{n}") for n in range(count)]
+    for person in people:
+        person.start_bot()
+    return people
 
 
 async def test_a_group_write_costs_its_window_one_statement(tmp_path: Path,
@@ -88,10 +98,7 @@ async def test_the_bot_wide_rate_costs_a_transaction_for_many_calls(tmp_path: Pa
     shared windows cost a transaction for four calls at most, where they cost one a call
     (the pause, the chat's pace and the bot's slot read and taken for each)."""
     fake = FakeTelegram()  # Telegram's 30 calls a second and 20 a minute per group
-    fake.group(GROUP, "Busy")
-    people = [fake.user(5000 + n, f"P{n}") for n in range(20)]
-    for person in people:
-        person.start_bot()
+    people = group_and_people(fake, 5000, 20)
     async with instances(tmp_path, fake, pg_url, 1) as (bot,):
         counted = count_windows(bot.store)
         sends = [Send(p.id, f"hello {n}") for n in range(2) for p in people]
@@ -145,10 +152,7 @@ async def test_a_moves_calls_cost_the_windows_one_transaction(tmp_path: Path,
     calls are paid for already: eight claims and the first lease in all (a lease of its
     own every ten calls or so, before)."""
     fake = FakeTelegram()
-    fake.group(GROUP, "Busy")
-    people = [fake.user(7000 + n, f"P{n}") for n in range(3)]
-    for person in people:
-        person.start_bot()
+    people = group_and_people(fake, 7000, 3)
     async with instances(tmp_path, fake, pg_url, 1) as (bot,):
         counted = count_windows(bot.store)
         for move in range(8):
