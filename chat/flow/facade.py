@@ -10,7 +10,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 
 from chat.flow.arenas import Arenas
-from chat.flow.base import Actor, Decide, HintRequest, begin_work
+from chat.flow.base import Actor, Decide, HintRequest, Locks, MatchLocks, begin_work
 from chat.flow.broadcast import Broadcast
 from chat.flow.caps import PAUSED, Caps
 from chat.flow.deadlines import Deadlines
@@ -20,7 +20,6 @@ from chat.flow.games import Games, Read
 from chat.flow.invites import Invites
 from chat.flow.leagues import Leagues
 from chat.flow.lobbies import Lobbies
-from chat.flow.locks import Locks, MatchLocks
 from chat.flow.matches import Matches, Steps
 from chat.flow.parts import SharedParts
 from chat.flow.people import People
@@ -111,7 +110,7 @@ class Flow:
         self.ticker = Ticker(parts, self.matches, self.endings, self.lobbies)
 
     def lock(self, chat_id: int, thread_id: int | None) -> AbstractAsyncContextManager[None]:
-        """The chat's (or forum topic's) lock: :mod:`chat.flow.locks`."""
+        """The chat's (or forum topic's) lock: :mod:`chat.flow.base`."""
         return self.locks.hold(chat_id, thread_id)
 
     # "Play now": chat.flow.pool ----------------------------------------------------------
