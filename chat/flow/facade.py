@@ -278,12 +278,13 @@ class Flow:
 
     async def play(self, match_id: int, actor: Actor, steps: Steps, *,
                    update_id: int | None = None, expected_seq: int | None = None,
-                   door: Door = Door.TYPED, row: MatchRow | None = None) -> Outcome:
+                   door: Door = Door.TYPED, row: MatchRow | None = None,
+                   echo: bool = True) -> Outcome:
         """A person's move, checked once and stored with its ``door``: the outcome's
         ``verdict`` says accepted (the stored numbers) or refused (why), whichever door
-        asked. ``row``: the match's row the door just read (chat.flow.matches)."""
+        asked; ``row`` and ``echo``: as :meth:`chat.flow.matches.Matches.play` says."""
         return await self.matches.play(match_id, actor, steps, update_id=update_id,
-                                       expected_seq=expected_seq, door=door, row=row)
+                                       expected_seq=expected_seq, door=door, row=row, echo=echo)
 
     async def panel_press(self, match_id: int, seq: int, op: str, actor: Actor, *,
                           chat_id: int | None = None,
