@@ -10,6 +10,7 @@ import unicodedata
 from collections.abc import Sequence
 
 from chat.i18n import Tr
+from chat.model import tour_frame
 from krendzu import (
     Action,
     Announce,
@@ -148,13 +149,6 @@ def roles_line(tr: Tr, view: MatchView, names: Sequence[str]) -> str:
     return tr._("Attack: {att}. Defence: {dfn}. {opener} opens.",
                 att=side_names(tr, names, roles.attackers),
                 dfn=side_names(tr, names, roles.defenders), opener=names[roles.opener])
-
-
-def tour_frame(game: Match) -> LabelFrame:
-    """The labels of the tour's board now. From the placed cells themselves: a move asks
-    for it several times, and the public observation built for it each time copied the
-    whole tour (a tenth of the announcement's CPU in ``benchmarks/bot.py``)."""
-    return frame_for(cell_xy(cell) for _, cell in game.tour.placed)
 
 
 def label_shift(before: Match | None, after: Match) -> tuple[LabelFrame, LabelFrame] | None:

@@ -11,16 +11,15 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from chat.describe import next_text, tour_frame
+from chat.describe import next_text
 from chat.flow.base import Actor, Decide, HintRequest
 from chat.flow.deadlines import STAND_IN_LEVEL
 from chat.flow.parts import HoldsSharedParts, SharedParts
-from chat.flow.steps import turn_is_over
 from chat.flow.views.messages import hint_message
 from chat.flow.views.texts import echo as echo_text
 from chat.flow.views.texts import illegal
 from chat.i18n import Tr
-from chat.model import LEVEL_NAMES, InputError
+from chat.model import LEVEL_NAMES, InputError, tour_frame, turn_is_over
 from chat.notices import Accepted, Outcome, Refusal, Refused, Send
 from krendzu import Action, Card, EndTurn, IllegalMove, Match, PlayerAction, Redeal
 from krendzu.coords import frame_for

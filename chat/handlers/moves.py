@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chat.flow import StoredMatch, words_to_steps
+from chat.flow import StoredMatch
 from chat.handlers.context import Call, handler
 from chat.model import (
     END_WORDS,
@@ -11,6 +11,7 @@ from chat.model import (
     InputError,
     ascii_number,
     looks_like_move,
+    words_to_steps,
 )
 from chat.notices import Outcome, Send
 from krendzu import Action, Announce, Discard, parse_card
