@@ -18,9 +18,8 @@ from telegram.ext import CallbackContext, ContextTypes, ExtBot
 
 from chat import ephemeral
 from chat.answers import answer_key
-from chat.describe import person_name
 from chat.ephemeral import EphemeralId
-from chat.flow import Actor, Flow
+from chat.flow import Actor, Flow, person_name
 from chat.handlers.ephemeral_answers import privately
 from chat.i18n import Tr
 from chat.notices import Accepted, Notice, Outcome, Send
