@@ -365,6 +365,14 @@ class MatchSql(SqlCore):
 
         return await self._in_write(work)
 
+    def _notify_column(self, match_id: int) -> tuple[str, tuple[str, ...]]:
+        """:meth:`append_moves`' hook (a backend overrides it as those of
+        :class:`~storage.store_core.SqlCore`): a column to add to the append's first read
+        that tells the other processes of the match's change at COMMIT (no round trip of
+        its own), and its parameters; none where no other process listens."""
+        del match_id
+        return "", ()
+
     async def _arm_timer(self, tx: Tx, match_id: int, seq: int | None,
                          deadline: float | None) -> None:
         """Arm the match's turn timer for move ``seq`` inside the caller's transaction."""
