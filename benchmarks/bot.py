@@ -77,8 +77,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.ephemeral import in_group
 from chat import eventloop
-from chat.describe import tour_frame
-from chat.flow import placements_to_steps, without_needless_end
+from chat.model import placements_to_steps, tour_frame, without_needless_end
 from chat.notices import BoardPicture
 from chat.painter import draw_board
 from krendzu import EndTurn, Match, Pass, Place

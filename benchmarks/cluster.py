@@ -59,8 +59,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from chat.flow.steps import words_to_steps
 from chat.jobs import build_jobs, defer_announce, migrate
+from chat.model import words_to_steps
 from krendzu import Place, Settings
 from storage import SeatSpec, StoredMatch
 from storage.postgres import PostgresStore

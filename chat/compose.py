@@ -40,7 +40,7 @@ from chat.config import Config, ConfigError, split_listen
 from chat.delivery import Delivery
 from chat.engines_api import EngineApi
 from chat.flow import Flow
-from chat.flow.locks import Locks, SharedLocks
+from chat.flow.base import Locks, SharedLocks
 from chat.gates import WINDOW
 from chat.i18n import Catalogs
 from chat.jobs.attach import Attached, attach
@@ -227,7 +227,7 @@ def build_application(
 
 def flow_locks(store: Store) -> Locks | None:
     """On PostgreSQL any process may serve a match: the flow's chat locks are the
-    database's too (:class:`chat.flow.locks.SharedLocks`); else this process's own."""
+    database's too (:class:`chat.flow.base.SharedLocks`); else this process's own."""
     if isinstance(store, PostgresStore):
         return SharedLocks(store.hold_chat)
     return None

@@ -1,4 +1,5 @@
-"""Words about a match for people: names, moves, scores, hands and summaries.
+"""Words about a match for people: moves, scores, hands and summaries (a person's name as
+shown is :mod:`chat.flow.people`'s).
 
 Everything is built from what the reader may see: moves are described by replaying the
 public log (a discard is told only as a count), hands only ever for their owner.
@@ -6,10 +7,10 @@ public log (a discard is told only as a count), hands only ever for their owner.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Sequence
 
 from chat.i18n import Tr
+from chat.model import tour_frame
 from krendzu import (
     Action,
     Announce,
@@ -26,46 +27,6 @@ from krendzu import (
 from krendzu.board import cell_xy
 from krendzu.coords import LabelFrame, frame_for
 from krendzu.tour import ANNOUNCE, DISCARD, TERMINAL, Tour
-
-MAX_NAME = 24
-#: Zero-width joiners stay: they shape Persian and Indic words and join emoji sequences,
-#: and cannot reorder or hide text around them.
-_JOINERS = frozenset("\u200c\u200d")
-#: Letters and symbols that draw nothing (Hangul fillers, the blank Braille pattern): a
-#: favourite for "invisible" names.
-_BLANKS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
-
-
-def visible(text: str) -> str:
-    """``text`` without invisible formatting: bidi controls (U+202A..U+202E, U+2066..U+2069,
-    U+200E/F), zero-width spaces, soft hyphens and every other format character (Unicode
-    category Cf), control characters (Cc), lone surrogates (Cs) and blank fillers.
-
-    Names are shown inside the bot's own sentences ("{name} left the table"): a right-to-left
-    override in a name would reverse the rest of the sentence, and invisible characters make
-    two players look alike or a name look empty."""
-    return "".join(ch for ch in text if ch not in _BLANKS and (
-        ch in _JOINERS or unicodedata.category(ch) not in ("Cf", "Cc", "Cs")))
-
-
-def _shown(name: str) -> str:
-    """The visible part of a name, spaces collapsed; empty if nothing of it shows."""
-    name = " ".join(visible(name).split())
-    return name if name.strip("".join(_JOINERS)) else ""
-
-
-def short_name(name: str) -> str:
-    name = _shown(name) or "?"
-    return name if len(name) <= MAX_NAME else name[: MAX_NAME - 1] + "…"
-
-
-def person_name(full_name: str | None, username: str | None) -> str:
-    """A Telegram user's display name: the full name as far as it is visible, else the
-    username, else "Player" (a name of invisible characters only would show nothing)."""
-    for candidate in (full_name, username):
-        if candidate and _shown(candidate):
-            return short_name(candidate)
-    return "Player"
 
 
 def together(tr: Tr, names: Sequence[str]) -> str:
@@ -148,13 +109,6 @@ def roles_line(tr: Tr, view: MatchView, names: Sequence[str]) -> str:
     return tr._("Attack: {att}. Defence: {dfn}. {opener} opens.",
                 att=side_names(tr, names, roles.attackers),
                 dfn=side_names(tr, names, roles.defenders), opener=names[roles.opener])
-
-
-def tour_frame(game: Match) -> LabelFrame:
-    """The labels of the tour's board now. From the placed cells themselves: a move asks
-    for it several times, and the public observation built for it each time copied the
-    whole tour (a tenth of the announcement's CPU in ``benchmarks/bot.py``)."""
-    return frame_for(cell_xy(cell) for _, cell in game.tour.placed)
 
 
 def label_shift(before: Match | None, after: Match) -> tuple[LabelFrame, LabelFrame] | None:

@@ -8,10 +8,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from chat.describe import tour_frame
 from chat.flow.reports import record_ids
-from chat.flow.steps import words_to_steps
-from chat.model import InputError, ascii_number
+from chat.model import InputError, ascii_number, tour_frame, words_to_steps
 from krendzu import Action, Announce, Discard, EndTurn, Pass, Place, parse_card
 from krendzu.tour import PLAY
 from krendzu.viewjson import view_to_json

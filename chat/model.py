@@ -1,5 +1,6 @@
-"""Plain data of the chat layer: lobby state, keyboards, command arguments. (Button data
-is written and read by :mod:`chat.flow.views.codec`.)
+"""Plain data of the chat layer: lobby state, keyboards, command arguments, and a typed move
+as the engine's steps, read on the labels of the tour's board (:func:`tour_frame`). (Button
+data is written and read by :mod:`chat.flow.views.codec`.)
 
 Nothing here imports ``telegram``: buttons are :class:`Button` rows that delivery turns into
 inline keyboards, and every parser raises :class:`InputError` (a ``ValueError``) whose
@@ -10,11 +11,28 @@ from __future__ import annotations
 
 import re
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from krendzu import DEAL_PRESETS, Card, DealSizes, Settings, SettingsError, Table, parse_card
-from krendzu.coords import CoordinateError, LabelFrame
+from krendzu import (
+    DEAL_PRESETS,
+    Action,
+    Card,
+    DealSizes,
+    EndTurn,
+    IllegalMove,
+    Match,
+    Pass,
+    Place,
+    Settings,
+    SettingsError,
+    Table,
+    parse_card,
+)
+from krendzu.board import cell_xy
+from krendzu.coords import CoordinateError, LabelFrame, frame_for
+from krendzu.tour import PLAY
 
 #: Computer levels offered to players, weakest first, and their storage codes.
 LEVELS: tuple[str, ...] = ("easy", "normal", "hard")
@@ -324,3 +342,58 @@ def looks_like_move(text: str) -> bool:
 #: (any case) or after ``/play``.
 PASS_WORDS = frozenset({"pass", "пас", "/pass"})
 END_WORDS = frozenset({"end", "конец", "готово", "хватит"})
+
+
+def tour_frame(game: Match) -> LabelFrame:
+    """The labels of the tour's board now. From the placed cells themselves: a move asks
+    for it several times, and the public observation built for it each time copied the
+    whole tour (a tenth of the announcement's CPU in ``benchmarks/bot.py``)."""
+    return frame_for(cell_xy(cell) for _, cell in game.tour.placed)
+
+
+def words_to_steps(game: Match, seat: int | None, words: Sequence[str]) -> list[Action]:
+    """A typed move (``QC M12``, ``9D L12 QS M14``, ``pass``, ``end``) as the steps of
+    ``seat``'s turn: a defender's one-card move also ends the turn. :class:`InputError` for
+    words that are not a move."""
+    lowered = [w.lower() for w in words]
+    if lowered in (["pass"], ["пас"]):
+        return [Pass()]
+    if len(lowered) == 1 and lowered[0] in END_WORDS:
+        return [EndTurn()]
+    placements = parse_placements(list(words), tour_frame(game))
+    defender = (seat is not None and game.current_player == seat
+                and game.tour.phase == PLAY
+                and seat not in game.tour.roles.attackers
+                and bool(game.tour.placed) and game.tour.step_in_turn == 0)
+    return placements_to_steps(placements, defender)
+
+
+def placements_to_steps(placements: Sequence[Placement], defender_turn: bool) -> list[Action]:
+    steps: list[Action] = [Place(p.card, p.x, p.y) for p in placements]
+    if defender_turn and len(steps) == 1:
+        steps.append(EndTurn())
+    return steps
+
+
+def without_needless_end(game: Match, steps: Sequence[Action]) -> list[Action]:
+    """Drop an ``EndTurn`` that a one-card ``/play`` adds when the card already ended the turn
+    (the defender's last card, or the tour's end)."""
+    if not steps or not isinstance(steps[-1], EndTurn) or len(steps) < 2:
+        return list(steps)
+    trial = game.clone()
+    seat = trial.current_player
+    try:
+        for step in steps[:-1]:
+            trial.apply(step)
+    except IllegalMove:
+        return list(steps)  # the check that follows explains what is wrong
+    if turn_is_over(trial, seat):
+        return list(steps[:-1])
+    return list(steps)
+
+
+def turn_is_over(trial: Match, seat: int) -> bool:
+    """After a defender's first card: whether that card already ended the seat's turn (its
+    last card, or the tour's end), so an ``EndTurn`` added by a one-card ``/play`` is not
+    needed."""
+    return trial.is_over or trial.current_player != seat or trial.tour.step_in_turn != 1

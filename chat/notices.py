@@ -246,15 +246,31 @@ class Refusal(Enum):
     REPEATED = "repeated"  # this very update was stored already: nothing to say again
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Accepted:
     """A move checked once and stored: the numbers its steps got in the store."""
 
     seqs: tuple[int, ...]
     #: The number the next move will get (the position a door answers with).
     next_seq: int
-    #: The steps as understood ("✓ Q♣ → M12"), in the actor's language.
-    echo: str | None = None
+    #: The steps as understood (:attr:`echo`), or how to say them when a door asks: a move
+    #: typed in a chat is told by its board post, and its request says nothing it would not
+    #: show (``Flow.play(echo=False)``).
+    said: str | Callable[[], str] | None = None
+
+    @property
+    def echo(self) -> str | None:
+        """The steps as understood ("✓ Q♣ → M12"), in the actor's language."""
+        return self.said() if callable(self.said) else self.said
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Accepted):
+            return NotImplemented
+        return (self.seqs, self.next_seq, self.echo) == (other.seqs, other.next_seq,
+                                                         other.echo)
+
+    def __hash__(self) -> int:
+        return hash((self.seqs, self.next_seq))
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from krendzu import DEAL_PRESETS, Match, Settings
+from krendzu import DEAL_PRESETS, Settings
 from krendzu.stats import SeatStatistics
-from storage.base import SeatRow, SeatSpec, StatsRow, normalize_action
+from storage.base import SeatRow, SeatSpec, StatsRow
 
 log = logging.getLogger("storage")
 
@@ -98,28 +98,6 @@ def check_new_match(seed: int, thread_id: int | None) -> None:
         raise ValueError(f"a seed is in 0..2**63-1, not {seed}")
     if thread_id is not None and thread_id <= 0:
         raise ValueError("a forum topic id is positive")
-
-
-def check_final(final: Match | None, expected_seq: int, text: str) -> None:
-    """``append_move(final=...)`` must be the state right after this very move."""
-    if final is None:
-        return
-    if not final.is_over:
-        raise ValueError("final must be the state of a match that is over")
-    if len(final.history) != expected_seq or str(final.history[-1]) != text:
-        raise ValueError("final must be the state right after this move")
-
-
-def move_steps(moves: Sequence[tuple[int, Any]], final: Match | None) -> list[tuple[int, str]]:
-    """The steps of one move for ``append_moves``, checked: their texts, numbered one after
-    another, and ``final`` (if any) the state right after the last of them."""
-    texts = [(seq, normalize_action(action)) for seq, action in moves]
-    for i, (seq, _) in enumerate(texts):
-        if i and seq != texts[i - 1][0] + 1:
-            raise ValueError("the steps of one move are numbered one after another")
-    if texts:
-        check_final(final, texts[-1][0], texts[-1][1])
-    return texts
 
 
 #: The columns of ``user_stats`` a finished match adds to (``matches`` is counted apart).

@@ -67,12 +67,6 @@ class SqlCore(StoreBackend):
     async def _lock_match(self, tx: Tx, match_id: int) -> None:
         """Order this write after every other write of the match under way (any process)."""
 
-    def _notify_column(self, match_id: int) -> tuple[str, tuple[str, ...]]:
-        """A column to add to a write's first read that tells the other processes of the
-        match's change at COMMIT (no round trip of its own), and its parameters."""
-        del match_id
-        return "", ()
-
     async def _notify(self, tx: Tx, match_id: int) -> None:
         """Tell the other processes of the match's change at COMMIT (never if rolled back)."""
 

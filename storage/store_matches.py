@@ -34,13 +34,13 @@ from storage.base import (
     StoredMatch,
     TimerRow,
     arena_game_of,
+    normalize_action,
     rebuild_game,
 )
 from storage.common import (
     MAX_SEED,
     at,
     check_new_match,
-    move_steps,
     new_seats,
     panel_lines_dump,
     panel_lines_load,
@@ -365,6 +365,14 @@ class MatchSql(SqlCore):
 
         return await self._in_write(work)
 
+    def _notify_column(self, match_id: int) -> tuple[str, tuple[str, ...]]:
+        """:meth:`append_moves`' hook (a backend overrides it as those of
+        :class:`~storage.store_core.SqlCore`): a column to add to the append's first read
+        that tells the other processes of the match's change at COMMIT (no round trip of
+        its own), and its parameters; none where no other process listens."""
+        del match_id
+        return "", ()
+
     async def _arm_timer(self, tx: Tx, match_id: int, seq: int | None,
                          deadline: float | None) -> None:
         """Arm the match's turn timer for move ``seq`` inside the caller's transaction."""
@@ -552,3 +560,25 @@ class MatchSql(SqlCore):
         if notes:
             await tx.executemany(self.dialect.note_told(),
                                  [(match_id, key, seq) for key, seq in notes.items()])
+
+
+def check_final(final: Match | None, expected_seq: int, text: str) -> None:
+    """``append_move(final=...)`` must be the state right after this very move."""
+    if final is None:
+        return
+    if not final.is_over:
+        raise ValueError("final must be the state of a match that is over")
+    if len(final.history) != expected_seq or str(final.history[-1]) != text:
+        raise ValueError("final must be the state right after this move")
+
+
+def move_steps(moves: Sequence[tuple[int, Any]], final: Match | None) -> list[tuple[int, str]]:
+    """The steps of one move for ``append_moves``, checked: their texts, numbered one after
+    another, and ``final`` (if any) the state right after the last of them."""
+    texts = [(seq, normalize_action(action)) for seq, action in moves]
+    for i, (seq, _) in enumerate(texts):
+        if i and seq != texts[i - 1][0] + 1:
+            raise ValueError("the steps of one move are numbered one after another")
+    if texts:
+        check_final(final, texts[-1][0], texts[-1][1])
+    return texts

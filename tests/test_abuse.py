@@ -12,7 +12,7 @@ import time
 from collections import deque
 from pathlib import Path
 
-from chat.describe import tour_frame
+from chat.model import tour_frame
 from krendzu import Pass, Place
 from storage import SeatKind
 from tests.bot_harness import BOT, FastClock, Harness, running_bot, start_group_duel

@@ -8,7 +8,7 @@ import json
 import random
 from pathlib import Path
 
-from chat.describe import tour_frame
+from chat.model import tour_frame
 from krendzu import EndTurn, Pass, Place, replay
 from krendzu.coords import frame_for
 from storage import MatchStatus

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from chat.describe import tour_frame
 from chat.flow import Actor, Flow
+from chat.model import tour_frame
 from krendzu import Action, Announce, Card, Discard, EndTurn, Pass, Place
 from tests.bot_harness import BOT, FastClock, running_bot, start_group_duel
 from tests.fakebot import FakeTelegram

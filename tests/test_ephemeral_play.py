@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from chat.describe import tour_frame
+from chat.model import tour_frame
 from krendzu import Card, Place
 from tests.bot_harness import (
     BOT,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from telegram.error import RetryAfter
 
-from chat.describe import tour_frame
+from chat.model import tour_frame
 from chat.ratelimit import ChatRateLimiter
 from krendzu import Pass, Place
 from storage import MatchStatus

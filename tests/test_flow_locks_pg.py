@@ -2,7 +2,7 @@
 store pool on one PostgreSQL database, as two processes have. A turn timer's timeout
 (counted for the seat, then the stand-in's move) and the person's own move handled by the
 other process must not interleave: with the database's lock
-(:class:`chat.flow.locks.SharedLocks` over ``PostgresStore.hold_chat``) the move waits for
+(:class:`chat.flow.base.SharedLocks` over ``PostgresStore.hold_chat``) the move waits for
 the timeout's critical section; with one process's locks alone it comes in between."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 
 from chat.computer import Thinker
 from chat.flow import Actor, Flow
-from chat.flow.locks import SharedLocks
+from chat.flow.base import SharedLocks
 from chat.i18n import Catalogs
 from storage.postgres import PostgresStore
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from chat.flow import Actor, Flow, MatchPress, parse_press
-from chat.flow.locks import MatchLocks
+from chat.flow.base import MatchLocks
 from chat.flow.views import codec
 from chat.model import Keyboard
 from chat.notices import EditPanel, Notice, Send
@@ -145,7 +145,7 @@ def test_malformed_panel_ops_read_as_invalid(op: str) -> None:
 #: Each module of chat/flow may import only modules of an earlier line (or its own line's
 #: views package): the order the package is built in.
 LAYERS: list[set[str]] = [
-    {"base", "locks", "steps", "lobby_state", "signals", "event_words", "views.codec",
+    {"base", "lobby_state", "signals", "event_words", "views.codec",
      "views.texts", "views.webapp"},
     {"views.reactions"},
     {"views.panel", "views.lobby_view", "views.messages", "views.arena_view",

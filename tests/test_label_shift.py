@@ -15,8 +15,9 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from chat.describe import describe_moves, label_shift, shift_text, tour_frame
+from chat.describe import describe_moves, label_shift, shift_text
 from chat.i18n import Catalogs
+from chat.model import tour_frame
 from chat.notices import BoardPicture, BoardPost
 from krendzu import Action, DealSizes, EndTurn, Match, Place, Settings, Table
 from krendzu.coords import LabelFrame, frame_for

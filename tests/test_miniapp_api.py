@@ -627,9 +627,9 @@ async def test_in_webhook_mode_the_mini_app_shares_the_web_server(tmp_path: Path
 def test_labels_are_the_ones_play_reads_also_at_the_edge() -> None:
     """A tour grown to column A: the page's labels are /play's (krendzu.coords), every card
     and every legal cell has one, and the margin never reaches left of A."""
-    from chat.describe import tour_frame
     from chat.i18n import Catalogs
     from chat.miniapp.state import state_json
+    from chat.model import tour_frame
     from krendzu import Match, Place
     from krendzu.tables import Settings, Table
 
@@ -660,9 +660,9 @@ def test_a_scored_line_is_said_in_words() -> None:
     """After a turn that scored, the state says so in words, in the reader's language:
     who scores (+1), and which line (its cards, and the labels of its two ends); the
     board alone showed only a stroke over the cards."""
-    from chat.describe import tour_frame
     from chat.i18n import Catalogs
     from chat.miniapp.state import state_json
+    from chat.model import tour_frame
     from krendzu import Match, Place
     from krendzu.tables import Settings, Table
 

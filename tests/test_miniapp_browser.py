@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 
 from playwright.async_api import Page
 
-from chat.describe import tour_frame
+from chat.model import tour_frame
 from storage import MatchStatus, StoredMatch
 from tests.miniapp_browser import DARK, LIGHT, chromium, open_page, seq_of, tap_a_move
 from tests.miniapp_harness import (

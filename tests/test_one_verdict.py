@@ -18,10 +18,9 @@ from typing import Any
 import pytest
 
 from chat.computer import Thinker
-from chat.describe import tour_frame
 from chat.flow import Actor, Flow, StoredMatch
 from chat.i18n import Catalogs
-from chat.model import InputError
+from chat.model import InputError, tour_frame
 from chat.notices import Accepted, Refusal, Refused
 from krendzu import EndTurn, Match, Pass, Place
 from krendzu.tour import PLAY

@@ -94,12 +94,12 @@ def test_both_backends_are_the_store_written_once() -> None:
     assert issubclass(SqliteStore, Store) and issubclass(PostgresStore, Store)
     assert (SqliteStore.dialect, PostgresStore.dialect) == (SQLITE, POSTGRES)
     # What the shared classes implement, neither driver writes again; the one stated
-    # exception is PostgreSQL's load_match in one statement (arrays), and the hooks of
-    # storage.store_core are there to be overridden.
+    # exception is PostgreSQL's load_match in one statement (arrays), and the hooks are
+    # there to be overridden: storage.store_core's, and append_moves' own beside it.
     shared = {name for cls in (Store, MatchSql) for name, value in vars(cls).items()
               if callable(value)}
     assert shared & set(vars(SqliteStore)) == set()
-    assert shared & set(vars(PostgresStore)) == {"_match_and_moves"}
+    assert shared & set(vars(PostgresStore)) == {"_match_and_moves", "_notify_column"}
 
 
 def test_the_backends_interface_reads_on_one_screen() -> None:

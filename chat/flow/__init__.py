@@ -14,7 +14,7 @@ This module is the facade: callers import :class:`Flow` and the few helpers belo
 from chat.describe import cards_text
 from chat.flow.base import Actor, Decide, HintRequest
 from chat.flow.facade import Flow
-from chat.flow.steps import placements_to_steps, without_needless_end, words_to_steps
+from chat.flow.people import person_name, visible
 from chat.flow.views.codec import (
     BLOCK_OP,
     LobbyPress,
@@ -54,10 +54,9 @@ __all__ = [
     "lobby_text",
     "match_data",
     "parse_press",
-    "placements_to_steps",
+    "person_name",
     "pool_data",
     "pool_op",
     "turn_link",
-    "without_needless_end",
-    "words_to_steps",
+    "visible",
 ]

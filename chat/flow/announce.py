@@ -20,7 +20,6 @@ from chat.describe import (
     roles_line,
     score_text,
     shift_text,
-    tour_frame,
     tour_text,
 )
 from chat.flow.views import codec
@@ -28,7 +27,7 @@ from chat.flow.views import panel as panels
 from chat.flow.views.messages import Reader, deal_message, summary, tour_summary
 from chat.flow.views.texts import clock_text, where
 from chat.flow.views.webapp import AppLinks
-from chat.model import Button, Keyboard
+from chat.model import Button, Keyboard, tour_frame
 from chat.notices import (
     Announced,
     BoardPicture,

@@ -16,10 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from chat.flow.announce import Audience, Change, announce, stored_change
-from chat.flow.base import begin_work, work_memo
+from chat.flow.base import Locks, MatchLocks, begin_work, work_memo
 from chat.flow.deadlines import Deadlines
 from chat.flow.games import Games
-from chat.flow.locks import Locks, MatchLocks
 from chat.flow.people import People
 from chat.flow.signals import Signals
 from chat.flow.views import panel as panels

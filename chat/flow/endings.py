@@ -7,10 +7,9 @@ from __future__ import annotations
 import logging
 
 from chat.describe import together
-from chat.flow.base import Actor
+from chat.flow.base import Actor, Locks
 from chat.flow.deadlines import HANDOVER_AFTER, Deadlines
 from chat.flow.games import Games
-from chat.flow.locks import Locks
 from chat.flow.people import People
 from chat.flow.views.messages import Reader, chat_line, closing, resigned
 from chat.notices import ComputerTurn, DropPanel, Notice, Outcome

@@ -10,7 +10,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 
 from chat.flow.arenas import Arenas
-from chat.flow.base import Actor, Decide, HintRequest, begin_work
+from chat.flow.base import Actor, Decide, HintRequest, Locks, MatchLocks, begin_work
 from chat.flow.broadcast import Broadcast
 from chat.flow.caps import PAUSED, Caps
 from chat.flow.deadlines import Deadlines
@@ -20,7 +20,6 @@ from chat.flow.games import Games, Read
 from chat.flow.invites import Invites
 from chat.flow.leagues import Leagues
 from chat.flow.lobbies import Lobbies
-from chat.flow.locks import Locks, MatchLocks
 from chat.flow.matches import Matches, Steps
 from chat.flow.parts import SharedParts
 from chat.flow.people import People
@@ -111,7 +110,7 @@ class Flow:
         self.ticker = Ticker(parts, self.matches, self.endings, self.lobbies)
 
     def lock(self, chat_id: int, thread_id: int | None) -> AbstractAsyncContextManager[None]:
-        """The chat's (or forum topic's) lock: :mod:`chat.flow.locks`."""
+        """The chat's (or forum topic's) lock: :mod:`chat.flow.base`."""
         return self.locks.hold(chat_id, thread_id)
 
     # "Play now": chat.flow.pool ----------------------------------------------------------
@@ -279,12 +278,13 @@ class Flow:
 
     async def play(self, match_id: int, actor: Actor, steps: Steps, *,
                    update_id: int | None = None, expected_seq: int | None = None,
-                   door: Door = Door.TYPED, row: MatchRow | None = None) -> Outcome:
+                   door: Door = Door.TYPED, row: MatchRow | None = None,
+                   echo: bool = True) -> Outcome:
         """A person's move, checked once and stored with its ``door``: the outcome's
         ``verdict`` says accepted (the stored numbers) or refused (why), whichever door
-        asked. ``row``: the match's row the door just read (chat.flow.matches)."""
+        asked; ``row`` and ``echo``: as :meth:`chat.flow.matches.Matches.play` says."""
         return await self.matches.play(match_id, actor, steps, update_id=update_id,
-                                       expected_seq=expected_seq, door=door, row=row)
+                                       expected_seq=expected_seq, door=door, row=row, echo=echo)
 
     async def panel_press(self, match_id: int, seq: int, op: str, actor: Actor, *,
                           chat_id: int | None = None,

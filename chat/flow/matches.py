@@ -11,15 +11,15 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from chat.describe import next_text, tour_frame
+from chat.describe import next_text
 from chat.flow.base import Actor, Decide, HintRequest
 from chat.flow.deadlines import STAND_IN_LEVEL
 from chat.flow.parts import HoldsSharedParts, SharedParts
-from chat.flow.steps import turn_is_over
 from chat.flow.views.messages import hint_message
-from chat.flow.views.texts import echo, illegal
+from chat.flow.views.texts import echo as echo_text
+from chat.flow.views.texts import illegal
 from chat.i18n import Tr
-from chat.model import LEVEL_NAMES, InputError
+from chat.model import LEVEL_NAMES, InputError, tour_frame, turn_is_over
 from chat.notices import Accepted, Outcome, Refusal, Refused, Send
 from krendzu import Action, Card, EndTurn, IllegalMove, Match, PlayerAction, Redeal
 from krendzu.coords import frame_for
@@ -64,7 +64,7 @@ class Matches(HoldsSharedParts):
     async def play(self, match_id: int, actor: Actor, steps: Steps, *,
                    update_id: int | None = None, expected_seq: int | None = None,
                    door: Door = Door.TYPED, then: Card | None = None,
-                   row: MatchRow | None = None) -> Outcome:
+                   row: MatchRow | None = None, echo: bool = True) -> Outcome:
         """Check a player's steps once (on a copy of the position), store them with the
         actor and the ``door`` they came through, announce them; the outcome's
         :class:`~chat.notices.Verdict` says which, for every door alike. ``steps``: the
@@ -73,7 +73,10 @@ class Matches(HoldsSharedParts):
         the second card, whose cells the redrawn panel then asks for at once (stored with
         the move too). ``row``: the match's row as the door just read it (a group's match,
         found by its chat), so that it is not read again before the lock; under the lock
-        the match is read afresh all the same.
+        the match is read afresh all the same. ``echo``: whether an accepted move's reply
+        (and its verdict's ``echo``) says the move as understood, for a door that shows
+        it (a button's toast, the Mini App, an ephemeral command's answer); a move typed
+        in a chat is told by its board post, and composes none.
 
         The refusals come in one order whatever the door: no such match, not seated, over,
         another position (``expected_seq``), not the actor's turn, illegal."""
@@ -93,7 +96,7 @@ class Matches(HoldsSharedParts):
             outcome = await self._locked_play(early or await self.games.load(match_id), actor,
                                               steps, tr, update_id=update_id,
                                               expected_seq=expected_seq, door=door, then=then,
-                                              early=early is not None)
+                                              early=early is not None, echo=echo)
             if (early is not None and isinstance(outcome.verdict, Refused)
                     and outcome.verdict.reason is not Refusal.REPEATED):
                 # Checked on the request's read, from before the lock: a refusal (or the
@@ -102,12 +105,13 @@ class Matches(HoldsSharedParts):
                 outcome = await self._locked_play(await self.games.load(match_id), actor,
                                                   steps, tr, update_id=update_id,
                                                   expected_seq=expected_seq, door=door,
-                                                  then=then)
+                                                  then=then, echo=echo)
             return outcome
 
     async def _locked_play(self, stored: StoredMatch, actor: Actor, steps: Steps, tr: Tr, *,
                            update_id: int | None, expected_seq: int | None, door: Door,
-                           then: Card | None, early: bool = False) -> Outcome:
+                           then: Card | None, early: bool = False,
+                           echo: bool = True) -> Outcome:
         """:meth:`play`'s checks and commit on ``stored``, under the chat's lock.
         ``early``: ``stored`` is the request's read, from before the lock, so nothing is
         written on it but the conditional append (the caller checks again on the match as
@@ -146,15 +150,15 @@ class Matches(HoldsSharedParts):
             return refused(Refusal.OVERTAKEN, None, stored.next_seq)
         await self.deadlines.moved_by(match_id, seat)
         by = MovedBy(actor.user_id, door, then.code() if then is not None else None)
-        return await self.commit(stored, checked, tr, update_id=update_id, by=by)
+        return await self.commit(stored, checked, tr, update_id=update_id, by=by, echo=echo)
 
     async def commit(self, stored: StoredMatch, checked: Checked, tr: Tr, *,
-                     update_id: int | None, by: MovedBy) -> Outcome:
+                     update_id: int | None, by: MovedBy, echo: bool = True) -> Outcome:
         """Store checked steps (in one transaction where the store can, else one by one, a
         refused one stopping there) with who made them and through which door (``by``, in
         the rows the announcer reads), rate a finished match, and hand what was stored to
-        the announcer (:meth:`~chat.flow.broadcast.Broadcast.stored`). Hold the chat's
-        lock."""
+        the announcer (:meth:`~chat.flow.broadcast.Broadcast.stored`); ``echo``: as in
+        :meth:`play`. Hold the chat's lock."""
         # The copy that checked the steps is the position after them: python-chess's habit
         # (a move checked once is pushed unchecked), so the move is simulated once. The
         # kept position stays as it was until the store took the steps.
@@ -164,8 +168,6 @@ class Matches(HoldsSharedParts):
         first = stored.next_seq
         done: list[Action] = []
         added: list[MoveRow] = []
-        overtaken = tr._("Someone was quicker: the position changed. Look at the newest "
-                         "board.")
         # The next turn's deadline is stored with the move, in its transaction (the scaled
         # mode's timer jobs deferred there too): the move is written once.
         timing = await self.deadlines.next_arm(StoredMatch(stored.row, stored.moves, game))
@@ -187,7 +189,7 @@ class Matches(HoldsSharedParts):
                 return refused(Refusal.REPEATED, None, first)
             except (SequenceConflict, MatchClosed):
                 self.games.forget(stored.match_id)
-                return refused(Refusal.OVERTAKEN, overtaken, first)
+                return refused(Refusal.OVERTAKEN, overtaken(tr), first)
             done = steps
             steps = []
         for i, step in enumerate(steps):
@@ -208,7 +210,7 @@ class Matches(HoldsSharedParts):
             except (SequenceConflict, MatchClosed):
                 self.games.forget(stored.match_id)
                 if not done:
-                    return refused(Refusal.OVERTAKEN, overtaken, first)
+                    return refused(Refusal.OVERTAKEN, overtaken(tr), first)
                 # The steps stored before the refused one are the move (a rare path, and
                 # only where the store cannot append atomically): replayed from before.
                 game = before.clone()
@@ -226,9 +228,13 @@ class Matches(HoldsSharedParts):
             await self.games.rate(stored.row, game)
         self.on_committed(len(added))
         notices = await self.broadcast.stored(stored, before) if done else []
-        frame = frame_for(game.tours[before.tour_index].observation(None).placements)
-        reply = echo(tr, done, frame)
-        verdict = Accepted(tuple(row.seq for row in added), first + len(done), reply)
+        tour = game.tours[before.tour_index]
+
+        def said() -> str:
+            return echo_text(tr, done, frame_for(tour.observation(None).placements))
+
+        reply = said() if echo else None
+        verdict = Accepted(tuple(row.seq for row in added), first + len(done), reply or said)
         return Outcome(reply, notices, announced_later=self.broadcast.later and bool(done),
                        verdict=verdict)
 
@@ -343,6 +349,11 @@ def check(tr: Tr, game: Match, steps: Sequence[Action]) -> Checked | str:
         except IllegalMove as exc:
             return illegal(tr, step, frame, exc)
     return Checked(tuple(steps), trial)
+
+
+def overtaken(tr: Tr) -> str:
+    """The reply to a move whose number another move took first (said only then)."""
+    return tr._("Someone was quicker: the position changed. Look at the newest board.")
 
 
 def refused(reason: Refusal, text: str | None, next_seq: int | None = None, *,

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from chat.flow.base import Locks
 from chat.flow.broadcast import Broadcast
 from chat.flow.deadlines import Deadlines
 from chat.flow.games import Games
-from chat.flow.locks import Locks
 from chat.flow.people import People
 from storage import Store
 

@@ -1,4 +1,5 @@
-"""People and chats: names, languages and group titles, read from the store.
+"""People and chats: names, languages and group titles, read from the store; and what of a
+name shows (:func:`visible`, :func:`short_name`, :func:`person_name`).
 
 Nothing here is kept by the process between units of work: another process (or a restart)
 may have changed a name, a language or a title since. Within one unit of work (an update,
@@ -8,13 +9,54 @@ however many steps of the flow ask for it, and a write updates that memo.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Iterable
 
-from chat.describe import level_label, short_name, visible
+from chat.describe import level_label
 from chat.flow.base import Actor, begin_work, chat_key, read_once, user_key, wrote
 from chat.i18n import Catalogs, Tr
 from chat.model import LEVEL_NAMES, InputError
 from storage import ChatRow, MatchRow, SeatKind, Store, UserRow, is_detached_chat
+
+MAX_NAME = 24
+#: Zero-width joiners stay: they shape Persian and Indic words and join emoji sequences,
+#: and cannot reorder or hide text around them.
+_JOINERS = frozenset("\u200c\u200d")
+#: Letters and symbols that draw nothing (Hangul fillers, the blank Braille pattern): a
+#: favourite for "invisible" names.
+_BLANKS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
+def visible(text: str) -> str:
+    """``text`` without invisible formatting: bidi controls (U+202A..U+202E, U+2066..U+2069,
+    U+200E/F), zero-width spaces, soft hyphens and every other format character (Unicode
+    category Cf), control characters (Cc), lone surrogates (Cs) and blank fillers.
+
+    Names are shown inside the bot's own sentences ("{name} left the table"): a right-to-left
+    override in a name would reverse the rest of the sentence, and invisible characters make
+    two players look alike or a name look empty."""
+    return "".join(ch for ch in text if ch not in _BLANKS and (
+        ch in _JOINERS or unicodedata.category(ch) not in ("Cf", "Cc", "Cs")))
+
+
+def _shown(name: str) -> str:
+    """The visible part of a name, spaces collapsed; empty if nothing of it shows."""
+    name = " ".join(visible(name).split())
+    return name if name.strip("".join(_JOINERS)) else ""
+
+
+def short_name(name: str) -> str:
+    name = _shown(name) or "?"
+    return name if len(name) <= MAX_NAME else name[: MAX_NAME - 1] + "…"
+
+
+def person_name(full_name: str | None, username: str | None) -> str:
+    """A Telegram user's display name: the full name as far as it is visible, else the
+    username, else "Player" (a name of invisible characters only would show nothing)."""
+    for candidate in (full_name, username):
+        if candidate and _shown(candidate):
+            return short_name(candidate)
+    return "Player"
 
 
 class People:

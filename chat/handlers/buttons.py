@@ -10,7 +10,6 @@ from telegram import CallbackQuery
 from telegram.error import BadRequest
 
 from chat import ephemeral
-from chat.describe import visible
 from chat.flow import (
     BLOCK_OP,
     LobbyPress,
@@ -22,6 +21,7 @@ from chat.flow import (
     parse_press,
     pool_op,
     turn_link,
+    visible,
 )
 from chat.handlers.chats import NEW_MATCH_LOBBY
 from chat.handlers.context import Call, handler

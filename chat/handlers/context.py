@@ -18,9 +18,8 @@ from telegram.ext import CallbackContext, ContextTypes, ExtBot
 
 from chat import ephemeral
 from chat.answers import answer_key
-from chat.describe import person_name
 from chat.ephemeral import EphemeralId
-from chat.flow import Actor, Flow
+from chat.flow import Actor, Flow, person_name
 from chat.handlers.ephemeral_answers import privately
 from chat.i18n import Tr
 from chat.notices import Accepted, Notice, Outcome, Send
@@ -264,8 +263,7 @@ async def answer(svc: Services, update: Update, outcome: Outcome, tr: Tr | None 
         replies = [Send(source.chat_id, text, thread_id=thread_of(update))] if text else []
         svc.delivery.run(privately(source, [*replies, *notices], replies))
         return
-    if outcome.reply and update.effective_chat is not None:
-        chat = update.effective_chat
+    if outcome.reply and (chat := update.effective_chat) is not None:
         if outcome.private_reply and chat.type != ChatType.PRIVATE:
             notices.insert(0, Send(actor_of(update).user_id, outcome.reply))
         elif not outcome.accepted or outcome.alert:
@@ -273,7 +271,8 @@ async def answer(svc: Services, update: Update, outcome: Outcome, tr: Tr | None 
                          group=chat.type != ChatType.PRIVATE)
             notices[:0] = ([reply] if chat.type == ChatType.PRIVATE
                            else await unrepeated(svc, update, [reply]))
-    svc.delivery.run(notices)
+    if notices:  # an accepted typed move's are its announcer's, told later
+        svc.delivery.run(notices)
 
 
 async def say(svc: Services, update: Update, text: str) -> None:

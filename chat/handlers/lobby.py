@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chat.describe import visible
+from chat.flow import visible
 from chat.handlers.context import Call, Handler, handler
 from chat.handlers.match import leave_match, match_op
 from chat.model import InputError

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chat.flow import StoredMatch, words_to_steps
+from chat.flow import StoredMatch
 from chat.handlers.context import Call, handler
 from chat.model import (
     END_WORDS,
@@ -11,6 +11,7 @@ from chat.model import (
     InputError,
     ascii_number,
     looks_like_move,
+    words_to_steps,
 )
 from chat.notices import Outcome, Send
 from krendzu import Action, Announce, Discard, parse_card
@@ -49,7 +50,10 @@ async def play_words(call: Call, words: list[str]) -> None:
     In a group the match is the chat's, located by one read of its row; the words are read
     as steps under the chat's lock, from the position the move is checked on, so the match
     is not loaded before the lock as well (issue 39: a typed move located its match four
-    times). Words that are not a move are refused after the seat's and turn's checks."""
+    times). Words that are not a move are refused after the seat's and turn's checks.
+
+    A move typed in a chat is told by its board post: the flow composes no echo of it
+    ("✓ Q♣ → M12"), except for an ephemeral command, whose sender alone is answered."""
     if not call.private:
         row = await call.flow.match_here(call.chat.id, call.thread)
         if row is None:
@@ -60,7 +64,8 @@ async def play_words(call: Call, words: list[str]) -> None:
             return words_to_steps(stored.game, seat, words)
 
         outcome = await call.flow.play(row.match_id, call.actor, read_steps,
-                                       update_id=call.update.update_id, row=row)
+                                       update_id=call.update.update_id, row=row,
+                                       echo=call.unseen)
         await call.answer(outcome)
         return
     stored = await target_match(call)
@@ -77,7 +82,7 @@ async def play_words(call: Call, words: list[str]) -> None:
 async def play_steps(call: Call, stored: StoredMatch, steps: list[Action], *,
                      private_reply: bool = False) -> None:
     outcome = await call.flow.play(stored.match_id, call.actor, steps,
-                                   update_id=call.update.update_id)
+                                   update_id=call.update.update_id, echo=call.unseen)
     outcome.private_reply = outcome.private_reply or private_reply
     await call.answer(outcome)
 

@@ -10,16 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from chat.describe import (
-    next_text,
-    role_text,
-    score_text,
-    together,
-    tour_frame,
-    tour_over_line,
-    tour_text,
-)
+from chat.describe import next_text, role_text, score_text, together, tour_over_line, tour_text
 from chat.i18n import Tr
+from chat.model import tour_frame
 from krendzu import Action, IllegalMove, Match, Place, Redeal, parse_action
 from krendzu.coords import ORIGIN_COLUMN, ORIGIN_ROW, LabelFrame, frame_for
 from krendzu.tour import ANNOUNCE, DISCARD, PLAY, TourView

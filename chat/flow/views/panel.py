@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from chat.describe import hand_text, role_text, score_text, tour_frame, tour_text
+from chat.describe import hand_text, role_text, score_text, tour_text
 from chat.flow.views import codec
 from chat.flow.views.texts import where
 from chat.flow.views.webapp import AppLinks
 from chat.i18n import Tr
-from chat.model import Button, Keyboard, rows_of
+from chat.model import Button, Keyboard, rows_of, tour_frame
 from chat.notices import BoardPicture, EditPanel, Notice, Send
 from krendzu import Announce, Card, EndTurn, MatchView, Pass, Place
 from krendzu.tour import ANNOUNCE, DISCARD, PLAY
