@@ -7,6 +7,8 @@ import asyncio
 import inspect
 import os
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -14,27 +16,37 @@ from typing import Any
 from chat.flow.base import Actor, begin_work
 from chat.model import tour_frame
 from krendzu import Match, Place, Settings, Table
-from tests.bot_harness import BOT, FastClock, running_bot, start_group_duel
-from tests.fakebot import FakeTelegram
+from storage import MatchRow
+from tests.bot_harness import BOT, FastClock, Harness, running_bot, start_group_duel
+from tests.fakebot import Chat, FakeTelegram, FakeUser
 from tests.storage_helpers import seats_for
 
 
-async def test_a_typed_play_reads_the_user_once_and_simulates_the_move_once(
-        tmp_path: Path, monkeypatch: Any) -> None:
+@asynccontextmanager
+async def duel_to_type(tmp_path: Path, first_id: int, group_id: int) -> AsyncIterator[
+        tuple[Harness, Chat, MatchRow, FakeUser, Place, str]]:
+    """A running bot with a group duel (no timer) between two people (ids ``first_id`` and
+    the next), and what the one to move would type to place a card: the bot, the group,
+    the match's row, the mover, the step and ``/play@bot CARD CELL``."""
     fake = FakeTelegram(bot_username=BOT, clock=FastClock())
-    ann = fake.user(701, "Ann")
-    bob = fake.user(702, "Bob")
-    group = fake.group(-1007010, "Counted")
+    ann = fake.user(first_id, "Ann")
+    bob = fake.user(first_id + 1, "Bob")
+    group = fake.group(group_id, "Counted")
     async with running_bot(tmp_path, fake) as h:
         ann.start_bot()
         bob.start_bot()
         row = await start_group_duel(h, group, ann, bob, "duel timer=off")
-        store, flow = h.services.store, h.services.flow
-        stored = await flow.load(row.match_id)
-        game = stored.game
+        game = (await h.services.flow.load(row.match_id)).game
         mover = ann if row.seats[game.current_player].user_id == ann.id else bob
         step = next(a for a in game.legal_actions() if isinstance(a, Place))
         text = f"/play@{BOT} {step.card.code()} {tour_frame(game).label(step.x, step.y)}"
+        yield h, group, row, mover, step, text
+
+
+async def test_a_typed_play_reads_the_user_once_and_simulates_the_move_once(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    async with duel_to_type(tmp_path, 701, -1007010) as (h, group, row, mover, step, text):
+        store = h.services.store
 
         # The user's row is read alone, or with the chat's and its match's (the request's
         # one read).
@@ -97,22 +109,10 @@ WALK_FILES_CEILING = 17
 
 async def test_a_typed_play_in_a_group_reads_the_store_once_and_writes_once(
         tmp_path: Path) -> None:
-    fake = FakeTelegram(bot_username=BOT, clock=FastClock())
-    ann = fake.user(711, "Ann")
-    bob = fake.user(712, "Bob")
-    group = fake.group(-1007110, "Walked")
     root = Path(__file__).resolve().parent.parent
     counted = tuple(f"{root / top}{os.sep}" for top in ("chat", "storage"))
-    async with running_bot(tmp_path, fake) as h:
-        ann.start_bot()
-        bob.start_bot()
-        row = await start_group_duel(h, group, ann, bob, "duel timer=off")
-        store, flow = h.services.store, h.services.flow
-        stored = await flow.load(row.match_id)
-        game = stored.game
-        mover = ann if row.seats[game.current_player].user_id == ann.id else bob
-        step = next(a for a in game.legal_actions() if isinstance(a, Place))
-        text = f"/play@{BOT} {step.card.code()} {tour_frame(game).label(step.x, step.y)}"
+    async with duel_to_type(tmp_path, 711, -1007110) as (h, group, row, mover, _step, text):
+        store = h.services.store
 
         # The request's task is the one the move handler runs in; store calls and modules
         # are counted there (delivery's tasks post what it queued, later).
