@@ -29,7 +29,7 @@ from chat.caches import ByteLru
 from chat.i18n import Catalogs, Tr, picture_texts
 from chat.notices import BoardPicture, Drawing
 from chat.workers import close_pool, pool_closed, worker_pool
-from krendzu import Card
+from krendzu import Card, MatchView
 from render import board_photo, hand_png, replay_gif
 from render.board import Position
 
@@ -94,6 +94,19 @@ def warm_up() -> None:
     draw_board(BoardPicture(view, ("Анна", "Борис"), "ru", private=True))  # Cyrillic glyphs
 
 
+def public_part(view: MatchView) -> MatchView:
+    """``view`` as the public sees it: a seat's hand, own discards and draws and legal steps
+    dropped (the spectators' observation, field for field). A board picture draws public
+    facts only, so this is all of a view that the drawing processes get and that keys a
+    picture: a panel's board is the same picture for either seat, and the hundreds of
+    legal placements of the seat to move are neither pickled to a worker nor hashed."""
+    tour = view.tour
+    if view.viewer is None and tour.viewer is None:
+        return view
+    return replace(view, viewer=None, tour=replace(
+        tour, viewer=None, hand=(), own_discards=(), own_draws=(), legal=()))
+
+
 class HashedOnce:
     """A key whose hash is computed once. A board's key is a whole observation (every card
     placed, the names, the labels); the painter looks it up in its cache, its drawings in
@@ -138,7 +151,9 @@ class Painter:
     async def board(self, picture: BoardPicture) -> bytes:
         """The board's JPEG, drawn and encoded once wherever the same picture goes (the
         picture names everything it shows: the view, the names, the language, the labels,
-        the suggestion, the result); callers asking while it is drawn wait for that one."""
+        the suggestion, the result); callers asking while it is drawn wait for that one.
+        Only the view's public part goes to the drawing (:func:`public_part`)."""
+        picture = replace(picture, view=public_part(picture.view))
         return await self._once(HashedOnce(("board", picture)), self.boards, partial(
             self.run, draw_board, picture, self.texts(picture.language)))
 

@@ -67,6 +67,43 @@ async def test_the_same_board_is_drawn_once_for_everyone_who_waits_for_it() -> N
     assert drawn == [picture, BoardPicture(view, ("Ann", "Bob"), "en", private=True)]
 
 
+async def test_the_drawing_gets_public_facts_only_and_a_panel_is_one_picture() -> None:
+    """A panel's board drawn from a seat's observation reaches the drawing with no hand, own
+    discards, draws or legal steps (the workers never hold a hand, and the seat to move's
+    hundreds of legal placements are not pickled to them); as it shows public facts only,
+    it is one picture for either seat, drawn once, and the same as drawn from the public
+    view. Another position is another picture."""
+    match = Match(["a", "b"], Settings(Table.DUEL), seed=3)
+    match.apply(match.legal_actions()[0])
+    seats = [match.observation(seat) for seat in (0, 1)]
+    assert seats[0].tour.hand and seats[1].tour.hand and seats[match.current_player].tour.legal
+    drawn: list[BoardPicture] = []
+    painter = Painter(0)
+
+    def counting(picture: BoardPicture, texts: Mapping[str, str] | None = None) -> bytes:
+        drawn.append(picture)
+        return draw_board(picture, texts)
+
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(chat.painter, "draw_board", counting)
+            panels = [await painter.board(BoardPicture(view, ("Ann", "Bob"), "en",
+                                                       private=True)) for view in seats]
+            match.apply(match.legal_actions()[0])
+            later = await painter.board(BoardPicture(
+                match.observation(match.current_player), ("Ann", "Bob"), "en", private=True))
+    finally:
+        painter.close()
+    public = BoardPicture(match.observation(None), ("Ann", "Bob"), "en", private=True)
+    assert panels[0] == panels[1] != later
+    assert later == draw_board(public)
+    assert len(drawn) == 2 and drawn[1] == public
+    for picture in drawn:
+        tour = picture.view.tour
+        assert picture.view.viewer is tour.viewer is None
+        assert tour.hand == tour.own_discards == tour.own_draws == tour.legal == ()
+
+
 async def test_a_group_duel_played_to_its_end_draws_each_board_once(tmp_path: Path) -> None:
     """Through the bot: a duel played with the panels' buttons to its end. A panel redrawn
     on the same position (a press that changes no position, the panel after a move that
