@@ -850,6 +850,29 @@ def board_photo(view: MatchView | TourView | Position, *, quality: int = 88,
     return encode_jpeg(_photo_image(view, options)[0], quality=quality)
 
 
+def board_photos(view: MatchView | TourView | Position, *, quality: int = 88,
+                 **options: Any) -> tuple[bytes, bytes]:
+    """``board_photo(view, **options)`` and ``board_photo(view, cell_labels=True,
+    **options)`` (a group's board post and a player's panel of the same position), drawn
+    once: the second is the first with the free cells' coordinates pasted over their hint
+    tiles. Nothing drawn after the hints reaches a cell (the dashed edges, the labels and
+    the header lie outside the board), so both are the pictures drawn apart, byte for byte.
+    Where no free cell is shown (the exchange, a tour or match over), the two are the same
+    picture and the same bytes, encoded once. Not for a suggestion (its ghosts change the
+    shown area and go under the labels)."""
+    if options.get("suggestion") or "cell_labels" in options:
+        raise ValueError("board_photos draws a board without a suggestion, with and without "
+                         "its cell labels")
+    img, position, layout = _photo_image(view, options)
+    plain = encode_jpeg(img, quality=quality)
+    tour = position.tour
+    free = [(x, y) for x, y in legal_cells(tour.placements) if layout.shows(x, y)]
+    if tour.phase != "play" or not free:
+        return plain, plain
+    _draw_hints(img, layout, position, (), True, options.get("theme", DEFAULT_THEME))
+    return plain, encode_jpeg(img, quality=quality)
+
+
 def board_document(view: MatchView | TourView, **options: Any) -> bytes:
     """A full-size PNG of the whole board, to send as a document."""
     return board_png(view, **options)

@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,6 +26,33 @@ from tests.bot_harness import (
     start_group_duel,
 )
 from tests.fakebot import FakeTelegram
+
+
+def spy_drawings(patch: pytest.MonkeyPatch, drawn: list[BoardPicture],
+                 trips: list[BoardPicture] | None = None) -> None:
+    """Note in ``drawn`` each board picture drawn and encoded, alone or with its twin (the
+    same position labelled or not, :func:`chat.painter.draw_boards`: the twin once when its
+    bytes are not the first's), and in ``trips`` what each drawing was asked for."""
+    one, pair = chat.painter.draw_board, chat.painter.draw_boards
+
+    def alone(picture: BoardPicture, texts: Mapping[str, str] | None = None) -> bytes:
+        drawn.append(picture)
+        if trips is not None:
+            trips.append(picture)
+        return one(picture, texts)
+
+    def twins(picture: BoardPicture,
+              texts: Mapping[str, str] | None = None) -> tuple[bytes, bytes]:
+        plain, labelled = pair(picture, texts)
+        drawn.append(replace(picture, private=False))
+        if labelled is not plain:
+            drawn.append(replace(picture, private=True))
+        if trips is not None:
+            trips.append(picture)
+        return plain, labelled
+
+    patch.setattr(chat.painter, "draw_board", alone)
+    patch.setattr(chat.painter, "draw_boards", twins)
 
 
 def test_computer_seats_keep_the_robot_of_the_texts_not_a_missing_emoji() -> None:
@@ -48,13 +77,9 @@ async def test_the_same_board_is_drawn_once_for_everyone_who_waits_for_it() -> N
     drawn: list[BoardPicture] = []
     painter = Painter(0)
 
-    def counting(picture: BoardPicture, texts: Mapping[str, str] | None = None) -> bytes:
-        drawn.append(picture)
-        return draw_board(picture, texts)
-
     try:
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(chat.painter, "draw_board", counting)
+            spy_drawings(patch, drawn)
             picture = BoardPicture(view, ("Ann", "Bob"), "en")
             together = await asyncio.gather(*(painter.board(picture) for _ in range(3)))
             again = await painter.board(BoardPicture(view, ("Ann", "Bob"), "en"))
@@ -80,13 +105,9 @@ async def test_the_drawing_gets_public_facts_only_and_a_panel_is_one_picture() -
     drawn: list[BoardPicture] = []
     painter = Painter(0)
 
-    def counting(picture: BoardPicture, texts: Mapping[str, str] | None = None) -> bytes:
-        drawn.append(picture)
-        return draw_board(picture, texts)
-
     try:
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(chat.painter, "draw_board", counting)
+            spy_drawings(patch, drawn)
             panels = [await painter.board(BoardPicture(view, ("Ann", "Bob"), "en",
                                                        private=True)) for view in seats]
             match.apply(match.legal_actions()[0])
@@ -97,11 +118,48 @@ async def test_the_drawing_gets_public_facts_only_and_a_panel_is_one_picture() -
     public = BoardPicture(match.observation(None), ("Ann", "Bob"), "en", private=True)
     assert panels[0] == panels[1] != later
     assert later == draw_board(public)
-    assert len(drawn) == 2 and drawn[1] == public
+    # Two positions, each drawn once with its twin (the board post without the labels).
+    assert [p.private for p in drawn] == [False, True, False, True] and drawn[3] == public
     for picture in drawn:
         tour = picture.view.tour
         assert picture.view.viewer is tour.viewer is None
         assert tour.hand == tour.own_discards == tour.own_draws == tour.legal == ()
+
+
+@pytest.mark.parametrize("order", ["post first", "panel first", "together"])
+async def test_a_board_post_and_the_next_panel_of_a_position_take_one_drawing(
+        order: str) -> None:
+    """A move's board post and the next player's panel show one position, without and
+    with the free cells' labels: the painter draws them in one trip to a drawing process
+    (the board drawn once, the labels pasted over, two encodings), whichever is asked for
+    first or both at once, and each is the picture drawn alone."""
+    match = Match(["a", "b"], Settings(Table.DUEL), seed=2)
+    for _ in range(5):
+        match.apply(match.legal_actions()[0])
+    post = BoardPicture(match.observation(None), ("Ann", "Bob"), "en")
+    panel = BoardPicture(match.observation(match.current_player), ("Ann", "Bob"), "en",
+                         private=True)
+    painter = Painter(0)
+    trips: list[object] = []
+    real = painter.run
+
+    async def counting(draw: Any, *args: Any, **options: Any) -> Any:
+        trips.append(draw)
+        return await real(draw, *args, **options)
+
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(painter, "run", counting)
+            if order == "together":
+                got = await asyncio.gather(painter.board(post), painter.board(panel))
+            elif order == "post first":
+                got = [await painter.board(post), await painter.board(panel)]
+            else:
+                got = list(reversed([await painter.board(panel), await painter.board(post)]))
+    finally:
+        painter.close()
+    assert len(trips) == 1, trips
+    assert got == [draw_board(post), draw_board(panel)] and got[0] != got[1]
 
 
 async def test_a_group_duel_played_to_its_end_draws_each_board_once(tmp_path: Path) -> None:
@@ -109,19 +167,17 @@ async def test_a_group_duel_played_to_its_end_draws_each_board_once(tmp_path: Pa
     on the same position (a press that changes no position, the panel after a move that
     showed it already) and a final board shown in more than one place are the same picture:
     every board of the match is drawn (and encoded) once however many messages show it
-    (before, two of its 114 drawings were of a picture drawn already)."""
+    (before, two of its 114 drawings were of a picture drawn already). A move's board post
+    and the next player's panel take one trip to the drawing between them (before, one
+    each)."""
     fake = FakeTelegram(bot_username=BOT, clock=FastClock())
     ann, bob = fake.user(321, "Ann"), fake.user(322, "Bob")
     group = fake.group(-100321, "Drawn once")
     drawn: list[BoardPicture] = []
-    real = chat.painter.draw_board
-
-    def counting(picture: BoardPicture, texts: Mapping[str, str] | None = None) -> bytes:
-        drawn.append(picture)
-        return real(picture, texts)
+    trips: list[BoardPicture] = []
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(chat.painter, "draw_board", counting)
+        spy_drawings(patch, drawn, trips)
         async with running_bot(tmp_path, fake) as h:
             ann.start_bot()
             bob.start_bot()
@@ -138,3 +194,4 @@ async def test_a_group_duel_played_to_its_end_draws_each_board_once(tmp_path: Pa
     assert drawn, "no board was drawn"
     assert len(set(drawn)) == len(drawn), [p for p in drawn if drawn.count(p) > 1][:1]
     assert sum(p.outcome is not None for p in drawn) == 1, "the final board, once"
+    assert len(trips) < 0.6 * len(drawn), (len(trips), len(drawn))

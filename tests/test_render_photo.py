@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 import render.board
-from krendzu import Match, MatchView, Place
-from render import board_image, board_photo, encode_jpeg, photo_options
+from krendzu import Match, MatchView, Place, Settings, Table
+from render import board_image, board_photo, board_photos, encode_jpeg, photo_options
 from render.sheet import line_match, scenario_matches
 
 
@@ -65,3 +65,44 @@ def test_an_unknown_option_is_refused_as_before() -> None:
     view = scenario_matches()["one-card"].observation(None)
     with pytest.raises(TypeError):
         board_photo(view, colour="red")
+
+
+def positions() -> list[tuple[str, MatchView]]:
+    """Every third position of random duels, 2 v 2 and trios to their end (combination
+    lines reaching into free cells, exchanges, tours and matches over), and the views."""
+    out = list(views().items())
+    rng = random.Random(11)
+    for table, names in ((Table.DUEL, ("Ann", "Bob")), (Table.TEAMS, ("A", "B", "C", "D")),
+                         (Table.TRIO_LONE_ATTACKER, ("Ann", "Bob", "🤖 Normal"))):
+        for seed in range(3):
+            match = Match(list(names), Settings(table), seed=seed)
+            for step in range(400):
+                if match.is_over:
+                    break
+                match.apply(rng.choice(match.legal_actions()))
+                if step % 3 == 0 or match.is_over:
+                    out.append((f"{table.value} {seed} {step}", match.observation(None)))
+    return out
+
+
+def test_a_board_and_its_labelled_panel_drawn_together_are_the_pictures_drawn_apart() -> None:
+    """``board_photos`` draws a group's board and a panel's (with the free cells' labels)
+    once: each is, byte for byte, the picture ``board_photo`` draws alone; where no free
+    cell is shown they are one picture (the same bytes)."""
+    same = apart = 0
+    for name, view in positions():
+        names = {"players": view.players}
+        plain, labelled = board_photos(view, **names)
+        assert plain == board_photo(view, **names), name
+        assert labelled == board_photo(view, cell_labels=True, **names), name
+        if labelled is plain:
+            same += 1
+        else:
+            apart += 1
+    assert same and apart > 100, (same, apart)
+
+
+def test_a_pair_is_not_drawn_for_a_suggestion() -> None:
+    view = scenario_matches()["one-card"].observation(None)
+    with pytest.raises(ValueError):
+        board_photos(view, suggestion=[(view.tour.placements[0][0], 5, 5)])
