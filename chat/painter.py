@@ -18,6 +18,7 @@ import functools
 import json
 import sys
 import threading
+from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import replace
@@ -47,6 +48,12 @@ KEEP_PICTURES = 64
 #: move at once): enough for the moves being told at once.
 KEEP_BOARD_BYTES = 8 * 1024 * 1024
 KEEP_BOARDS = 64
+#: A board's twin not asked for once this many newer boards were drawn is counted unasked;
+#: the painter draws twins while two in three of the last :data:`TWIN_HISTORY` were asked
+#: for (and while fewer than :data:`TWIN_SAMPLE` are known).
+WATCH_TWINS = 64
+TWIN_HISTORY = 48
+TWIN_SAMPLE = 12
 
 
 def draw_board(picture: BoardPicture, texts: Mapping[str, str] | None = None) -> bytes:
@@ -164,6 +171,10 @@ class Painter:
         #: Boards apart, so that the boards of busy matches never push a replay out.
         self.boards: ByteLru[Hashable] = ByteLru(KEEP_BOARD_BYTES, KEEP_BOARDS)
         self._drawing: dict[Hashable, asyncio.Future[bytes]] = {}
+        #: The twins of the boards drawn lately, not asked for yet (oldest first), and
+        #: whether each of the last twins was asked for (:meth:`_pairs`).
+        self._twins: OrderedDict[HashedOnce, None] = OrderedDict()
+        self._twin_asked: deque[bool] = deque(maxlen=TWIN_HISTORY)
 
     def texts(self, language: str) -> dict[str, str]:
         """The pictures' words in ``language`` (English for a language without a catalog)."""
@@ -178,15 +189,31 @@ class Painter:
         A board without a suggestion is drawn with its twin, the same position with the
         free cells labelled or not (:func:`draw_boards`, one drawing, one trip to a worker):
         a move's board post and the next player's panel ask for the two within milliseconds
-        of each other, and the second finds its picture drawn or being drawn."""
+        of each other, and the second finds its picture drawn or being drawn. Only while
+        twins are asked for here, though (:meth:`_pairs`): where another process tells
+        the group (the scaled mode's board job on another job worker) or nobody has a
+        panel (computers), a twin would be encoded for nothing."""
         picture = replace(picture, view=public_part(picture.view))
         key = HashedOnce(("board", picture))
+        if not picture.suggestion:
+            self._asked(key)
+        found = self.boards.get(key)
+        if found is not None:
+            return found
+        pending = self._drawing.get(key)
+        if pending is not None:
+            return await asyncio.shield(pending)
         texts = self.texts(picture.language)
+        alone = partial(self.run, draw_board, picture, texts)
+        if picture.suggestion:
+            return await self._once(key, self.boards, alone)
         twin = HashedOnce(("board", replace(picture, private=not picture.private)))
-        if (picture.suggestion or key in self._drawing or twin in self._drawing
-                or self.boards.get(key) is not None or self.boards.get(twin) is not None):
-            return await self._once(key, self.boards, partial(
-                self.run, draw_board, picture, texts))
+        if twin in self._drawing or self.boards.get(twin) is not None:
+            return await self._once(key, self.boards, alone)
+        pairs = self._pairs()
+        self._expect(twin)
+        if not pairs:
+            return await self._once(key, self.boards, alone)
         plain, labelled = (twin, key) if picture.private else (key, twin)
         pair = asyncio.ensure_future(self.run(draw_boards, replace(picture, private=False),
                                               texts))
@@ -195,6 +222,26 @@ class Painter:
             self._drawing[part_key] = part
             part.add_done_callback(partial(self._drawn, part_key, self.boards))
         return await asyncio.shield(self._drawing[key])
+
+    def _pairs(self) -> bool:
+        """Whether to draw a board with its twin: while at least two in three of the
+        twins of the boards drawn lately were asked for (any while too few are known)."""
+        asked = self._twin_asked
+        return len(asked) < TWIN_SAMPLE or 3 * sum(asked) >= 2 * len(asked)
+
+    def _expect(self, twin: HashedOnce) -> None:
+        """A board was drawn: will its twin be asked for? (Not once :data:`WATCH_TWINS`
+        newer boards were drawn first.)"""
+        self._twins[twin] = None
+        self._twins.move_to_end(twin)
+        while len(self._twins) > WATCH_TWINS:
+            self._twins.popitem(last=False)
+            self._twin_asked.append(False)
+
+    def _asked(self, key: HashedOnce) -> None:
+        if key in self._twins:
+            del self._twins[key]
+            self._twin_asked.append(True)
 
     async def hand(self, cards: Sequence[Card], language: str, title: str | None) -> bytes:
         loop = asyncio.get_running_loop()

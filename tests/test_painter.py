@@ -162,6 +162,43 @@ async def test_a_board_post_and_the_next_panel_of_a_position_take_one_drawing(
     assert got == [draw_board(post), draw_board(panel)] and got[0] != got[1]
 
 
+async def test_twins_are_drawn_only_while_they_are_asked_for() -> None:
+    """Where the panels are not this process's to draw (another job worker's, or nobody's
+    at a computer's turn), a board's labelled twin would be encoded for nothing: the
+    painter stops drawing twins once most of the last ones were not asked for, and draws
+    them again once boards' twins are asked for again."""
+    match = Match(["a", "b"], Settings(Table.DUEL), seed=2)
+    match.apply(match.legal_actions()[0])
+    view = match.observation(None)
+    painter = Painter(0)
+    trips: list[str] = []
+    real = painter.run
+
+    async def counting(draw: Any, *args: Any, **options: Any) -> Any:
+        trips.append(draw.__name__)
+        return await real(draw, *args, **options)
+
+    def post(i: int, private: bool = False) -> BoardPicture:
+        return BoardPicture(view, ("Ann", f"Bob {i}"), "en", private=private)
+
+    lonely = 120  # more than the painter watches (64 twins) and remembers (the last 48)
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(painter, "run", counting)
+            for i in range(lonely):  # board posts alone: no panel asks for their twins
+                await painter.board(post(i))
+            alone = trips[-20:]
+            trips.clear()
+            for i in range(lonely, lonely + 100):
+                await painter.board(post(i))  # each post's panel, now asked for
+                await painter.board(post(i, private=True))
+    finally:
+        painter.close()
+    assert set(alone) == {"draw_board"}, alone
+    assert set(trips[-10:]) == {"draw_boards"}, trips
+    assert len(trips) < 2 * 100 - 40  # pairs again, one trip each
+
+
 async def test_a_group_duel_played_to_its_end_draws_each_board_once(tmp_path: Path) -> None:
     """Through the bot: a duel played with the panels' buttons to its end. A panel redrawn
     on the same position (a press that changes no position, the panel after a move that
