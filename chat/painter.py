@@ -9,6 +9,12 @@ cards, a :class:`~chat.notices.Drawing`) with the words it shows in the reader's
 comes back as bytes. Drawings with a key are
 remembered (a few MiB, least recently used first out): the same replay or leaderboard asked
 for twenty times is drawn once, and twenty requests arriving together share that one drawing.
+
+A board travels as its view's public part (:func:`public_part`: no hand, no legal steps), so
+the workers never hold a hand and a panel's board is one picture whoever reads it. A move's
+group board and the next player's panel show one position, without and with the free cells'
+labels: the first asked for brings its twin along (:func:`draw_boards`, one drawing and one
+trip to a worker), while the twins drawn here are asked for (:meth:`Painter._pairs`).
 """
 
 from __future__ import annotations
