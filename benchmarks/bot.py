@@ -27,7 +27,9 @@ in the private chat. A match has one move in flight at a time.
   next. A match's next move is sent once both are out.
 * ``saturation``: every match sends its next move as soon as the previous one is answered (the
   next player's panel), for ``--saturation-seconds``: ``moves_per_s`` applied, the panel
-  latency, and the board posts (coalesced when the group limit holds them back).
+  latency, and the board posts (coalesced when the group limit holds them back). The CPU a
+  move: ``cpu_ms_per_move`` of this process (the bot, the in-process fake and the driver),
+  ``drawing_cpu_ms_per_move`` of its child processes (the pictures' drawing processes).
 * ``flood``: answers in other chats while one group waits out a 429 (issue 32). A fresh
   group's duel keeps moving, one move a second (answered by the next player's panel), while
   ``--probes`` players of the other matches send ``/help`` at ``--probe-rate`` per second in
@@ -148,6 +150,29 @@ class Game:
     inflight: Move | None = None
     unposted: deque[Move] = field(default_factory=deque)  # moves no board post showed yet
     finished: bool = False
+
+
+def children_cpu() -> float | None:
+    """CPU seconds (user + system) used so far by this process's live descendants (the
+    drawing processes; ``time.process_time`` counts this process only), or None without
+    Linux's ``/proc``."""
+    root = Path("/proc") / str(os.getpid()) / "task"
+    if not root.is_dir():
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    total, pending = 0.0, [os.getpid()]
+    while pending:
+        pid = pending.pop()
+        with contextlib.suppress(OSError):
+            for task in (Path("/proc") / str(pid) / "task").iterdir():
+                with contextlib.suppress(OSError):
+                    for child in (task / "children").read_text().split():
+                        with contextlib.suppress(OSError, IndexError, ValueError):
+                            stat = (Path("/proc") / child / "stat").read_text()
+                            fields = stat.rsplit(")", 1)[1].split()
+                            total += (int(fields[11]) + int(fields[12])) / tick
+                            pending.append(int(child))
+    return total
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -370,6 +395,7 @@ class Bench:
         self.need_post = False
         self.reset_figures()
         sent = 0
+        drawing0 = children_cpu()
         cpu0, start = time.process_time(), time.perf_counter()
         end = start + seconds
         while (left := end - time.perf_counter()) > 0:
@@ -381,6 +407,8 @@ class Bench:
                 sent += 1
         elapsed = time.perf_counter() - start
         cpu = time.process_time() - cpu0
+        drawing1 = children_cpu()
+        drawing = None if drawing0 is None or drawing1 is None else drawing1 - drawing0
         done = [m for m in self.completed if m.done is not None and m.done <= end]
         panels = list(self.panel_latency)
         posts = list(self.post_latency)
@@ -394,6 +422,10 @@ class Bench:
             "board_posts": posts_in_window, "coalesced_posts": coalesced,
             "post_p50_ms": ms(percentile(posts, 0.5)), "post_p95_ms": ms(percentile(posts, 0.95)),
             "cpu_per_wall": round(cpu / elapsed, 2), "cpu_s": round(cpu, 4),
+            "cpu_ms_per_move": round(1000 * cpu / len(done), 2) if done else None,
+            "drawing_cpu_s": None if drawing is None else round(drawing, 2),
+            "drawing_cpu_ms_per_move": (round(1000 * drawing / len(done), 2)
+                                        if done and drawing is not None else None),
         }
 
     async def keep_moving(self, game: Game, per_second: float) -> None:

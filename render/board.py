@@ -801,6 +801,14 @@ def photo_options(view: MatchView | TourView | Position, *, cell: int = DEFAULT_
     The whole board if it fits with cells of at least ``min_cell`` pixels, else a viewport
     around the last move as large as fits.
     """
+    return _fit_photo(view, cell=cell, min_cell=min_cell, side=side, **options)[0]
+
+
+def _fit_photo(view: MatchView | TourView | Position, *, cell: int = DEFAULT_CELL,
+               min_cell: int = 44, side: int = PHOTO_SIDE,
+               **options: Any) -> tuple[dict[str, Any], BoardLayout | None]:
+    """:func:`photo_options`, with the layout found for them (None for a viewport, whose
+    layout is not computed here)."""
     position = Position.of(view, options.get("players"))
     # Only the options that change the geometry (drawing options such as ``hint_cells``,
     # ``suggestion`` or ``cell_labels`` pass through to the result untouched).
@@ -808,16 +816,61 @@ def photo_options(view: MatchView | TourView | Position, *, cell: int = DEFAULT_
     for size in range(cell, min_cell - 1, -4):
         layout = board_layout(position, cell=size, **geometry)
         if max(layout.width, layout.height) <= side:
-            return {**options, "cell": size}
+            return {**options, "cell": size}, layout
     return {**options, "cell": cell, "viewport": "last-move",
-            "viewport_cells": VIEWPORT_CELLS, "max_side": side}
+            "viewport_cells": VIEWPORT_CELLS, "max_side": side}, None
+
+
+#: :func:`draw_board`'s options (the others of :func:`board_image` set the layout).
+_DRAWING_OPTIONS = frozenset(
+    ("hint_cells", "highlight_last", "combos", "flash", "theme", "suggestion", "cell_labels"))
+
+
+def _photo_image(view: MatchView | TourView | Position,
+                 options: Mapping[str, Any]) -> tuple[Image.Image, Position, BoardLayout]:
+    """:func:`board_image` with :func:`photo_options`, the layout computed once (a layout
+    wraps the header's words: computing it again for the drawing was a tenth of a board's
+    drawing without its encoding)."""
+    fitted, layout = _fit_photo(view, **options)
+    unknown = set(fitted) - _LAYOUT_OPTIONS - _DRAWING_OPTIONS - {"cell"}
+    if unknown:
+        raise TypeError(f"board_photo() got unexpected keyword arguments {sorted(unknown)}")
+    position = Position.of(view, fitted.get("players"))
+    if layout is None:
+        layout = board_layout(position, cell=fitted["cell"], **{
+            k: v for k, v in fitted.items() if k in _LAYOUT_OPTIONS})
+    drawing = {k: v for k, v in fitted.items() if k in _DRAWING_OPTIONS}
+    return draw_board(position, layout, **drawing), position, layout
 
 
 def board_photo(view: MatchView | TourView | Position, *, quality: int = 88,
                 **options: Any) -> bytes:
     """A JPEG for a chat post: the whole board, or the area around the last move if the
     whole board would be too small to read at Telegram's ~1280 px."""
-    return board_jpeg(view, quality=quality, **photo_options(view, **options))
+    return encode_jpeg(_photo_image(view, options)[0], quality=quality)
+
+
+def board_photos(view: MatchView | TourView | Position, *, quality: int = 88,
+                 **options: Any) -> tuple[bytes, bytes]:
+    """``board_photo(view, **options)`` and ``board_photo(view, cell_labels=True,
+    **options)`` (a group's board post and a player's panel of the same position), drawn
+    once: the second is the first with the free cells' coordinates pasted over their hint
+    tiles. Nothing drawn after the hints reaches a cell (the dashed edges, the labels and
+    the header lie outside the board), so both are the pictures drawn apart, byte for byte.
+    Where no free cell is shown (the exchange, a tour or match over), the two are the same
+    picture and the same bytes, encoded once. Not for a suggestion (its ghosts change the
+    shown area and go under the labels)."""
+    if options.get("suggestion") or "cell_labels" in options:
+        raise ValueError("board_photos draws a board without a suggestion, with and without "
+                         "its cell labels")
+    img, position, layout = _photo_image(view, options)
+    plain = encode_jpeg(img, quality=quality)
+    tour = position.tour
+    free = [(x, y) for x, y in legal_cells(tour.placements) if layout.shows(x, y)]
+    if tour.phase != "play" or not free:
+        return plain, plain
+    _draw_hints(img, layout, position, (), True, options.get("theme", DEFAULT_THEME))
+    return plain, encode_jpeg(img, quality=quality)
 
 
 def board_document(view: MatchView | TourView, **options: Any) -> bytes:

@@ -29,6 +29,9 @@ def test_the_bot_benchmark_measures_other_chats_during_a_flood_wait(
                                 "--in-group-seconds", "0", "--dir", str(tmp_path)], capsys)
     for key in ("latency", "saturation", "flood", "check", "targets", "ok"):
         assert key in report, key
+    # The CPU a move, of the bot's process and of its drawing processes (none here).
+    for key in ("cpu_ms_per_move", "drawing_cpu_s", "drawing_cpu_ms_per_move"):
+        assert key in report["saturation"], key
     # The bot runs on the loop `python bot.py` runs on (chat.eventloop: uvloop if installed).
     assert report["event_loop"] == ("uvloop" if importlib.util.find_spec("uvloop")
                                     else "asyncio"), report["event_loop"]
