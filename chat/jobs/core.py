@@ -12,6 +12,8 @@ from typing import Any
 
 from procrastinate import App
 from procrastinate.exceptions import AlreadyEnqueued
+from procrastinate.jobs import Job, Notification
+from procrastinate.manager import JobManager, NotificationCallback
 from procrastinate.schema import SchemaManager
 from procrastinate.tasks import Task
 from psycopg import AsyncConnection, OperationalError
@@ -145,6 +147,55 @@ def job_pool(**kwargs: Any) -> AsyncConnectionPool[Any]:
     kwargs["check"] = check
     kwargs["reset"] = reset
     return AsyncConnectionPool(**kwargs)
+
+
+# Fetching jobs -------------------------------------------------------------------------------
+
+
+class QuietFetches(JobManager):
+    """procrastinate's job manager, whose worker asks PostgreSQL for another job right
+    after one it found only when there may be one: a job was notified since, or the
+    worker is draining what its poll found (the app's ``job_manager``, set by
+    :func:`chat.jobs.tasks.build_jobs`; one worker per app).
+
+    procrastinate's worker fetches until a fetch finds nothing: every job woken by its
+    insert's notification cost two fetches, the job's and an empty one after it (about 2
+    of a move's PostgreSQL transactions in the scaled mode: a move's announcement and its
+    board job are one notification each). Here a round of fetches that a notification
+    began ends when every job notified so far was fetched for; a round the worker's poll
+    began (:data:`POLL_SECONDS`: jobs scheduled for now, jobs a lock held back, a
+    notification lost) still fetches until none is left. A job a round so left waiting
+    (two jobs due at once, one notified while another worker took it) is the next poll's,
+    at most :data:`POLL_SECONDS` later."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: Jobs notified that no fetch has answered yet.
+        self._owed = 0
+        #: The last fetch found a job (the worker's loop is fetching again at once).
+        self._found = False
+        #: The current round of fetches began on a notification.
+        self._notified_round = False
+
+    async def listen_for_jobs(self, *, on_notification: NotificationCallback,
+                              queues: Any = None) -> None:
+        async def counted(*, channel: str, notification: Notification) -> None:
+            if notification["type"] == "job_inserted":
+                self._owed += 1
+            await on_notification(channel=channel, notification=notification)
+
+        await super().listen_for_jobs(on_notification=counted, queues=queues)
+
+    async def fetch_job(self, queues: Any, worker_id: int) -> Job | None:
+        if not self._found:  # a new round: a notification's, or the poll's
+            self._notified_round = self._owed > 0
+        elif self._notified_round and self._owed == 0:
+            self._found = False
+            return None  # every notified job was fetched for: the round ends here
+        self._owed = max(0, self._owed - 1)
+        job = await super().fetch_job(queues, worker_id)
+        self._found = job is not None
+        return job
 
 
 # Deferring ------------------------------------------------------------------------------------

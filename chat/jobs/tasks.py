@@ -27,6 +27,7 @@ from chat.jobs.core import (
     SWEEP_CRON,
     TIMERS_QUEUE,
     Jobs,
+    QuietFetches,
     at,
     defer_board,
     defer_computer,
@@ -62,6 +63,7 @@ def build_jobs(url: str, *, prepare: bool = True) -> Jobs:
     store's (:meth:`storage.postgres.PostgresStore.open`)."""
     app = App(connector=PsycopgConnector(conninfo=url, pool_factory=job_pool, kwargs={
         "prepare_threshold": PREPARE_AFTER if prepare else None}))
+    app.job_manager = QuietFetches(connector=app.connector)
     announce = app.task(name="announce", queue=ANNOUNCE_QUEUE, pass_context=True,
                         retry=RetryStrategy(max_attempts=20, exponential_wait=2))(_announce)
     # Timers before announcements: procrastinate hands out the waiting jobs by priority,
