@@ -3,6 +3,7 @@ schema, and deferring inside a move's transaction (see :mod:`chat.jobs`)."""
 
 from __future__ import annotations
 
+import collections
 import datetime
 import logging
 import time
@@ -118,9 +119,25 @@ async def migrate(url: str) -> bool:
 # The job queue's connections ----------------------------------------------------------------
 
 
+class NewestFirst(collections.deque[Any]):
+    """A pool's idle connections, lent newest first (psycopg_pool takes the next one with
+    ``popleft`` and puts one back with ``append``: oldest first).
+
+    Oldest first, a worker's one-at-a-time work (its polls every :data:`POLL_SECONDS`, a
+    move's fetch, deferral and finish) went round every connection of the pool, so each
+    had waited longer than :data:`CHECK_IDLE_AFTER` when it came round again and was checked
+    before it was lent: about 1.5 of a move's PostgreSQL transactions in the scaled mode.
+    Newest first, that work keeps to the connection it just used; the others serve work
+    done at the same time, and are checked when they come back after a pause as before."""
+
+    def popleft(self) -> Any:
+        return self.pop()
+
+
 def job_pool(**kwargs: Any) -> AsyncConnectionPool[Any]:
     """procrastinate's pool (its ``PsycopgConnector``'s ``pool_factory``), checking a
-    connection before lending it only when it was idle for :data:`CHECK_IDLE_AFTER`.
+    connection before lending it only when it was idle for :data:`CHECK_IDLE_AFTER`, and
+    lending the connection given back last first (:class:`NewestFirst`).
 
     procrastinate asks its pool to check every connection it lends
     (``AsyncConnectionPool.check_connection``: an empty statement, a round trip and, for
@@ -146,7 +163,9 @@ def job_pool(**kwargs: Any) -> AsyncConnectionPool[Any]:
 
     kwargs["check"] = check
     kwargs["reset"] = reset
-    return AsyncConnectionPool(**kwargs)
+    pool: AsyncConnectionPool[Any] = AsyncConnectionPool(**kwargs)
+    pool._pool = NewestFirst(pool._pool)  # before it is opened: still empty
+    return pool
 
 
 # Fetching jobs -------------------------------------------------------------------------------
