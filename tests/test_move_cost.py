@@ -18,12 +18,14 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from psycopg.rows import dict_row
 
 from chat.compose import open_job_services
 from chat.jobs import ANNOUNCE_QUEUE, TIMERS_QUEUE, JobServices, worker_options
 from krendzu import Place
 from krendzu.coords import frame_for
-from storage import store_matches
+from storage import StoredMatch, rebuild_game, store_matches
+from storage.pg_reads import MATCH_AND_MOVES, match_and_log
 from tests.bot_harness import Harness
 from tests.fakebot import Chat
 from tests.test_jobs import bot_duel
@@ -105,10 +107,22 @@ async def job_worker(h: Harness) -> AsyncIterator[JobServices]:
             await asyncio.gather(task, return_exceptions=True)
 
 
+async def looked_up(url: str, match_id: int) -> StoredMatch:
+    """The match as stored, read in a transaction rolled back: the test's look for a legal
+    move is no transaction of the move's (``xact_commit`` counts those committed)."""
+    async with await psycopg.AsyncConnection.connect(url, row_factory=dict_row) as conn, \
+            conn.transaction(force_rollback=True):
+        cur = await conn.execute(MATCH_AND_MOVES, (match_id,))
+        found = await cur.fetchone()
+    assert found is not None
+    row, moves = match_and_log(found)
+    return StoredMatch(row, tuple(moves), rebuild_game(row, [m.action for m in moves]))
+
+
 async def typed_move(h: Harness, group: Chat, match_id: int, rng: random.Random) -> None:
     """The player to move types ``/play@bot CARD CELL`` (or passes) in the group; returns
     once the move's board is posted in the group and its panels are out."""
-    stored = await h.services.flow.load(match_id)
+    stored = await looked_up(h.config.database, match_id)
     game = stored.game
     user = h.fake.users[stored.row.seats[game.current_player].user_id or 0]
     places = [a for a in game.legal_actions() if isinstance(a, Place)]
