@@ -11,13 +11,13 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-from procrastinate import App
+from procrastinate import App, sql
 from procrastinate.exceptions import AlreadyEnqueued
 from procrastinate.jobs import Job, Notification
 from procrastinate.manager import JobManager, NotificationCallback
 from procrastinate.schema import SchemaManager
 from procrastinate.tasks import Task
-from psycopg import AsyncConnection, OperationalError
+from psycopg import AsyncConnection, Error, OperationalError
 from psycopg.pq import ConnStatus
 from psycopg_pool import AsyncConnectionPool
 
@@ -171,6 +171,10 @@ def job_pool(**kwargs: Any) -> AsyncConnectionPool[Any]:
 # Fetching jobs -------------------------------------------------------------------------------
 
 
+#: procrastinate's end of a job that succeeded (its ``finish_job`` query, kept).
+FINISH_SUCCEEDED = sql.queries["finish_job"]
+
+
 class QuietFetches(JobManager):
     """procrastinate's job manager, whose worker asks PostgreSQL for another job right
     after one it found only when there may be one: a job was notified since, or the
@@ -195,6 +199,25 @@ class QuietFetches(JobManager):
         self._found = False
         #: The current round of fetches began on a notification.
         self._notified_round = False
+        #: Jobs that wrote their own end (:meth:`ending`): the worker's end is not written.
+        self._ended: set[int] = set()
+
+    def ending(self, job_id: int) -> JobEnd:
+        """The end of job ``job_id``, for the job to write within its own last write
+        (:class:`JobEnd`)."""
+        return JobEnd(self, job_id)
+
+    async def finish_job(self, job: Job, status: Any, delete_job: bool) -> None:
+        if job.id in self._ended:
+            self._ended.discard(job.id)
+            return  # written with the job's last write
+        await super().finish_job(job, status, delete_job)
+
+    async def retry_job(self, job: Job, *args: Any, **kwargs: Any) -> None:
+        if job.id in self._ended:
+            self._ended.discard(job.id)
+            return  # it ended (its work was done) before what failed after
+        await super().retry_job(job, *args, **kwargs)
 
     async def listen_for_jobs(self, *, on_notification: NotificationCallback,
                               queues: Any = None) -> None:
@@ -215,6 +238,38 @@ class QuietFetches(JobManager):
         job = await super().fetch_job(queues, worker_id)
         self._found = job is not None
         return job
+
+
+@dataclass(slots=True)
+class JobEnd:
+    """A job's end (``succeeded``) written inside the job's own last write transaction,
+    so the work's last change and the job's end commit together, one commit where
+    procrastinate's worker made a second one after the job returned (one of a move's
+    PostgreSQL transactions in the scaled mode: the announcement's, with its marker).
+
+    Call it inside that transaction (a SAVEPOINT: a job that is no longer running, which
+    the sweeper took for stalled, leaves the write whole and its end to the worker as
+    before), then :meth:`committed` once the transaction committed: the worker then writes
+    no end of its own. The job must end right after: what fails after it is not retried."""
+
+    manager: QuietFetches
+    job_id: int
+    written: bool = False
+
+    async def __call__(self, conn: AsyncConnection[Any]) -> None:
+        try:
+            async with conn.transaction():
+                await conn.execute(FINISH_SUCCEEDED, {"job_id": self.job_id,
+                                                      "status": "succeeded",
+                                                      "delete_job": False})
+        except Error as exc:
+            log.info("job %s: its end left to the worker (%s)", self.job_id, exc)
+            return
+        self.written = True
+
+    def committed(self) -> None:
+        if self.written:
+            self.manager._ended.add(self.job_id)
 
 
 # Deferring ------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from chat.jobs.core import (
     STALLED_AFTER,
     SWEEP_CRON,
     TIMERS_QUEUE,
+    JobEnd,
     Jobs,
     QuietFetches,
     at,
@@ -104,8 +105,8 @@ class JobServices:
 
     async def deliver(self, notices: Sequence[Notice],
                       more: Callable[[int], Awaitable[Pending]] | None = None, *,
-                      match_id: int | None = None, told: Mapping[str, int] | None = None
-                      ) -> bool:
+                      match_id: int | None = None, told: Mapping[str, int] | None = None,
+                      end: JobEnd | None = None) -> bool:
         """Send ``notices``; computers' turns become jobs; the announcement marker moves
         only once everything before it went out. False if something could not be
         delivered (the marker stays, so the job's retry announces it again).
@@ -126,7 +127,10 @@ class JobServices:
         board itself, when its window was open, saved the board job's transactions but
         posted some boards twice under the chaos test's kills: a board job for newer moves
         could run while that post was still out. Every group post is the board job's
-        again until that is solved.)"""
+        again until that is solved.)
+
+        With ``end`` (the job's own end, :class:`~chat.jobs.core.JobEnd`): written with the
+        last marker, when one moves; the job returns right after."""
         marks: list[Announced] = []
         tasks: list[asyncio.Task[list[object]]] = []
 
@@ -165,8 +169,18 @@ class JobServices:
         results = [r for t in tasks for r in await t]
         if not all(r is True for r in results):
             return False
-        for mark in sorted(marks, key=lambda m: m.seq):
-            await self.store.set_announced(mark.match_id, mark.seq)
+        # Each match's newest marker alone: the marker never goes back, so the older ones
+        # written first changed nothing the newest does not.
+        newest = {m.match_id: m.seq for m in sorted(marks, key=lambda m: m.seq)}
+        last = list(newest.items())
+        for marked, seq in last[:-1]:
+            await self.store.set_announced(marked, seq)
+        if last and end is not None:
+            # The job's last write: its end goes with it.
+            await self.store.set_announced_with(*last[-1], end)
+            end.committed()
+        elif last:
+            await self.store.set_announced(*last[-1])
         return True
 
     async def untold(self, match_id: int, notices: Sequence[Notice],
@@ -217,14 +231,25 @@ async def _announce(context: JobContext, match_id: int, **_before: object) -> No
     # Followed before the read: a move stored from then on is not missed by ``more``.
     changed = await svc.news.watch(svc.store, match_id)
     try:
-        await _tell(svc, match_id, changed)
+        await _tell(svc, match_id, changed, ending(context))
     finally:
         svc.news.forget(match_id)
 
 
-async def _tell(svc: JobServices, match_id: int, changed: Callable[[], bool]) -> None:
+def ending(context: JobContext) -> JobEnd | None:
+    """The job's end, to be written with its last write (``None``: the worker writes it,
+    as procrastinate's worker does for every job)."""
+    manager = context.app.job_manager
+    if context.job.id is None or not isinstance(manager, QuietFetches):
+        return None
+    return manager.ending(context.job.id)
+
+
+async def _tell(svc: JobServices, match_id: int, changed: Callable[[], bool],
+                end: JobEnd | None = None) -> None:
     """:func:`_announce`'s work; ``changed``: whether a newer move may have been stored
-    since it last said so (:meth:`MatchNews.watch`)."""
+    since it last said so (:meth:`MatchNews.watch`); ``end``: the job's end, written with
+    the marker."""
     reads = await svc.store.announce_reads(match_id)  # once the match's writers are done
     told, announced = reads.told, reads.announced
     if GROUP_KEY not in told and BOARD_KEY not in told:
@@ -250,7 +275,7 @@ async def _tell(svc: JobServices, match_id: int, changed: Callable[[], bool]) ->
                                                 read=(newer.stored, read_rows(newer))),
                 newer.told)
 
-    if not await svc.deliver(notices, more, match_id=match_id, told=told):
+    if not await svc.deliver(notices, more, match_id=match_id, told=told, end=end):
         raise NotDelivered(f"match {match_id}: announcement not delivered")
 
 
