@@ -12,9 +12,11 @@ from procrastinate import sql
 from procrastinate.jobs import Job, Status
 from psycopg.rows import dict_row
 
-from chat.jobs import ANNOUNCE_QUEUE
-from chat.jobs.core import QuietFetches
-from tests.test_jobs import Scaled, group_duel, move, scaled  # noqa: F401 (fixture)
+from chat.jobs import ANNOUNCE_QUEUE, COMPUTER_QUEUE
+from chat.jobs.manager import QuietFetches
+from krendzu import Settings
+from storage import SeatSpec
+from tests.test_jobs import ANN, Scaled, group_duel, move, scaled  # noqa: F401 (fixture)
 
 
 def worker_ends(s: Scaled) -> list[int]:
@@ -100,3 +102,40 @@ async def job_row(s: Scaled, job_id: int) -> dict[str, Any]:
         row = await cur.fetchone()
     assert row is not None
     return row
+
+
+async def test_a_move_in_a_group_commits_with_its_board_job(
+        scaled: Scaled) -> None:  # noqa: F811 (the fixture)
+    """The group's board job is deferred in the move's own transaction, beside its
+    announcement (the announcement deferred it in a transaction of its own), and the
+    announcement defers none: the move's board job tells the group."""
+    s = scaled
+    match_id = await group_duel(s)
+    await s.sql("DELETE FROM procrastinate_jobs")  # the start's timers: not this test's
+    await move(s, match_id)
+    assert [(j["status"], j["args"], j["lock"], j["queueing_lock"])
+            for j in await s.jobs("board")] == [
+        ("todo", {"match_id": match_id}, f"board:{match_id}", f"board:{match_id}")]
+    await move(s, match_id)
+    assert len(await s.jobs("board")) == 1, "one waiting is enough"
+    await s.run((ANNOUNCE_QUEUE,))
+    assert [j["status"] for j in await s.jobs("board")] == ["succeeded"]
+    row = await s.svc.store.get_match(match_id)
+    assert (await s.svc.store.told(match_id))["board"] == row.move_count
+
+
+async def test_a_move_in_a_private_chat_has_no_board_job(
+        scaled: Scaled) -> None:  # noqa: F811 (the fixture)
+    s = scaled
+    await s.svc.flow.see_user(ANN, private=True)
+    stored = await s.svc.store.create_match(ANN.user_id, Settings(),
+                                            [SeatSpec.human(ANN.user_id),
+                                             SeatSpec.computer(1)])
+    game = stored.game
+    while stored.row.seats[game.current_player].user_id != ANN.user_id:
+        await s.run((COMPUTER_QUEUE,))
+        stored = await s.svc.store.load_match(stored.match_id)
+        game = stored.game
+    await s.svc.store.append_move(stored.match_id, stored.next_seq, game.legal_actions()[0])
+    assert [j["status"] for j in await s.jobs("announce")][-1] == "todo"
+    assert await s.jobs("board") == [], "nothing of a private match is a group's"

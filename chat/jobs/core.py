@@ -11,14 +11,13 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-from procrastinate import App, sql
+from procrastinate import App
 from procrastinate.exceptions import AlreadyEnqueued
-from procrastinate.jobs import Job, Notification
-from procrastinate.manager import JobManager, NotificationCallback
 from procrastinate.schema import SchemaManager
 from procrastinate.tasks import Task
-from psycopg import AsyncConnection, Error, OperationalError
+from psycopg import AsyncConnection, OperationalError
 from psycopg.pq import ConnStatus
+from psycopg.rows import tuple_row
 from psycopg_pool import AsyncConnectionPool
 
 from storage.postgres import JobHooks
@@ -168,110 +167,6 @@ def job_pool(**kwargs: Any) -> AsyncConnectionPool[Any]:
     return pool
 
 
-# Fetching jobs -------------------------------------------------------------------------------
-
-
-#: procrastinate's end of a job that succeeded (its ``finish_job`` query, kept).
-FINISH_SUCCEEDED = sql.queries["finish_job"]
-
-
-class QuietFetches(JobManager):
-    """procrastinate's job manager, whose worker asks PostgreSQL for another job right
-    after one it found only when there may be one: a job was notified since, or the
-    worker is draining what its poll found (the app's ``job_manager``, set by
-    :func:`chat.jobs.tasks.build_jobs`; one worker per app).
-
-    procrastinate's worker fetches until a fetch finds nothing: every job woken by its
-    insert's notification cost two fetches, the job's and an empty one after it (about 2
-    of a move's PostgreSQL transactions in the scaled mode: a move's announcement and its
-    board job are one notification each). Here a round of fetches that a notification
-    began ends when every job notified so far was fetched for; a round the worker's poll
-    began (:data:`POLL_SECONDS`: jobs scheduled for now, jobs a lock held back, a
-    notification lost) still fetches until none is left. A job a round so left waiting
-    (two jobs due at once, one notified while another worker took it) is the next poll's,
-    at most :data:`POLL_SECONDS` later."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        #: Jobs notified that no fetch has answered yet.
-        self._owed = 0
-        #: The last fetch found a job (the worker's loop is fetching again at once).
-        self._found = False
-        #: The current round of fetches began on a notification.
-        self._notified_round = False
-        #: Jobs that wrote their own end (:meth:`ending`): the worker's end is not written.
-        self._ended: set[int] = set()
-
-    def ending(self, job_id: int) -> JobEnd:
-        """The end of job ``job_id``, for the job to write within its own last write
-        (:class:`JobEnd`)."""
-        return JobEnd(self, job_id)
-
-    async def finish_job(self, job: Job, status: Any, delete_job: bool) -> None:
-        if job.id in self._ended:
-            self._ended.discard(job.id)
-            return  # written with the job's last write
-        await super().finish_job(job, status, delete_job)
-
-    async def retry_job(self, job: Job, *args: Any, **kwargs: Any) -> None:
-        if job.id in self._ended:
-            self._ended.discard(job.id)
-            return  # it ended (its work was done) before what failed after
-        await super().retry_job(job, *args, **kwargs)
-
-    async def listen_for_jobs(self, *, on_notification: NotificationCallback,
-                              queues: Any = None) -> None:
-        async def counted(*, channel: str, notification: Notification) -> None:
-            if notification["type"] == "job_inserted":
-                self._owed += 1
-            await on_notification(channel=channel, notification=notification)
-
-        await super().listen_for_jobs(on_notification=counted, queues=queues)
-
-    async def fetch_job(self, queues: Any, worker_id: int) -> Job | None:
-        if not self._found:  # a new round: a notification's, or the poll's
-            self._notified_round = self._owed > 0
-        elif self._notified_round and self._owed == 0:
-            self._found = False
-            return None  # every notified job was fetched for: the round ends here
-        self._owed = max(0, self._owed - 1)
-        job = await super().fetch_job(queues, worker_id)
-        self._found = job is not None
-        return job
-
-
-@dataclass(slots=True)
-class JobEnd:
-    """A job's end (``succeeded``) written inside the job's own last write transaction,
-    so the work's last change and the job's end commit together, one commit where
-    procrastinate's worker made a second one after the job returned (one of a move's
-    PostgreSQL transactions in the scaled mode: the announcement's, with its marker).
-
-    Call it inside that transaction (a SAVEPOINT: a job that is no longer running, which
-    the sweeper took for stalled, leaves the write whole and its end to the worker as
-    before), then :meth:`committed` once the transaction committed: the worker then writes
-    no end of its own. The job must end right after: what fails after it is not retried."""
-
-    manager: QuietFetches
-    job_id: int
-    written: bool = False
-
-    async def __call__(self, conn: AsyncConnection[Any]) -> None:
-        try:
-            async with conn.transaction():
-                await conn.execute(FINISH_SUCCEEDED, {"job_id": self.job_id,
-                                                      "status": "succeeded",
-                                                      "delete_job": False})
-        except Error as exc:
-            log.info("job %s: its end left to the worker (%s)", self.job_id, exc)
-            return
-        self.written = True
-
-    def committed(self) -> None:
-        if self.written:
-            self.manager._ended.add(self.job_id)
-
-
 # Deferring ------------------------------------------------------------------------------------
 
 
@@ -293,16 +188,38 @@ async def defer_announce(jobs: Jobs, conn: AsyncConnection[Any], match_id: int,
         log.debug("match %s: an announcement is queued already (move %s)", match_id, seq)
 
 
-async def defer_board(jobs: Jobs, match_id: int, when: float | None = None) -> None:
+async def defer_board(jobs: Jobs, match_id: int, when: float | None = None, *,
+                      conn: AsyncConnection[Any] | None = None) -> None:
     """Queue the match's board job (the group's notices, :func:`chat.jobs.tasks._board`),
     at once or at ``when`` (the group's window opens); one waiting is enough, and one
-    match's run one at a time."""
+    match's run one at a time. With ``conn``, inside its transaction (a SAVEPOINT, so that
+    a job already waiting does not abort it)."""
+    task = jobs.board.configure(
+        lock=board_lock(match_id), queueing_lock=board_lock(match_id), connection=conn,
+        schedule_at=at(when) if when is not None else None)
     try:
-        await jobs.board.configure(
-            lock=board_lock(match_id), queueing_lock=board_lock(match_id),
-            schedule_at=at(when) if when is not None else None).defer_async(match_id=match_id)
+        if conn is None:
+            await task.defer_async(match_id=match_id)
+        else:
+            async with conn.transaction():
+                await task.defer_async(match_id=match_id)
     except AlreadyEnqueued:
         log.debug("match %s: a board job waits already", match_id)
+
+
+async def defer_move_jobs(jobs: Jobs, conn: AsyncConnection[Any], match_id: int,
+                          seq: int) -> None:
+    """A stored move's jobs, inside its transaction: its announcement and, for a match in
+    a group, the group's board job (the announcement deferred that one once it had told
+    the players, in a transaction of its own: one of a move's PostgreSQL transactions in
+    the scaled mode). The two are independent: the board job tells the group from the
+    rows and its own told keys, whether the announcement ran before it or not."""
+    await defer_announce(jobs, conn, match_id, seq)
+    async with conn.cursor(row_factory=tuple_row) as cur:
+        await cur.execute("SELECT chat_id < 0 FROM matches WHERE match_id = %s", (match_id,))
+        row = await cur.fetchone()
+    if row is not None and row[0]:
+        await defer_board(jobs, match_id, conn=conn)
 
 
 def board_lock(match_id: int) -> str:
@@ -366,13 +283,14 @@ def job_hooks(jobs: Jobs, ai_delay: float = 0.0) -> JobHooks:
     """What a store of the scaled mode does in a change's own transaction, given to it when
     it is opened (:func:`storage.open_store`'s ``hooks``; its flow is built with
     ``announced_by_jobs``): a move defers its ``announce`` job (the announcer, which reads
-    who moved from the move's rows), an armed deadline its timer jobs, and a computer's
+    who moved from the move's rows) and its group's ``board`` job (:func:`defer_move_jobs`),
+    an armed deadline its timer jobs, and a computer's
     turn that no move brought (a match starting with a computer to move, a seat handed to
     the computer) a ``computer_move`` job (it does nothing if the computer is not to move
     after all)."""
 
     async def after_append(conn: AsyncConnection[Any], match_id: int, seq: int) -> None:
-        await defer_announce(jobs, conn, match_id, seq)
+        await defer_move_jobs(jobs, conn, match_id, seq)
 
     async def after_arm(conn: AsyncConnection[Any], match_id: int, seq: int, deadline: float,
                         seconds: int) -> None:

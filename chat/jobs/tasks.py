@@ -26,15 +26,14 @@ from chat.jobs.core import (
     STALLED_AFTER,
     SWEEP_CRON,
     TIMERS_QUEUE,
-    JobEnd,
     Jobs,
-    QuietFetches,
     at,
     defer_board,
     defer_computer,
     job_pool,
     timer_lock,
 )
+from chat.jobs.manager import JobEnd, QuietFetches
 from chat.jobs.news import MatchNews
 from chat.notices import BOARD_KEY, Announced, BoardPost, ComputerTurn, Notice, Send, untold
 from storage.pg_reads import AnnounceReads
@@ -122,14 +121,15 @@ class JobServices:
         With ``match_id`` (an announcement of that match): what the store says was
         delivered already is skipped (:data:`chat.notices.Told`; ``told``: the store's
         notes as the caller just read them, for the first notices), and the group's notices
-        are the match's board job's (:func:`defer_board`), so that no private panel ever
-        waits behind a group's post for its window. (An announcement that posted the group's
+        are the match's board job's (deferred with each move in the move's transaction,
+        :func:`chat.jobs.core.defer_move_jobs`), so that no private panel ever waits behind
+        a group's post for its window. (An announcement that posted the group's
         board itself, when its window was open, saved the board job's transactions but
         posted some boards twice under the chaos test's kills: a board job for newer moves
         could run while that post was still out. Every group post is the board job's
         again until that is solved.)
 
-        With ``end`` (the job's own end, :class:`~chat.jobs.core.JobEnd`): written with the
+        With ``end`` (the job's own end, :class:`~chat.jobs.manager.JobEnd`): written with the
         last marker, when one moves; the job returns right after."""
         marks: list[Announced] = []
         tasks: list[asyncio.Task[list[object]]] = []
@@ -140,9 +140,8 @@ class JobServices:
                 return  # nothing to check against the store's notes
             rest: list[Notice] = []
             if match_id is not None:
-                batch, group = await self.untold(match_id, batch, known)
-                if group:
-                    await defer_board(self.jobs, match_id)
+                # The group's notices are the board job's, deferred with the move.
+                batch, _group = await self.untold(match_id, batch, known)
             for notice in batch:
                 if isinstance(notice, ComputerTurn):
                     await defer_computer(self.jobs, notice.match_id, notice.seq,
