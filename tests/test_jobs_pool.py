@@ -76,6 +76,27 @@ async def test_a_connection_idle_for_a_while_is_checked_before_it_is_lent(
         assert {queries[pid] for pid in used} == {CHECK}, queries
 
 
+async def test_work_done_one_piece_at_a_time_keeps_to_one_warm_connection(
+        pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker's fetches, finishes and polls one after another reuse the connection just
+    given back: none waits long enough to be checked (lent oldest first, they went round
+    the pool's four connections and each was checked when it came round)."""
+    monkeypatch.setattr(jobs_core, "CHECK_IDLE_AFTER", 0.2)
+    jobs = build_jobs(pg_url)
+    async with jobs.app.open_async():
+        pool = jobs.app.connector.pool
+        assert pool.get_stats()["pool_size"] > 1
+        pids: set[int] = set()
+        for _ in range(6):
+            async with pool.connection() as conn:
+                await conn.execute(MARK)
+                pids.add(conn.info.backend_pid)
+            await asyncio.sleep(0.08)
+        assert len(pids) == 1, pids
+        queries = await last_queries(pg_url)
+        assert queries[pids.pop()] == WORKED, queries
+
+
 async def test_a_connection_the_server_closed_is_replaced_once_it_was_idle(
         pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(jobs_core, "CHECK_IDLE_AFTER", 0.2)

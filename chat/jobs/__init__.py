@@ -18,7 +18,8 @@ as the matches, so a killed process loses nothing. The jobs:
   runs, so a second one would be pointless). The job first waits for the match's writers
   (:meth:`~storage.postgres.PostgresStore.announce_reads`): a move whose own job was
   refused because this one was still queued is then seen by it.
-- ``board(match_id)`` (queue ``announce``, deferred by the announcement job): tells the
+- ``board(match_id)`` (queue ``announce``, deferred with the announcement in the move's
+  transaction for a match in a group, :func:`chat.jobs.core.defer_move_jobs`): tells the
   group what its newest board post does not show yet, in one post, when the group's window
   lets one out; while the window is shut it is a job scheduled for when it opens, holding
   no worker's slot. ``lock=`` and ``queueing_lock=board:<id>``.

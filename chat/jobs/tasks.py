@@ -33,6 +33,7 @@ from chat.jobs.core import (
     job_pool,
     timer_lock,
 )
+from chat.jobs.manager import JobEnd, QuietFetches
 from chat.jobs.news import MatchNews
 from chat.notices import BOARD_KEY, Announced, BoardPost, ComputerTurn, Notice, Send, untold
 from storage.pg_reads import AnnounceReads
@@ -62,6 +63,7 @@ def build_jobs(url: str, *, prepare: bool = True) -> Jobs:
     store's (:meth:`storage.postgres.PostgresStore.open`)."""
     app = App(connector=PsycopgConnector(conninfo=url, pool_factory=job_pool, kwargs={
         "prepare_threshold": PREPARE_AFTER if prepare else None}))
+    app.job_manager = QuietFetches(connector=app.connector)
     announce = app.task(name="announce", queue=ANNOUNCE_QUEUE, pass_context=True,
                         retry=RetryStrategy(max_attempts=20, exponential_wait=2))(_announce)
     # Timers before announcements: procrastinate hands out the waiting jobs by priority,
@@ -102,8 +104,8 @@ class JobServices:
 
     async def deliver(self, notices: Sequence[Notice],
                       more: Callable[[int], Awaitable[Pending]] | None = None, *,
-                      match_id: int | None = None, told: Mapping[str, int] | None = None
-                      ) -> bool:
+                      match_id: int | None = None, told: Mapping[str, int] | None = None,
+                      end: JobEnd | None = None) -> bool:
         """Send ``notices``; computers' turns become jobs; the announcement marker moves
         only once everything before it went out. False if something could not be
         delivered (the marker stays, so the job's retry announces it again).
@@ -119,12 +121,16 @@ class JobServices:
         With ``match_id`` (an announcement of that match): what the store says was
         delivered already is skipped (:data:`chat.notices.Told`; ``told``: the store's
         notes as the caller just read them, for the first notices), and the group's notices
-        are the match's board job's (:func:`defer_board`), so that no private panel ever
-        waits behind a group's post for its window. (An announcement that posted the group's
+        are the match's board job's (deferred with each move in the move's transaction,
+        :func:`chat.jobs.core.defer_move_jobs`), so that no private panel ever waits behind
+        a group's post for its window. (An announcement that posted the group's
         board itself, when its window was open, saved the board job's transactions but
         posted some boards twice under the chaos test's kills: a board job for newer moves
         could run while that post was still out. Every group post is the board job's
-        again until that is solved.)"""
+        again until that is solved.)
+
+        With ``end`` (the job's own end, :class:`~chat.jobs.manager.JobEnd`): written with the
+        last marker, when one moves; the job returns right after."""
         marks: list[Announced] = []
         tasks: list[asyncio.Task[list[object]]] = []
 
@@ -134,9 +140,8 @@ class JobServices:
                 return  # nothing to check against the store's notes
             rest: list[Notice] = []
             if match_id is not None:
-                batch, group = await self.untold(match_id, batch, known)
-                if group:
-                    await defer_board(self.jobs, match_id)
+                # The group's notices are the board job's, deferred with the move.
+                batch, _group = await self.untold(match_id, batch, known)
             for notice in batch:
                 if isinstance(notice, ComputerTurn):
                     await defer_computer(self.jobs, notice.match_id, notice.seq,
@@ -163,8 +168,18 @@ class JobServices:
         results = [r for t in tasks for r in await t]
         if not all(r is True for r in results):
             return False
-        for mark in sorted(marks, key=lambda m: m.seq):
-            await self.store.set_announced(mark.match_id, mark.seq)
+        # Each match's newest marker alone: the marker never goes back, so the older ones
+        # written first changed nothing the newest does not.
+        newest = {m.match_id: m.seq for m in sorted(marks, key=lambda m: m.seq)}
+        last = list(newest.items())
+        for marked, seq in last[:-1]:
+            await self.store.set_announced(marked, seq)
+        if last and end is not None:
+            # The job's last write: its end goes with it.
+            await self.store.set_announced_with(*last[-1], end)
+            end.committed()
+        elif last:
+            await self.store.set_announced(*last[-1])
         return True
 
     async def untold(self, match_id: int, notices: Sequence[Notice],
@@ -215,14 +230,25 @@ async def _announce(context: JobContext, match_id: int, **_before: object) -> No
     # Followed before the read: a move stored from then on is not missed by ``more``.
     changed = await svc.news.watch(svc.store, match_id)
     try:
-        await _tell(svc, match_id, changed)
+        await _tell(svc, match_id, changed, ending(context))
     finally:
         svc.news.forget(match_id)
 
 
-async def _tell(svc: JobServices, match_id: int, changed: Callable[[], bool]) -> None:
+def ending(context: JobContext) -> JobEnd | None:
+    """The job's end, to be written with its last write (``None``: the worker writes it,
+    as procrastinate's worker does for every job)."""
+    manager = context.app.job_manager
+    if context.job.id is None or not isinstance(manager, QuietFetches):
+        return None
+    return manager.ending(context.job.id)
+
+
+async def _tell(svc: JobServices, match_id: int, changed: Callable[[], bool],
+                end: JobEnd | None = None) -> None:
     """:func:`_announce`'s work; ``changed``: whether a newer move may have been stored
-    since it last said so (:meth:`MatchNews.watch`)."""
+    since it last said so (:meth:`MatchNews.watch`); ``end``: the job's end, written with
+    the marker."""
     reads = await svc.store.announce_reads(match_id)  # once the match's writers are done
     told, announced = reads.told, reads.announced
     if GROUP_KEY not in told and BOARD_KEY not in told:
@@ -248,7 +274,7 @@ async def _tell(svc: JobServices, match_id: int, changed: Callable[[], bool]) ->
                                                 read=(newer.stored, read_rows(newer))),
                 newer.told)
 
-    if not await svc.deliver(notices, more, match_id=match_id, told=told):
+    if not await svc.deliver(notices, more, match_id=match_id, told=told, end=end):
         raise NotDelivered(f"match {match_id}: announcement not delivered")
 
 

@@ -1,0 +1,141 @@
+"""What an announcement job writes, and in how many transactions (issue 39): its end
+(procrastinate's ``finish_job``) goes in the write that moves the match's marker, and
+that marker is written once, for the newest move it tells."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import psycopg
+from procrastinate import sql
+from procrastinate.jobs import Job, Status
+from psycopg.rows import dict_row
+
+from chat.jobs import ANNOUNCE_QUEUE, COMPUTER_QUEUE
+from chat.jobs.manager import QuietFetches
+from krendzu import Settings
+from storage import SeatSpec
+from tests.test_jobs import ANN, Scaled, group_duel, move, scaled  # noqa: F401 (fixture)
+
+
+def worker_ends(s: Scaled) -> list[int]:
+    """The ids of the jobs whose end the worker writes itself (procrastinate's
+    ``finish_job`` query on its connector), from now on."""
+    ended: list[int] = []
+    connector: Any = s.svc.jobs.app.connector
+    run = connector.execute_query_async
+
+    async def counted(query: str, **arguments: Any) -> Any:
+        if query == sql.queries["finish_job"]:
+            ended.append(int(arguments["job_id"]))
+        return await run(query, **arguments)
+
+    connector.execute_query_async = counted
+    return ended
+
+
+def marker_writes(s: Scaled) -> list[tuple[int, int]]:
+    """The store's writes of a match's marker (either way), from now on."""
+    written: list[tuple[int, int]] = []
+    store: Any = s.svc.store
+    plain, joint = store.set_announced, store.set_announced_with
+
+    async def set_announced(match_id: int, seq: int) -> None:
+        written.append((match_id, seq))
+        await plain(match_id, seq)
+
+    async def set_announced_with(match_id: int, seq: int, also: Any) -> None:
+        written.append((match_id, seq))
+        await joint(match_id, seq, also)
+
+    store.set_announced, store.set_announced_with = set_announced, set_announced_with
+    return written
+
+
+async def test_an_announcement_ends_in_the_write_of_its_marker(
+        scaled: Scaled) -> None:  # noqa: F811 (the fixture)
+    s = scaled
+    match_id = await group_duel(s)
+    await move(s, match_id)
+    await move(s, match_id)  # one job tells both
+    ended, written = worker_ends(s), marker_writes(s)
+    await s.run((ANNOUNCE_QUEUE,))
+    jobs = {j["task_name"]: j for j in await s.jobs()}
+    assert jobs["announce"]["status"] == "succeeded"
+    assert jobs["announce"]["attempts"] == 1
+    assert (await s.svc.store.get_match(match_id)).announced_seq == 2
+    assert written == [(match_id, 2)], "the newest marker alone"
+    # The announcement's end was its marker's write; the board job's is the worker's.
+    assert jobs["announce"]["id"] not in ended
+    assert jobs["board"]["id"] in ended and jobs["board"]["status"] == "succeeded"
+
+
+async def test_an_announcement_no_longer_running_keeps_its_marker(
+        scaled: Scaled) -> None:  # noqa: F811 (the fixture)
+    """A job the sweeper closed meanwhile (taken for stalled) cannot end in its write: the
+    marker moves all the same, and the end is left to the worker, as before."""
+    s = scaled
+    match_id = await group_duel(s)
+    await move(s, match_id)
+    [job] = await s.jobs("announce")
+    await s.sql("UPDATE procrastinate_jobs SET status = 'failed' WHERE id = %s", (job["id"],))
+    manager = s.svc.jobs.app.job_manager
+    assert isinstance(manager, QuietFetches)
+    end = manager.ending(job["id"])
+    await s.svc.store.set_announced_with(match_id, 1, end)
+    end.committed()
+    assert (await s.svc.store.get_match(match_id)).announced_seq == 1
+    assert not end.written
+    assert [j["status"] for j in await s.jobs("announce")] == ["failed"]
+    # The worker's own end is not skipped (it reports the job's state, as before).
+    ended = worker_ends(s)
+    with contextlib.suppress(Exception):
+        await manager.finish_job(Job.from_row(await job_row(s, job["id"])),
+                                 status=Status.SUCCEEDED, delete_job=False)
+    assert ended == [job["id"]]
+
+
+async def job_row(s: Scaled, job_id: int) -> dict[str, Any]:
+    async with await psycopg.AsyncConnection.connect(s.url, row_factory=dict_row) as c:
+        cur = await c.execute("SELECT * FROM procrastinate_jobs WHERE id = %s", (job_id,))
+        row = await cur.fetchone()
+    assert row is not None
+    return row
+
+
+async def test_a_move_in_a_group_commits_with_its_board_job(
+        scaled: Scaled) -> None:  # noqa: F811 (the fixture)
+    """The group's board job is deferred in the move's own transaction, beside its
+    announcement (the announcement deferred it in a transaction of its own), and the
+    announcement defers none: the move's board job tells the group."""
+    s = scaled
+    match_id = await group_duel(s)
+    await s.sql("DELETE FROM procrastinate_jobs")  # the start's timers: not this test's
+    await move(s, match_id)
+    assert [(j["status"], j["args"], j["lock"], j["queueing_lock"])
+            for j in await s.jobs("board")] == [
+        ("todo", {"match_id": match_id}, f"board:{match_id}", f"board:{match_id}")]
+    await move(s, match_id)
+    assert len(await s.jobs("board")) == 1, "one waiting is enough"
+    await s.run((ANNOUNCE_QUEUE,))
+    assert [j["status"] for j in await s.jobs("board")] == ["succeeded"]
+    row = await s.svc.store.get_match(match_id)
+    assert (await s.svc.store.told(match_id))["board"] == row.move_count
+
+
+async def test_a_move_in_a_private_chat_has_no_board_job(
+        scaled: Scaled) -> None:  # noqa: F811 (the fixture)
+    s = scaled
+    await s.svc.flow.see_user(ANN, private=True)
+    stored = await s.svc.store.create_match(ANN.user_id, Settings(),
+                                            [SeatSpec.human(ANN.user_id),
+                                             SeatSpec.computer(1)])
+    game = stored.game
+    while stored.row.seats[game.current_player].user_id != ANN.user_id:
+        await s.run((COMPUTER_QUEUE,))
+        stored = await s.svc.store.load_match(stored.match_id)
+        game = stored.game
+    await s.svc.store.append_move(stored.match_id, stored.next_seq, game.legal_actions()[0])
+    assert [j["status"] for j in await s.jobs("announce")][-1] == "todo"
+    assert await s.jobs("board") == [], "nothing of a private match is a group's"
