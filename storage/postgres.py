@@ -561,7 +561,7 @@ class PostgresStore(Store):
     @contextlib.asynccontextmanager
     async def hold_chat(self, chat_id: int, thread_id: int | None) -> AsyncIterator[None]:
         """The chat's (or forum topic's) lock for every process of the bot, held for the
-        ``async with`` block: :class:`chat.flow.locks.SharedLocks` takes it for the flow's
+        ``async with`` block: :class:`chat.flow.base.SharedLocks` takes it for the flow's
         critical sections (a timeout counted and its stand-in's move made, say), so that a
         move handled by another process cannot come in between.
 
