@@ -17,6 +17,10 @@ transaction: the match's advisory lock, ``NOTIFY``, the scaled mode's jobs. What
 PostgreSQL has stays here: ``LISTEN``, the chats' flow locks, ``pg_dump``, the update
 failures and the webhook workers' reply outbox.
 
+A task that holds a chat's lock (:meth:`PostgresStore.hold_chat`) makes its calls of the
+store in the lock's own transaction, each in a savepoint, committed with the lock at the end
+of its block: one transaction for the lock and what the flow reads and writes under it.
+
 One match is served by any process, so its writes are serialised in the database:
 ``append_move`` takes ``pg_advisory_xact_lock(match_id)`` (the ``_lock_match`` hook) inside
 its transaction (released at COMMIT or ROLLBACK, so a pooled connection can never carry it
@@ -68,6 +72,16 @@ from storage.common import (
 )
 from storage.connector import Params, Tx, UniqueViolation, format_style
 from storage.migrations import Migration, Plan, require_latest
+from storage.pg_held import (
+    HELD,
+    SNAPSHOT,
+    Held,
+    holding,
+    in_transaction,
+    rowcount_of,
+    rows_of,
+    run_held,
+)
 from storage.pg_migrations import LATEST, MIGRATIONS, VERSION_TABLE
 from storage.pg_reads import (
     MATCH_AND_MOVES,
@@ -366,41 +380,20 @@ class PostgresStore(Store):
     async def _select(self, sql: str, params: Sequence[Any] | Mapping[str, Any],
                       map_row: Callable[[Row], R]) -> list[R]:
         """One query (one statement: one snapshot), each row mapped by ``map_row``."""
-
-        async def work(conn: Conn) -> list[R]:
-            cur = await conn.execute(sql, params)
-            return [map_row(r) for r in await cur.fetchall()]
-
-        return await self._guard(work)
+        return await self._guard(rows_of(sql, params, map_row))
 
     async def _read(self, op: Op[T]) -> T:
         """Several queries that must agree: one read-only snapshot transaction."""
-
-        async def work(conn: Conn) -> T:
-            async with conn.transaction():
-                await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                return await op(conn)
-
-        return await self._guard(work)
+        return await self._guard(in_transaction(op, SNAPSHOT))
 
     async def _write(self, op: Op[T]) -> T:
         """One write transaction (READ COMMITTED), committed before this returns; any
         exception rolls all of it back."""
-
-        async def work(conn: Conn) -> T:
-            async with conn.transaction():
-                return await op(conn)
-
-        return await self._guard(work)
+        return await self._guard(in_transaction(op))
 
     async def _change(self, sql: str, params: Sequence[Any] | Mapping[str, Any]) -> int:
         """One statement as one write; how many rows it changed."""
-
-        async def work(conn: Conn) -> int:
-            cur = await conn.execute(sql, params)
-            return cur.rowcount
-
-        return await self._guard(work)
+        return await self._guard(rowcount_of(sql, params))
 
     @staticmethod
     async def _one(conn: Conn, sql: str,
@@ -408,21 +401,35 @@ class PostgresStore(Store):
         cur = await conn.execute(sql, params)
         return await cur.fetchone()
 
+    async def _in_lock(self, work: Callable[[Conn], Awaitable[T]]) -> T:
+        """Run ``work`` as the store's calls run, and in the transaction of the chat's lock
+        when this task holds one (:meth:`hold_chat`, :func:`storage.pg_held.run_held`)."""
+        held = holding(self)
+        if held is None:
+            return await self._guard(work)
+        if self._closed:
+            raise StorageError("the store is closed")
+        try:
+            return await run_held(held, work, self._calls)
+        except psycopg.Error as exc:
+            raise StorageError(f"{type(exc).__name__}: {exc.diag.message_primary or exc}"
+                               ) from exc
+
     # The connector (storage.store.Store's four ways in, and its hooks) ---------------------
 
     dialect = POSTGRES
 
     async def _query(self, sql: str, params: Params, map_row: Callable[[Row], R]) -> list[R]:
-        return await self._select(format_style(sql), params, map_row)
+        return await self._in_lock(rows_of(format_style(sql), params, map_row))
 
     async def _modify(self, sql: str, params: Params) -> int:
-        return await self._change(format_style(sql), params)
+        return await self._in_lock(rowcount_of(format_style(sql), params))
 
     async def _in_read(self, op: TxOp[T]) -> T:
-        return await self._read(lambda conn: op(PgTx(conn)))
+        return await self._in_lock(in_transaction(lambda conn: op(PgTx(conn)), SNAPSHOT))
 
     async def _in_write(self, op: TxOp[T]) -> T:
-        return await self._write(lambda conn: op(PgTx(conn)))
+        return await self._in_lock(in_transaction(lambda conn: op(PgTx(conn))))
 
     async def _lock_match(self, tx: Tx, match_id: int) -> None:
         # Released at COMMIT or ROLLBACK: a pooled connection never carries it further.
@@ -459,7 +466,7 @@ class PostgresStore(Store):
 
     async def _match_and_moves(self, match_id: int) -> tuple[MatchRow, list[MoveRow]]:
         # One statement (one snapshot, one round trip): the row and its log as arrays.
-        found = await self._select(MATCH_AND_MOVES, (match_id,), match_and_log)
+        found = await self._in_lock(rows_of(MATCH_AND_MOVES, (match_id,), match_and_log))
         if not found:
             raise NotFound(f"no match {match_id}")
         return found[0]
@@ -568,11 +575,16 @@ class PostgresStore(Store):
         It is ``pg_advisory_xact_lock`` in a transaction of a connection of its own, open
         for the block and ended after it, never a session-level lock (a pooled connection
         would carry that to its next borrower). A killed process's connection closes, and
-        the server ends its transaction and the lock with it. The block's own reads and
-        writes go through the store's pool as usual."""
+        the server ends its transaction and the lock with it.
+
+        The block's own calls of the store run in that transaction too (:mod:`storage.pg_held`)
+        and commit with it at the block's end, whatever ended it (each call was whole, as
+        when it was a transaction of its own); a killed holder leaves nothing of its block."""
         if self._closed:
             raise StorageError("the store is closed")
         pool = await self._locks_pool()
+        failure: BaseException | None = None
+        cancelled = False
         async with pool.connection() as conn, conn.transaction():
             # set_config(..., true) is SET LOCAL: for this transaction only (no session
             # state, so a transaction-mode pgbouncer may sit in between).
@@ -580,7 +592,25 @@ class PostgresStore(Store):
                 "SELECT set_config('idle_in_transaction_session_timeout', %s, true), "
                 "pg_advisory_xact_lock(%s, hashtext(%s))",
                 (str(LOCK_IDLE_MS), CHAT_LOCKS, f"{chat_id}:{thread_id or 0}"))
-            yield
+            task = asyncio.current_task()
+            assert task is not None
+            held = Held(self, task, conn)
+            token = HELD.set(held)
+            try:
+                yield
+            except GeneratorExit:
+                raise
+            except BaseException as exc:  # re-raised once committed
+                failure = exc
+            finally:
+                HELD.reset(token)
+                cancelled = await held.settle()
+        # Committed whatever ended the block: each of its calls was whole (its own
+        # savepoint), as each was once its own transaction.
+        if failure is not None:
+            raise failure
+        if cancelled:
+            raise asyncio.CancelledError
 
     async def _locks_pool(self) -> AsyncConnectionPool[Conn]:
         async with self._lock_pool_made:

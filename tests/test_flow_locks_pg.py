@@ -152,6 +152,68 @@ async def test_the_chat_lock_is_a_transaction_lock_released_with_its_connection(
         await two.close()
 
 
+async def test_the_holders_calls_run_in_the_locks_own_transaction(pg_url: str) -> None:
+    """The store's calls of the task holding the chat's lock are made in the lock's
+    transaction (one transaction where each was one of its own): the block sees its writes,
+    another process sees them once the block ends; a refused append (a taken move number)
+    undoes itself alone; a cancelled holder's calls commit whole, each as it finished; a
+    holder killed (its connection ended) leaves nothing of its block, and the lock free."""
+    import psycopg
+
+    from storage import SequenceConflict
+    from storage.postgres import CHAT_LOCKS
+
+    async with two_processes(pg_url, shared=True) as (a, b):
+        match_id = await group_duel(a)
+        store, other = a.store, b.store
+
+        async def next_step() -> tuple[int, Any, int]:
+            stored = await other.load_match(match_id)
+            return stored.next_seq, stored.game.legal_actions()[0], stored.row.move_count
+
+        seq, step, count = await next_step()
+        async with store.hold_chat(GROUP, None):
+            with pytest.raises(SequenceConflict):
+                await store.append_move(match_id, seq + 5, step)
+            await store.append_move(match_id, seq, step, update_id=3901)
+            assert (await store.get_match(match_id)).move_count == count + 1
+            assert (await other.get_match(match_id)).move_count == count  # not yet
+        assert (await other.get_match(match_id)).move_count == count + 1
+
+        seq, step, count = await next_step()
+        wrote = asyncio.Event()
+
+        async def holder() -> None:
+            async with store.hold_chat(GROUP, None):
+                await store.append_move(match_id, seq, step)
+                wrote.set()
+                await asyncio.sleep(30)
+
+        cancelled = asyncio.create_task(holder())
+        await asyncio.wait_for(wrote.wait(), 5)
+        cancelled.cancel()
+        await asyncio.gather(cancelled, return_exceptions=True)
+        assert cancelled.cancelled()
+        assert (await other.get_match(match_id)).move_count == count + 1
+        async with asyncio.timeout(2):
+            await _enter(other, GROUP)
+
+        seq, step, count = await next_step()
+        wrote.clear()
+        killed = asyncio.create_task(holder())
+        await asyncio.wait_for(wrote.wait(), 5)
+        with psycopg.connect(pg_url, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE "
+                          "locktype = 'advisory' AND classid = %s AND granted",
+                          (CHAT_LOCKS,))
+        async with asyncio.timeout(5):
+            await _enter(other, GROUP)
+        assert (await other.get_match(match_id)).move_count == count
+        killed.cancel()
+        await asyncio.gather(killed, return_exceptions=True)
+        assert (await other.get_match(match_id)).move_count == count
+
+
 async def test_a_process_hung_inside_a_critical_section_loses_the_lock(
         pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The lock's transaction idle longer than LOCK_IDLE_MS is ended by the server (SET

@@ -215,7 +215,8 @@ class SharedLocks:
     """The chat's lock for every process serving the bot (the scaled mode): this process's
     :class:`MatchLocks` first, so that however many of its tasks wait for one chat only one
     of them waits in the database, then ``shared``, the database's lock of the chat
-    (:meth:`storage.postgres.PostgresStore.hold_chat`), held to the end of the block."""
+    (:meth:`storage.postgres.PostgresStore.hold_chat`), held to the end of the block, whose
+    store calls run in the database lock's own transaction (one commit for the block)."""
 
     def __init__(self, shared: Callable[[int, int | None], AbstractAsyncContextManager[None]]
                  ) -> None:
