@@ -336,3 +336,14 @@ class Held:
 #: The update being processed in this task holds its notices (a webhook worker with a reply
 #: outbox); ``None``: :meth:`Delivery.run` queues them at once.
 HELD: ContextVar[Held | None] = ContextVar("krendzu_held", default=None)
+
+
+def chat_of(notice: Notice) -> int:
+    """The chat a notice is written to (and queued for)."""
+    if isinstance(notice, Send | ShowLobby | BoardPost | BoardClock):
+        return notice.chat_id
+    if isinstance(notice, EditPanel | DropPanel):
+        return notice.user_id
+    if isinstance(notice, Ephemeral):  # after its receiver's panel edits, not the group's posts
+        return notice.receiver
+    raise TypeError(type(notice).__name__)
