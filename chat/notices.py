@@ -91,6 +91,10 @@ class Send:
     told: Told | None = None
     #: Sent as a reply to this message of the chat (a pointer to an earlier answer).
     reply_to: int | None = None
+    #: A panel's (``panel_of``): the move lines it shows, remembered in the write of the
+    #: panel's message (:meth:`storage.Store.set_panel`), which the mover's next record
+    #: starts from; ``None``: remembered otherwise (chat/flow/broadcast.py).
+    lines: tuple[str, ...] | None = None
     #: The first message of a group's information answer (:mod:`chat.answers`): delivery
     #: reports its message id once sent, or that it was not sent.
     answer: Hashable | None = None
@@ -215,6 +219,8 @@ class DropPanel:
     match_id: int
     user_id: int
     note: str | None = None
+    #: The lines the dropped panel showed are forgotten in the same write (a mover's).
+    forget_lines: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -66,8 +66,7 @@ class Sender(EphemeralSending):
 
     async def deliver(self, notice: Notice, ride: Ride | None = None) -> Message | None:
         """Make the calls of one notice; the message a :class:`Send` made (``None`` for the
-        other notices, and for a send that could not be made). ``ride``: the marker its
-        record's write may move too (:mod:`chat.markers`)."""
+        other notices, and for a send that could not be made; ``ride``: :mod:`chat.markers`)."""
         if isinstance(notice, Send | Ephemeral):
             message = await (self.send_ephemeral(notice, notes=True)
                              if isinstance(notice, Ephemeral)
@@ -86,16 +85,16 @@ class Sender(EphemeralSending):
             await self._note(notice.told, ride=ride)
         elif isinstance(notice, DropPanel):
             known = await riding(ride, notice.match_id, lambda announced: self.store.set_panel(
-                notice.match_id, notice.user_id, None, announced=announced))
+                notice.match_id, notice.user_id, None, announced=announced,
+                lines={notice.user_id: None} if notice.forget_lines else None))
             if known:
                 await self._retire_panel(notice.user_id, known, notice.note)
         return None
 
     async def _note(self, told: Told | None, seq: int = 0, *, ride: Ride | None = None) -> None:
         """Telegram took the notice: note it (:data:`chat.notices.Told`) at once, so that
-        an announcement run again (its worker killed) does not tell it twice (with the
-        marker ``ride`` lets it move). A note that cannot be written costs a repeat after a
-        kill, never the delivery."""
+        an announcement run again (its worker killed) does not tell it twice (``ride``: the
+        marker moved with it). A note not written costs a repeat after a kill, not delivery."""
         if told is None:
             return
         try:
@@ -293,7 +292,8 @@ class Sender(EphemeralSending):
             match_id, user_id = send.panel_of
             panel = PanelMessage(message.message_id, send.picture is not None)
             old = await riding(ride, match_id, lambda announced: self.store.set_panel(
-                match_id, user_id, panel, notes=told_notes(send, notes), announced=announced))
+                match_id, user_id, panel, notes=told_notes(send, notes), announced=announced,
+                lines=None if send.lines is None else {user_id: send.lines}))
             if old and (old.message_id, old.in_group) != (message.message_id, None):
                 await self._retire_panel(chat_id, old, send.replaces)
         return message

@@ -490,17 +490,22 @@ class MatchSql(SqlCore):
 
     async def set_panel(self, match_id: int, user_id: int, panel: PanelMessage | None, *,
                         notes: Mapping[str, int] | None = None,
-                        announced: int | None = None) -> PanelMessage | None:
+                        announced: int | None = None,
+                        lines: Mapping[int, Sequence[str] | None] | None = None
+                        ) -> PanelMessage | None:
         """Remember (or, with ``None``, forget) the player's panel message; returns the one
         it replaces (in the same write, so two senders cannot both miss the old one).
         ``notes``: :meth:`note_told`'s keys of the match noted in the same write (a new
         panel's announcement: told with the panel it became, one transaction);
-        ``announced``: the match's marker moved in it too (:meth:`post_board`'s)."""
+        ``announced``: the match's marker moved in it too (:meth:`post_board`'s); ``lines``:
+        :meth:`set_panel_lines`'s, in it too (what the new panel shows, or none for a
+        panel dropped)."""
         async def work(tx: Tx) -> PanelMessage | None:
             # Two senders must not both read the same old panel (a missing row cannot be
             # locked with FOR UPDATE, so PostgreSQL takes the match's lock).
             await self._lock_match(tx, match_id)
             await self._note_told(tx, match_id, notes, announced)
+            await self._set_panel_lines(tx, match_id, lines or {})
             old = await tx.fetchone(q.GET_PANEL, (match_id, user_id))
             if panel is None:
                 await tx.execute(q.DELETE_PANEL, (match_id, user_id))
@@ -523,19 +528,24 @@ class MatchSql(SqlCore):
         id, in one write (one move changes several players' panels)."""
         if not lines:
             return
+
+        async def work(tx: Tx) -> None:
+            await self._set_panel_lines(tx, match_id, lines)
+
+        await self._in_write(work)
+
+    async def _set_panel_lines(self, tx: Tx, match_id: int,
+                               lines: Mapping[int, Sequence[str] | None]) -> None:
+        """:meth:`set_panel_lines` within ``tx``."""
         gone = [user_id for user_id, shown in lines.items() if shown is None]
         kept = [(match_id, user_id, panel_lines_dump(shown))
                 for user_id, shown in lines.items() if shown is not None]
-
-        async def work(tx: Tx) -> None:
-            if gone:
-                users, params = self.dialect.any_of("user_id", gone)
-                await tx.execute(f"DELETE FROM panel_lines WHERE match_id = ? AND {users}",
-                                 (match_id, *params))
-            if kept:
-                await tx.executemany(q.UPSERT_PANEL_LINES, kept)
-
-        await self._in_write(work)
+        if gone:
+            users, params = self.dialect.any_of("user_id", gone)
+            await tx.execute(f"DELETE FROM panel_lines WHERE match_id = ? AND {users}",
+                             (match_id, *params))
+        if kept:
+            await tx.executemany(q.UPSERT_PANEL_LINES, kept)
 
     async def board_message(self, match_id: int) -> tuple[int, str] | None:
         """The group's newest board post of the match: (message id, caption)."""
