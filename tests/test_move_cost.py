@@ -62,10 +62,12 @@ from tests.test_jobs import bot_duel
 #: marker, and a move's board job is deferred in the move's transaction (the announcement
 #: deferred it in one of its own). What is left, a move: the request's read, its chat's
 #: lock and its write (3); two fetches, two snapshots and the board job's end (5); the
-#: announcement's panel lines, the mover's panel forgotten, the mover's record noted, the
-#: next panel remembered, the marker with the job's end (5); the group's window, its
-#: newest post read, the post remembered (3); a poll and a flood lease now and then.
-CEILING = 21
+#: mover's panel forgotten, the mover's record noted, the next panel remembered, the
+#: marker with the job's end (4); the group's window, its newest post read, the post
+#: remembered (3); a poll and a flood lease now and then. About 16.5 (16.4–16.7; 18.1 the
+#: code before, the same hour) since the panels' lines go in the writes of the panels
+#: they are shown in (issue 39; they were a transaction of the announcement's own).
+CEILING = 19
 #: Typed moves measured (their mean is the figure): few enough that the group's board posts
 #: stay inside its window of 19 writes a minute with the lobby's and the start's (a post
 #: the window holds back is a board job's, and costs more).
