@@ -95,6 +95,10 @@ class Send:
     #: panel's message (:meth:`storage.Store.set_panel`), which the mover's next record
     #: starts from; ``None``: remembered otherwise (chat/flow/broadcast.py).
     lines: tuple[str, ...] | None = None
+    #: A typed move's record to its mover (``match_id``'s): the mover's panel is forgotten
+    #: (with its lines) in the write that notes the record, and then says ``replaces``
+    #: without its keyboard, as a :class:`DropPanel` before it did, one write for two.
+    drops_panel: bool = False
     #: The first message of a group's information answer (:mod:`chat.answers`): delivery
     #: reports its message id once sent, or that it was not sent.
     answer: Hashable | None = None

@@ -24,6 +24,7 @@ from telegram.error import BadRequest, ChatMigrated, Forbidden, TelegramError
 from chat import ephemeral
 from chat.ephemeral import EphemeralId
 from chat.ephemeral_sending import EphemeralSending, remembers_panel, told_notes
+from chat.lobby_sending import LobbySending
 from chat.markers import Ride, riding
 from chat.markup import CAPTION_LIMIT, TEXT_LIMIT, fit, markup
 from chat.notices import (
@@ -47,7 +48,7 @@ log = logging.getLogger(__name__)
 FOLLOW_LINES = 12  # move lines kept in a followed board's caption
 
 
-class Sender(EphemeralSending):
+class Sender(EphemeralSending, LobbySending):
     def __init__(self, bot: Bot, store: Store, painter: Painter) -> None:
         self.bot = bot
         self.store = store
@@ -71,7 +72,10 @@ class Sender(EphemeralSending):
             message = await (self.send_ephemeral(notice, notes=True)
                              if isinstance(notice, Ephemeral)
                              else self.send(notice, notes=True, ride=ride))
-            if not remembers_panel(notice, message):  # else noted with the panel
+            if isinstance(notice, Send) and notice.drops_panel:
+                await self._drop(notice.match_id or 0, notice.chat_id, notice.replaces, ride,
+                                 forget=True, told=notice.told if message else None)
+            elif not remembers_panel(notice, message):  # else noted with the panel
                 await self._note(notice.told, ride=ride)
             return message
         if isinstance(notice, BoardPost):
@@ -84,12 +88,19 @@ class Sender(EphemeralSending):
             await self.edit_panel(notice)
             await self._note(notice.told, ride=ride)
         elif isinstance(notice, DropPanel):
-            known = await riding(ride, notice.match_id, lambda announced: self.store.set_panel(
-                notice.match_id, notice.user_id, None, announced=announced,
-                lines={notice.user_id: None} if notice.forget_lines else None))
-            if known:
-                await self._retire_panel(notice.user_id, known, notice.note)
+            await self._drop(notice.match_id, notice.user_id, notice.note, ride,
+                             forget=notice.forget_lines)
         return None
+
+    async def _drop(self, match_id: int, user_id: int, note: str | None, ride: Ride | None,
+                    *, forget: bool, told: Told | None = None) -> None:
+        """Forget the player's panel (``forget``: its lines too; ``told``: noted in the
+        same write, a record sent in its place), then retire the message it was."""
+        known = await riding(ride, match_id, lambda announced: self.store.set_panel(
+            match_id, user_id, None, announced=announced, notes={told[1]: 0} if told else None,
+            lines={user_id: None} if forget else None))
+        if known:
+            await self._retire_panel(user_id, known, note)
 
     async def _note(self, told: Told | None, seq: int = 0, *, ride: Ride | None = None) -> None:
         """Telegram took the notice: note it (:data:`chat.notices.Told`) at once, so that
@@ -232,27 +243,6 @@ class Sender(EphemeralSending):
         message = await self.send(Send(chat, text, silent=True, picture=notice.picture))
         if message is not None:
             self._follow[chat] = (message.message_id, notice)
-
-    # Lobbies and arenas ---------------------------------------------------------------------
-
-    async def _lobby(self, notice: ShowLobby) -> None:
-        if notice.message_id is not None:
-            try:
-                await self.bot.edit_message_text(fit(notice.text, TEXT_LIMIT), notice.chat_id,
-                                                 notice.message_id,
-                                                 reply_markup=markup(notice.keyboard))
-                return
-            except BadRequest as exc:
-                if "not modified" in str(exc):
-                    return
-                # A refused edit did not count at Telegram: its slot of the gate serves the post.
-                log.info("lobby %s: edit failed (%s); posting anew", notice.lobby_id, exc)
-        message = await self.send(Send(notice.chat_id, notice.text, thread_id=notice.thread_id,
-                                       keyboard=notice.keyboard, group=notice.chat_id < 0))
-        if message is not None and (notice.keyboard or notice.arena):
-            with contextlib.suppress(NotFound):  # an arena's post or a lobby's (issue 40)
-                await (self.store.update_arena if notice.arena else self.store.update_lobby)(
-                    notice.lobby_id, message_id=message.message_id)
 
     # Messages ---------------------------------------------------------------------------
 

@@ -107,3 +107,41 @@ async def test_the_panels_lines_are_written_with_the_panels(tmp_path: Path) -> N
                 assert await store.get_panel_lines(row.match_id, mover.id) == []
         assert counted["set_panel_lines"] == 0, counted
         assert sum(counted[name] for name in WRITES) <= 4 * moves, counted
+
+
+async def test_a_typed_moves_record_forgets_the_movers_panel_in_its_write(
+        tmp_path: Path) -> None:
+    """A move typed in the group: the mover's private panel (the one that asked for it)
+    is forgotten, with its lines, in the write that notes the record of the move sent to
+    them below it, and the old panel loses its keyboard and says it is closed, as before:
+    three writes a move (the record with the drop, the next player's panel, the board post
+    with the marker) where the drop was a write of its own."""
+    fake = FakeTelegram(bot_username=BOT)
+    ann, bob = fake.user(1, "Ann"), fake.user(2, "Bob")
+    group = fake.group(-3953, "Dropped", members=[ann, bob])
+    for user in (ann, bob):
+        fake.user_starts(user)
+    async with running_bot(tmp_path, fake) as h:
+        await h.settle()
+        row = await start_group_duel(h, group, ann, bob)
+        await h.settle()
+        store = h.services.store
+        counted = count_writes(store)
+        moves, dropped = 4, 0
+        for _ in range(moves):
+            stored = await h.services.flow.load(row.match_id)
+            to_move = stored.row.seats[stored.game.current_player].user_id or 0
+            panel = await store.get_panel(row.match_id, to_move)
+            assert panel is not None, fake.describe()
+            mover, _after = await play_typed(h, fake, group, row.match_id, {1: ann, 2: bob})
+            assert mover.id == to_move
+            if (await store.get_panel(row.match_id, mover.id)) is None:
+                old = fake.message(mover, panel.message_id)
+                assert not old.buttons(), fake.describe()
+                record = fake.sent(mover)[-1]
+                assert record.message_id != panel.message_id and not record.buttons()
+                assert await store.get_panel_lines(row.match_id, mover.id) == []
+                dropped += 1
+        assert dropped, "no typed move ended its mover's turn"
+        assert counted["set_panel_lines"] == 0 and counted["set_announced"] == 0, counted
+        assert sum(counted[name] for name in WRITES) <= 3 * moves, counted

@@ -26,7 +26,7 @@ from chat.flow.views.messages import Reader
 from chat.flow.views.texts import clock_text
 from chat.flow.views.webapp import AppLinks
 from chat.i18n import Tr
-from chat.notices import DropPanel, Notice, Send
+from chat.notices import DropPanel, EditPanel, Notice, Send
 from krendzu import Card, Match
 from storage import MatchRow, SeatKind, StoredMatch
 
@@ -261,7 +261,7 @@ def with_lines(notices: Sequence[Notice], shown: Mapping[int, list[str] | None]
     write remembers that user's panel anyway (a new panel's :class:`Send`, a dropped
     panel): stored with it, one write where there were two; and the users so served.
     The others' lines (an edited panel's, an ephemeral one's) are written at once."""
-    out = list(notices)
+    out = dropped_with_record(notices)
     later: set[int] = set()
     for i in reversed(range(len(out))):
         notice = out[i]
@@ -270,9 +270,35 @@ def with_lines(notices: Sequence[Notice], shown: Mapping[int, list[str] | None]
             if user not in later and (lines := shown.get(user)) is not None:
                 out[i] = replace(notice, lines=tuple(lines))
                 later.add(user)
+        elif isinstance(notice, Send) and notice.drops_panel:
+            if notice.chat_id not in later and shown.get(notice.chat_id, []) is None:
+                later.add(notice.chat_id)  # forgotten with the panel, in its write
         elif isinstance(notice, DropPanel):
             user = notice.user_id
             if user not in later and user in shown and shown[user] is None:
                 out[i] = replace(notice, forget_lines=True)
                 later.add(user)
     return out, later
+
+
+def dropped_with_record(notices: Sequence[Notice]) -> list[Notice]:
+    """``notices`` with a typed move's :class:`DropPanel` of its mover folded into the
+    record sent to them next (:attr:`Send.drops_panel`): the panel is forgotten in the
+    write that notes the record, one write where there were two. The old panel is retired
+    just after the record goes out rather than just before it."""
+    out = list(notices)
+    folded: set[int] = set()
+    for i, notice in enumerate(out):
+        if not isinstance(notice, DropPanel):
+            continue
+        for j in range(i + 1, len(out)):
+            later = out[j]
+            if isinstance(later, Send) and later.chat_id == notice.user_id:
+                if (later.match_id == notice.match_id and later.panel_of is None
+                        and later.told is not None and later.replaces is None):
+                    out[j] = replace(later, drops_panel=True, replaces=notice.note)
+                    folded.add(i)
+                break
+            if isinstance(later, DropPanel | EditPanel) and later.user_id == notice.user_id:
+                break
+    return [n for i, n in enumerate(out) if i not in folded]
