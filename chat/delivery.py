@@ -41,6 +41,7 @@ from telegram.error import NetworkError, RetryAfter, TelegramError
 
 from chat.gates import Gate
 from chat.group_windows import GroupBusy, GroupWindows
+from chat.markers import Mark, Ride
 from chat.notices import (
     HELD,
     Announced,
@@ -50,10 +51,11 @@ from chat.notices import (
     Ephemeral,
     Notice,
     Send,
+    chat_of,
 )
 from chat.painter import Painter
 from chat.ratelimit import ChatRateLimiter
-from chat.sending import Sender, chat_of
+from chat.sending import Sender
 from storage import Store, is_detached_chat, is_engine_user
 from storage.pg_windows import FloodWindows
 
@@ -122,6 +124,7 @@ class Delivery(GroupWindows):
         #: The windows every process shares (:meth:`share`); ``None``: this process's own.
         self.windows: FloodWindows | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._marks: list[Mark] = []  # the markers waiting for their notices (_mark)
 
     @property
     def on_forbidden(self) -> Callable[[int, int], Awaitable[None]] | None:
@@ -170,8 +173,8 @@ class Delivery(GroupWindows):
                 futures.append(ready)
                 continue
             if isinstance(notice, Announced):
-                waits = [i.done for i in items]
-                task = asyncio.create_task(self._mark(notice, waits))
+                self._marks.append(mark := Mark(notice, [i.done for i in items]))
+                task = asyncio.create_task(self._mark(mark))
                 self._keep(task)
                 futures.append(task)
                 continue
@@ -215,8 +218,16 @@ class Delivery(GroupWindows):
             return []
         return await asyncio.gather(*waits, return_exceptions=True)
 
-    async def _mark(self, notice: Announced, waits: list[asyncio.Future[bool]]) -> bool:
-        results = await self._wait(waits)
+    async def _mark(self, mark: Mark) -> bool:
+        """The marker, once every notice before it is out, unless the last of them moved
+        it in its own record's write (:mod:`chat.markers`)."""
+        notice = mark.notice
+        try:
+            results = await self._wait(mark.waits)
+        finally:
+            self._marks.remove(mark)
+        if mark.written:  # every notice before it was taken by Telegram
+            return True
         if not all(r is True for r in results):
             log.warning("match %s: %d of %d notices before move %s were not delivered; the "
                         "outbox marker stays, so a restart announces them", notice.match_id,
@@ -274,7 +285,8 @@ class Delivery(GroupWindows):
             message = None
             try:
                 try:
-                    message = await self.sender.deliver(item.notice)
+                    message = await self.sender.deliver(item.notice,
+                                                        Ride(self._marks, item.done))
                 finally:
                     if chat < 0:
                         await self._gate(chat).done()

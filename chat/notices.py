@@ -91,6 +91,14 @@ class Send:
     told: Told | None = None
     #: Sent as a reply to this message of the chat (a pointer to an earlier answer).
     reply_to: int | None = None
+    #: A panel's (``panel_of``): the move lines it shows, remembered in the write of the
+    #: panel's message (:meth:`storage.Store.set_panel`), which the mover's next record
+    #: starts from; ``None``: remembered otherwise (chat/flow/broadcast.py).
+    lines: tuple[str, ...] | None = None
+    #: A typed move's record to its mover (``match_id``'s): the mover's panel is forgotten
+    #: (with its lines) in the write that notes the record, and then says ``replaces``
+    #: without its keyboard, as a :class:`DropPanel` before it did, one write for two.
+    drops_panel: bool = False
     #: The first message of a group's information answer (:mod:`chat.answers`): delivery
     #: reports its message id once sent, or that it was not sent.
     answer: Hashable | None = None
@@ -215,6 +223,8 @@ class DropPanel:
     match_id: int
     user_id: int
     note: str | None = None
+    #: The lines the dropped panel showed are forgotten in the same write (a mover's).
+    forget_lines: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,3 +346,14 @@ class Held:
 #: The update being processed in this task holds its notices (a webhook worker with a reply
 #: outbox); ``None``: :meth:`Delivery.run` queues them at once.
 HELD: ContextVar[Held | None] = ContextVar("krendzu_held", default=None)
+
+
+def chat_of(notice: Notice) -> int:
+    """The chat a notice is written to (and queued for)."""
+    if isinstance(notice, Send | ShowLobby | BoardPost | BoardClock):
+        return notice.chat_id
+    if isinstance(notice, EditPanel | DropPanel):
+        return notice.user_id
+    if isinstance(notice, Ephemeral):  # after its receiver's panel edits, not the group's posts
+        return notice.receiver
+    raise TypeError(type(notice).__name__)

@@ -24,6 +24,8 @@ from telegram.error import BadRequest, ChatMigrated, Forbidden, TelegramError
 from chat import ephemeral
 from chat.ephemeral import EphemeralId
 from chat.ephemeral_sending import EphemeralSending, remembers_panel, told_notes
+from chat.lobby_sending import LobbySending
+from chat.markers import Ride, riding
 from chat.markup import CAPTION_LIMIT, TEXT_LIMIT, fit, markup
 from chat.notices import (
     BOARD_KEY,
@@ -45,18 +47,8 @@ log = logging.getLogger(__name__)
 
 FOLLOW_LINES = 12  # move lines kept in a followed board's caption
 
-def chat_of(notice: Notice) -> int:
-    """The chat a notice is written to (and queued for)."""
-    if isinstance(notice, Send | ShowLobby | BoardPost | BoardClock):
-        return notice.chat_id
-    if isinstance(notice, EditPanel | DropPanel):
-        return notice.user_id
-    if isinstance(notice, Ephemeral):  # after its receiver's panel edits, not the group's posts
-        return notice.receiver
-    raise TypeError(type(notice).__name__)
 
-
-class Sender(EphemeralSending):
+class Sender(EphemeralSending, LobbySending):
     def __init__(self, bot: Bot, store: Store, painter: Painter) -> None:
         self.bot = bot
         self.store = store
@@ -73,38 +65,52 @@ class Sender(EphemeralSending):
         self.on_bot_admin = None
         self.pushes_refused = set()
 
-    async def deliver(self, notice: Notice) -> Message | None:
+    async def deliver(self, notice: Notice, ride: Ride | None = None) -> Message | None:
         """Make the calls of one notice; the message a :class:`Send` made (``None`` for the
-        other notices, and for a send that could not be made)."""
+        other notices, and for a send that could not be made; ``ride``: :mod:`chat.markers`)."""
         if isinstance(notice, Send | Ephemeral):
             message = await (self.send_ephemeral(notice, notes=True)
-                             if isinstance(notice, Ephemeral) else self.send(notice, notes=True))
-            if not remembers_panel(notice, message):  # else noted with the panel
-                await self._note(notice.told)
+                             if isinstance(notice, Ephemeral)
+                             else self.send(notice, notes=True, ride=ride))
+            if isinstance(notice, Send) and notice.drops_panel:
+                await self._drop(notice.match_id or 0, notice.chat_id, notice.replaces, ride,
+                                 forget=True, told=notice.told if message else None)
+            elif not remembers_panel(notice, message):  # else noted with the panel
+                await self._note(notice.told, ride=ride)
             return message
         if isinstance(notice, BoardPost):
-            await self._board(notice)
+            await self._board(notice, ride)
         elif isinstance(notice, ShowLobby):
             await self._lobby(notice)
         elif isinstance(notice, BoardClock):
             await self._board_clock(notice)
         elif isinstance(notice, EditPanel):
             await self.edit_panel(notice)
-            await self._note(notice.told)
+            await self._note(notice.told, ride=ride)
         elif isinstance(notice, DropPanel):
-            known = await self.store.set_panel(notice.match_id, notice.user_id, None)
-            if known:
-                await self._retire_panel(notice.user_id, known, notice.note)
+            await self._drop(notice.match_id, notice.user_id, notice.note, ride,
+                             forget=notice.forget_lines)
         return None
 
-    async def _note(self, told: Told | None, seq: int = 0) -> None:
+    async def _drop(self, match_id: int, user_id: int, note: str | None, ride: Ride | None,
+                    *, forget: bool, told: Told | None = None) -> None:
+        """Forget the player's panel (``forget``: its lines too; ``told``: noted in the
+        same write, a record sent in its place), then retire the message it was."""
+        known = await riding(ride, match_id, lambda announced: self.store.set_panel(
+            match_id, user_id, None, announced=announced, notes={told[1]: 0} if told else None,
+            lines={user_id: None} if forget else None))
+        if known:
+            await self._retire_panel(user_id, known, note)
+
+    async def _note(self, told: Told | None, seq: int = 0, *, ride: Ride | None = None) -> None:
         """Telegram took the notice: note it (:data:`chat.notices.Told`) at once, so that
-        an announcement run again (its worker killed) does not tell it twice. A note that
-        cannot be written costs a repeat after a kill, never the delivery."""
+        an announcement run again (its worker killed) does not tell it twice (``ride``: the
+        marker moved with it). A note not written costs a repeat after a kill, not delivery."""
         if told is None:
             return
         try:
-            await self.store.note_told(*told, seq=seq)
+            await riding(ride, told[0], lambda announced: self.store.note_told(
+                *told, seq=seq, announced=announced))
         except Exception:
             log.warning("match %s: could not note %s as delivered", told[0], told[1],
                         exc_info=True)
@@ -160,7 +166,7 @@ class Sender(EphemeralSending):
 
     # Board posts ------------------------------------------------------------------------
 
-    async def _board(self, notice: BoardPost) -> None:
+    async def _board(self, notice: BoardPost, ride: Ride | None = None) -> None:
         if notice.chat_id > 0:
             await self._follow_board(notice)
             return
@@ -180,9 +186,11 @@ class Sender(EphemeralSending):
         try:
             # The chat's tidy setting comes with the old post's id, and the post is noted
             # as told (a job run again skips it) in the same transaction: both or neither.
-            old, tidy = await self.store.post_board(
-                notice.match_id, message.message_id, text,
-                notes={BOARD_KEY: notice.seq, **dict(notice.notes)})
+            old, tidy = await riding(ride, notice.match_id, lambda announced: self.store
+                                     .post_board(notice.match_id, message.message_id, text,
+                                                 notes={BOARD_KEY: notice.seq,
+                                                        **dict(notice.notes)},
+                                                 announced=announced))
         except NotFound:
             return
         if old and old != message.message_id and tidy:
@@ -236,32 +244,13 @@ class Sender(EphemeralSending):
         if message is not None:
             self._follow[chat] = (message.message_id, notice)
 
-    # Lobbies and arenas ---------------------------------------------------------------------
-
-    async def _lobby(self, notice: ShowLobby) -> None:
-        if notice.message_id is not None:
-            try:
-                await self.bot.edit_message_text(fit(notice.text, TEXT_LIMIT), notice.chat_id,
-                                                 notice.message_id,
-                                                 reply_markup=markup(notice.keyboard))
-                return
-            except BadRequest as exc:
-                if "not modified" in str(exc):
-                    return
-                # A refused edit did not count at Telegram: its slot of the gate serves the post.
-                log.info("lobby %s: edit failed (%s); posting anew", notice.lobby_id, exc)
-        message = await self.send(Send(notice.chat_id, notice.text, thread_id=notice.thread_id,
-                                       keyboard=notice.keyboard, group=notice.chat_id < 0))
-        if message is not None and (notice.keyboard or notice.arena):
-            with contextlib.suppress(NotFound):  # an arena's post or a lobby's (issue 40)
-                await (self.store.update_arena if notice.arena else self.store.update_lobby)(
-                    notice.lobby_id, message_id=message.message_id)
-
     # Messages ---------------------------------------------------------------------------
 
-    async def send(self, send: Send, *, notes: bool = False) -> Message | None:
+    async def send(self, send: Send, *, notes: bool = False,
+                   ride: Ride | None = None) -> Message | None:
         """Send one message; ``notes``: a panel it makes is remembered with the send's told
-        key noted in the same write (:func:`~chat.ephemeral_sending.remembers_panel`)."""
+        key noted in the same write (:func:`~chat.ephemeral_sending.remembers_panel`), and
+        the marker ``ride`` lets it move."""
         chat_id = self.moved.get(send.chat_id, send.chat_id)
         kwargs: dict[str, Any] = {
             "chat_id": chat_id, "reply_markup": markup(send.keyboard),
@@ -291,8 +280,10 @@ class Sender(EphemeralSending):
             self._follow.pop(send.chat_id, None)  # a newer message: stop editing the old
         if message is not None and send.panel_of is not None:
             match_id, user_id = send.panel_of
-            old = await self.store.set_panel(match_id, user_id, PanelMessage(
-                message.message_id, send.picture is not None), notes=told_notes(send, notes))
+            panel = PanelMessage(message.message_id, send.picture is not None)
+            old = await riding(ride, match_id, lambda announced: self.store.set_panel(
+                match_id, user_id, panel, notes=told_notes(send, notes), announced=announced,
+                lines=None if send.lines is None else {user_id: send.lines}))
             if old and (old.message_id, old.in_group) != (message.message_id, None):
                 await self._retire_panel(chat_id, old, send.replaces)
         return message

@@ -461,17 +461,20 @@ class MatchSql(SqlCore):
         return await self._in_write(work)
 
     async def post_board(self, match_id: int, message_id: int, caption: str, *,
-                         notes: Mapping[str, int] | None = None) -> tuple[int | None, bool]:
+                         notes: Mapping[str, int] | None = None,
+                         announced: int | None = None) -> tuple[int | None, bool]:
         """:meth:`set_board_message` for a new board post, and whether the match's chat
         keeps one live board (``/settings tidy``): what the post's sender needs to delete
         the old one. Both are done in one transaction, with ``notes`` (:meth:`note_told`'s
         keys and their move numbers: what the post tells), so that the post is remembered
-        as told together with its message or not at all."""
+        as told together with its message or not at all; ``announced``: the match's
+        marker (:meth:`set_announced`) moved in the same write, when the post is the last
+        of its announcement's records."""
         async def work(tx: Tx) -> tuple[int | None, bool]:
             old = await tx.fetchone(q.BOARD_AND_TIDY + self.dialect.row_lock, (match_id,))
             if old is None:
                 raise NotFound(f"no match {match_id}")
-            await self._note_told(tx, match_id, notes)
+            await self._note_told(tx, match_id, notes, announced)
             await tx.execute(q.SET_BOARD_MESSAGE, (message_id, caption, match_id))
             tidy = old["tidy"]
             return old["board_message_id"], tidy is None or bool(tidy)
@@ -486,16 +489,23 @@ class MatchSql(SqlCore):
         return found[0] if found else None
 
     async def set_panel(self, match_id: int, user_id: int, panel: PanelMessage | None, *,
-                        notes: Mapping[str, int] | None = None) -> PanelMessage | None:
+                        notes: Mapping[str, int] | None = None,
+                        announced: int | None = None,
+                        lines: Mapping[int, Sequence[str] | None] | None = None
+                        ) -> PanelMessage | None:
         """Remember (or, with ``None``, forget) the player's panel message; returns the one
         it replaces (in the same write, so two senders cannot both miss the old one).
         ``notes``: :meth:`note_told`'s keys of the match noted in the same write (a new
-        panel's announcement: told with the panel it became, one transaction)."""
+        panel's announcement: told with the panel it became, one transaction);
+        ``announced``: the match's marker moved in it too (:meth:`post_board`'s); ``lines``:
+        :meth:`set_panel_lines`'s, in it too (what the new panel shows, or none for a
+        panel dropped)."""
         async def work(tx: Tx) -> PanelMessage | None:
             # Two senders must not both read the same old panel (a missing row cannot be
             # locked with FOR UPDATE, so PostgreSQL takes the match's lock).
             await self._lock_match(tx, match_id)
-            await self._note_told(tx, match_id, notes)
+            await self._note_told(tx, match_id, notes, announced)
+            await self._set_panel_lines(tx, match_id, lines or {})
             old = await tx.fetchone(q.GET_PANEL, (match_id, user_id))
             if panel is None:
                 await tx.execute(q.DELETE_PANEL, (match_id, user_id))
@@ -518,19 +528,24 @@ class MatchSql(SqlCore):
         id, in one write (one move changes several players' panels)."""
         if not lines:
             return
+
+        async def work(tx: Tx) -> None:
+            await self._set_panel_lines(tx, match_id, lines)
+
+        await self._in_write(work)
+
+    async def _set_panel_lines(self, tx: Tx, match_id: int,
+                               lines: Mapping[int, Sequence[str] | None]) -> None:
+        """:meth:`set_panel_lines` within ``tx``."""
         gone = [user_id for user_id, shown in lines.items() if shown is None]
         kept = [(match_id, user_id, panel_lines_dump(shown))
                 for user_id, shown in lines.items() if shown is not None]
-
-        async def work(tx: Tx) -> None:
-            if gone:
-                users, params = self.dialect.any_of("user_id", gone)
-                await tx.execute(f"DELETE FROM panel_lines WHERE match_id = ? AND {users}",
-                                 (match_id, *params))
-            if kept:
-                await tx.executemany(q.UPSERT_PANEL_LINES, kept)
-
-        await self._in_write(work)
+        if gone:
+            users, params = self.dialect.any_of("user_id", gone)
+            await tx.execute(f"DELETE FROM panel_lines WHERE match_id = ? AND {users}",
+                             (match_id, *params))
+        if kept:
+            await tx.executemany(q.UPSERT_PANEL_LINES, kept)
 
     async def board_message(self, match_id: int) -> tuple[int, str] | None:
         """The group's newest board post of the match: (message id, caption)."""
@@ -550,16 +565,29 @@ class MatchSql(SqlCore):
                                   lambda r: (str(r["key"]), int(r["seq"])))
         return dict(found)
 
-    async def note_told(self, match_id: int, key: str, seq: int = 0) -> None:
+    async def note_told(self, match_id: int, key: str, seq: int = 0, *,
+                        announced: int | None = None) -> None:
         """Note a delivered notice of the match's announcements (a key's move number
-        never goes down)."""
-        await self._modify(self.dialect.note_told(), (match_id, key, seq))
+        never goes down); ``announced``: the match's marker moved in the same write
+        (:meth:`post_board`'s)."""
+        if announced is None:
+            await self._modify(self.dialect.note_told(), (match_id, key, seq))
+            return
 
-    async def _note_told(self, tx: Tx, match_id: int, notes: Mapping[str, int] | None) -> None:
-        """:meth:`note_told` of each of ``notes`` (key → move number) within ``tx``."""
+        async def work(tx: Tx) -> None:
+            await self._note_told(tx, match_id, {key: seq}, announced)
+
+        await self._in_write(work)
+
+    async def _note_told(self, tx: Tx, match_id: int, notes: Mapping[str, int] | None,
+                         announced: int | None = None) -> None:
+        """:meth:`note_told` of each of ``notes`` (key → move number) within ``tx``, and
+        the marker moved to ``announced`` (:meth:`set_announced`) when given."""
         if notes:
             await tx.executemany(self.dialect.note_told(),
                                  [(match_id, key, seq) for key, seq in notes.items()])
+        if announced is not None:
+            await tx.execute(self.dialect.set_announced(), (announced, match_id))
 
 
 def check_final(final: Match | None, expected_seq: int, text: str) -> None:

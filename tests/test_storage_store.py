@@ -242,6 +242,33 @@ async def test_a_board_post_and_a_panel_are_noted_as_told_in_their_own_write(
     assert await store.told(999) == {}
 
 
+async def test_a_record_write_moves_the_announcement_marker_with_it(store: Store) -> None:
+    """``post_board``, ``set_panel`` and ``note_told`` move the match's marker in their own
+    transaction (``announced``, issue 39): the last record of a move's announcement and its
+    marker are one write. The marker never goes down, and a write that fails moves none."""
+    await add_users(store, 1)
+    await store.upsert_chat(-100, tidy=True)
+    stored = await store.create_match(-100, Settings(), seats_for(Table.DUEL, [1]))
+    mid = stored.match_id
+
+    async def marker() -> int:
+        return (await store.get_match(mid)).announced_seq
+
+    await store.post_board(mid, 10, "first", notes={"board": 3}, announced=3)
+    assert await marker() == 3 and (await store.told(mid))["board"] == 3
+    await store.set_panel(mid, 1, PanelMessage(20, True), notes={"panel:5:1": 0},
+                          announced=5)
+    assert await marker() == 5 and await store.get_panel(mid, 1) == PanelMessage(20, True)
+    await store.set_panel(mid, 1, None, announced=4)  # never lower
+    assert await marker() == 5 and await store.get_panel(mid, 1) is None
+    await store.note_told(mid, "record:7:1", announced=7)
+    assert await marker() == 7 and (await store.told(mid))["record:7:1"] == 0
+    await store.note_told(mid, "record:8:1")  # without: the marker stays
+    assert await marker() == 7
+    with pytest.raises(NotFound):
+        await store.post_board(999, 1, "x", announced=9)
+
+
 # The move log and the conflict rule -----------------------------------------------------
 
 

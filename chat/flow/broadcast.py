@@ -11,8 +11,8 @@ import asyncio
 import contextlib
 import contextvars
 import logging
-from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from chat.flow.announce import Audience, Change, announce, stored_change
@@ -26,7 +26,7 @@ from chat.flow.views.messages import Reader
 from chat.flow.views.texts import clock_text
 from chat.flow.views.webapp import AppLinks
 from chat.i18n import Tr
-from chat.notices import Notice
+from chat.notices import DropPanel, EditPanel, Notice, Send
 from krendzu import Card, Match
 from storage import MatchRow, SeatKind, StoredMatch
 
@@ -227,10 +227,12 @@ class Broadcast:
         if mover is not None and mover_shown:
             shown[mover] = None
         shown.update(out.panels)
+        notices = out.notices
         if record:
-            await self.games.show(row.match_id, shown)
+            notices, later = with_lines(notices, shown)
+            await self.games.show(row.match_id, shown, written=later)
         self.signals.changed(row.match_id)
-        return out.notices
+        return notices
 
     async def panel(self, stored: StoredMatch, seat: int, user_id: int, tr: Tr,
                     names: Sequence[str], lines: Sequence[str], *, edit: bool = False,
@@ -251,3 +253,52 @@ class Broadcast:
         tr = await self.people.user_tr(user_id)
         names = await self.people.seat_names(stored.row, tr)
         return [await self.panel(stored, seat, user_id, tr, names, [])]
+
+
+def with_lines(notices: Sequence[Notice], shown: Mapping[int, list[str] | None]
+               ) -> tuple[list[Notice], set[int]]:
+    """``notices`` with the panels' lines (``shown``, by user) given to the notice whose
+    write remembers that user's panel anyway (a new panel's :class:`Send`, a dropped
+    panel): stored with it, one write where there were two; and the users so served.
+    The others' lines (an edited panel's, an ephemeral one's) are written at once."""
+    out = dropped_with_record(notices)
+    later: set[int] = set()
+    for i in reversed(range(len(out))):
+        notice = out[i]
+        if isinstance(notice, Send) and notice.panel_of is not None:
+            user = notice.panel_of[1]
+            if user not in later and (lines := shown.get(user)) is not None:
+                out[i] = replace(notice, lines=tuple(lines))
+                later.add(user)
+        elif isinstance(notice, Send) and notice.drops_panel:
+            if notice.chat_id not in later and shown.get(notice.chat_id, []) is None:
+                later.add(notice.chat_id)  # forgotten with the panel, in its write
+        elif isinstance(notice, DropPanel):
+            user = notice.user_id
+            if user not in later and user in shown and shown[user] is None:
+                out[i] = replace(notice, forget_lines=True)
+                later.add(user)
+    return out, later
+
+
+def dropped_with_record(notices: Sequence[Notice]) -> list[Notice]:
+    """``notices`` with a typed move's :class:`DropPanel` of its mover folded into the
+    record sent to them next (:attr:`Send.drops_panel`): the panel is forgotten in the
+    write that notes the record, one write where there were two. The old panel is retired
+    just after the record goes out rather than just before it."""
+    out = list(notices)
+    folded: set[int] = set()
+    for i, notice in enumerate(out):
+        if not isinstance(notice, DropPanel):
+            continue
+        for j in range(i + 1, len(out)):
+            later = out[j]
+            if isinstance(later, Send) and later.chat_id == notice.user_id:
+                if (later.match_id == notice.match_id and later.panel_of is None
+                        and later.told is not None and later.replaces is None):
+                    out[j] = replace(later, drops_panel=True, replaces=notice.note)
+                    folded.add(i)
+                break
+            if isinstance(later, DropPanel | EditPanel) and later.user_id == notice.user_id:
+                break
+    return [n for i, n in enumerate(out) if i not in folded]

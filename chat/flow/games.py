@@ -11,7 +11,7 @@ write refused here, makes it read afresh).
 from __future__ import annotations
 
 import logging
-from collections.abc import Hashable, Mapping
+from collections.abc import Collection, Hashable, Mapping
 
 from chat.flow.base import (
     chat_key,
@@ -206,8 +206,12 @@ class Games:
         return list(await read_once(panel_lines_key(match_id, user_id),
                                     lambda: self.store.get_panel_lines(match_id, user_id)))
 
-    async def show(self, match_id: int, lines: Mapping[int, list[str] | None]) -> None:
-        """Each player's newest panel shows ``lines[user]`` (``None``: no panel any more)."""
-        await self.store.set_panel_lines(match_id, lines)
+    async def show(self, match_id: int, lines: Mapping[int, list[str] | None], *,
+                   written: Collection[int] = ()) -> None:
+        """Each player's newest panel shows ``lines[user]`` (``None``: no panel any more).
+        ``written``: the users whose lines the store gets with their panel's own write
+        (:func:`chat.flow.broadcast.with_lines`): only this unit of work sees them now."""
+        if now := {u: shown for u, shown in lines.items() if u not in written}:
+            await self.store.set_panel_lines(match_id, now)
         for user_id, shown in lines.items():
             wrote(panel_lines_key(match_id, user_id), list(shown or []))
