@@ -42,6 +42,8 @@ import functools
 import logging
 import pickle
 from collections.abc import Sequence
+from dataclasses import MISSING, fields, is_dataclass
+from typing import Any
 
 from chat.delivery import Delivery
 from chat.notices import Notice
@@ -153,7 +155,7 @@ class ReplyOutbox:
         kept: list[tuple[int, Notice]] = []
         for reply_id, update_id, blob in rows:
             try:
-                kept.append((reply_id, pickle.loads(blob)))
+                kept.append((reply_id, read_kept(blob)))
             except Exception:  # written by another version of the bot: cannot be read
                 log.warning("reply %d of update %d cannot be read; it is dropped",
                             reply_id, update_id, exc_info=True)
@@ -186,3 +188,28 @@ async def start_outbox(store: object, delivery: Delivery) -> ReplyOutbox | None:
     outbox = ReplyOutbox(store, delivery, await store.claim_reply_owner())
     outbox.start()
     return outbox
+
+
+def read_kept(blob: bytes) -> Notice:
+    """A notice as :meth:`ReplyOutbox.keep` pickled it, perhaps by the release before a
+    deploy: the fields its class gained since are set to their defaults (a slotted
+    dataclass restores the values it had and leaves a newer field unset), so that a reply
+    waiting across a deploy still goes out rather than fail where delivery reads it."""
+    notice: Notice = pickle.loads(blob)
+    return completed(notice)
+
+
+def completed(kept: Any) -> Any:
+    """``kept`` (a notice, or a dataclass inside one) with every field it lacks set to its
+    default (see :func:`read_kept`)."""
+    if not is_dataclass(kept) or isinstance(kept, type):
+        return kept
+    for spec in fields(kept):
+        if hasattr(kept, spec.name):
+            completed(getattr(kept, spec.name))
+        elif spec.default is not MISSING:
+            object.__setattr__(kept, spec.name, spec.default)
+        elif spec.default_factory is not MISSING:
+            object.__setattr__(kept, spec.name, spec.default_factory())
+    return kept
+

@@ -180,7 +180,7 @@ async def test_the_replies_of_a_worker_killed_after_its_200_come_after_the_resta
         told = len(fake.calls)
         dead = asyncio.Event()  # never set: from here on this worker sends nothing
 
-        async def killed(notice: object) -> None:
+        async def killed(*_args: object) -> None:
             await dead.wait()
 
         monkeypatch.setattr(h.services.delivery.sender, "deliver", killed)
