@@ -5,6 +5,8 @@ python-telegram-bot stack against the fake Bot API, in the embedded mode (SQLite
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,24 @@ def count_writes(store: Store) -> Counter[str]:
     return counted
 
 
+@asynccontextmanager
+async def counted_duel(tmp_path: Path, group_id: int) -> AsyncIterator[
+        tuple[Harness, FakeTelegram, Any, Any, Counter[str]]]:
+    """A running bot with a group duel between Ann (1) and Bob (2) who pressed Start, its
+    store's announcement writes counted from the start on (:func:`count_writes`): the
+    bot, the fake, the group, the match's row and the counts."""
+    fake = FakeTelegram(bot_username=BOT)
+    ann, bob = fake.user(1, "Ann"), fake.user(2, "Bob")
+    group = fake.group(group_id, "Counted", members=[ann, bob])
+    for user in (ann, bob):
+        fake.user_starts(user)
+    async with running_bot(tmp_path, fake) as h:
+        await h.settle()
+        row = await start_group_duel(h, group, ann, bob)
+        await h.settle()
+        yield h, fake, group, row, count_writes(h.services.store)
+
+
 async def play_typed(h: Harness, fake: FakeTelegram, group: Any, match_id: int,
                      users: dict[int, Any]) -> tuple[Any, Any]:
     """The player to move types a legal move in the group; it is announced before this
@@ -56,20 +76,11 @@ async def test_a_typed_move_moves_its_marker_with_its_last_record(tmp_path: Path
     so that no write of the announcement is the marker's alone. Before, every move's
     marker was one more write of its own, after its records (about 7 writes a move in
     benchmarks/bot.py, where the SQLite writer was the bottleneck)."""
-    fake = FakeTelegram(bot_username=BOT)
-    ann, bob = fake.user(1, "Ann"), fake.user(2, "Bob")
-    group = fake.group(-3951, "Counted", members=[ann, bob])
-    for user in (ann, bob):
-        fake.user_starts(user)
-    async with running_bot(tmp_path, fake) as h:
-        await h.settle()
-        row = await start_group_duel(h, group, ann, bob)
-        await h.settle()
+    async with counted_duel(tmp_path, -3951) as (h, fake, group, row, counted):
         store = h.services.store
-        counted = count_writes(store)
         moves = 4
         for _ in range(moves):
-            await play_typed(h, fake, group, row.match_id, {1: ann, 2: bob})
+            await play_typed(h, fake, group, row.match_id, fake.users)
         head = await store.get_match(row.match_id)
         assert head.move_count >= moves
         assert counted["set_announced"] == 0, counted
@@ -87,20 +98,11 @@ async def test_the_panels_lines_are_written_with_the_panels(tmp_path: Path) -> N
     record noted, the next player's panel, the board post with the marker), where it was
     six (those, the panels' lines and the marker). What is stored is what was: the next
     player's panel shows the move, the mover's shows nothing any more."""
-    fake = FakeTelegram(bot_username=BOT)
-    ann, bob = fake.user(1, "Ann"), fake.user(2, "Bob")
-    group = fake.group(-3952, "Lines", members=[ann, bob])
-    for user in (ann, bob):
-        fake.user_starts(user)
-    async with running_bot(tmp_path, fake) as h:
-        await h.settle()
-        row = await start_group_duel(h, group, ann, bob)
-        await h.settle()
+    async with counted_duel(tmp_path, -3952) as (h, fake, group, row, counted):
         store = h.services.store
-        counted = count_writes(store)
         moves = 4
         for _ in range(moves):
-            mover, after = await play_typed(h, fake, group, row.match_id, {1: ann, 2: bob})
+            mover, after = await play_typed(h, fake, group, row.match_id, fake.users)
             if after is not mover:
                 shown = await store.get_panel_lines(row.match_id, after.id)
                 assert shown and mover.first_name in "\n".join(shown), shown
@@ -116,24 +118,15 @@ async def test_a_typed_moves_record_forgets_the_movers_panel_in_its_write(
     them below it, and the old panel loses its keyboard and says it is closed, as before:
     three writes a move (the record with the drop, the next player's panel, the board post
     with the marker) where the drop was a write of its own."""
-    fake = FakeTelegram(bot_username=BOT)
-    ann, bob = fake.user(1, "Ann"), fake.user(2, "Bob")
-    group = fake.group(-3953, "Dropped", members=[ann, bob])
-    for user in (ann, bob):
-        fake.user_starts(user)
-    async with running_bot(tmp_path, fake) as h:
-        await h.settle()
-        row = await start_group_duel(h, group, ann, bob)
-        await h.settle()
+    async with counted_duel(tmp_path, -3953) as (h, fake, group, row, counted):
         store = h.services.store
-        counted = count_writes(store)
         moves, dropped = 4, 0
         for _ in range(moves):
             stored = await h.services.flow.load(row.match_id)
             to_move = stored.row.seats[stored.game.current_player].user_id or 0
             panel = await store.get_panel(row.match_id, to_move)
             assert panel is not None, fake.describe()
-            mover, _after = await play_typed(h, fake, group, row.match_id, {1: ann, 2: bob})
+            mover, _after = await play_typed(h, fake, group, row.match_id, fake.users)
             assert mover.id == to_move
             if (await store.get_panel(row.match_id, mover.id)) is None:
                 old = fake.message(mover, panel.message_id)
