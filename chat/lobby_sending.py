@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 
 from telegram import Bot, Message
 from telegram.error import BadRequest
@@ -22,8 +23,9 @@ class LobbySending:
     bot: Bot
     store: Store
 
-    async def send(self, send: Send) -> Message | None:
-        raise NotImplementedError
+    #: The sender's own post (:meth:`chat.sending.Sender.send`), which a lobby's fresh post
+    #: goes through like any other.
+    send: Callable[[Send], Awaitable[Message | None]]
 
     async def _lobby(self, notice: ShowLobby) -> None:
         if notice.message_id is not None:
