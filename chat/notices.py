@@ -11,7 +11,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Any
+from typing import Any, Protocol
 
 from chat.model import Keyboard
 from krendzu import Card, MatchView
@@ -161,6 +161,16 @@ class ShowLobby:
     arena: bool = False
 
 
+class RecordEnd(Protocol):
+    """A job's end written inside the write of a notice's record (the scaled mode's
+    :class:`chat.jobs.manager.JobEnd`): called with the store's connection within that
+    transaction, then told :meth:`committed` once it committed."""
+
+    async def __call__(self, conn: Any) -> None: ...
+
+    def committed(self) -> None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class BoardPost:
     """The group's board after moves. Coalescable: a newer one for the same match replaces
@@ -185,6 +195,9 @@ class BoardPost:
     #: Further told keys (key, move number) noted in the same write as the post (the
     #: scaled mode's board job's ``group`` key when the post is all it tells the group).
     notes: tuple[tuple[str, int], ...] = ()
+    #: The board job's end, written in the post's record (its last write), where the
+    #: worker wrote it in a transaction of its own; ``None``: no job ends with it.
+    end: RecordEnd | None = field(default=None, compare=False)
 
     def merged(self, newer: BoardPost) -> BoardPost | None:
         """``newer`` with this queued post's lines first (coalescing), or ``None`` when they

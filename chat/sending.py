@@ -186,13 +186,16 @@ class Sender(EphemeralSending, LobbySending):
         try:
             # The chat's tidy setting comes with the old post's id, and the post is noted
             # as told (a job run again skips it) in the same transaction: both or neither.
+            # The board job's end goes in it too, when the post is the job's last write.
             old, tidy = await riding(ride, notice.match_id, lambda announced: self.store
                                      .post_board(notice.match_id, message.message_id, text,
                                                  notes={BOARD_KEY: notice.seq,
                                                         **dict(notice.notes)},
-                                                 announced=announced))
+                                                 announced=announced, also=notice.end))
         except NotFound:
             return
+        if notice.end is not None:
+            notice.end.committed()
         if old and old != message.message_id and tidy:
             # One live board (the default; /settings tidy=off keeps every post): a new post
             # and the old one deleted, rather than an edit in place, so that the newest board

@@ -92,6 +92,7 @@ from storage.pg_reads import (
 from storage.pg_windows import FloodWindows
 from storage.queries import POSTGRES
 from storage.store import Store, TxOp
+from storage.store_core import Also
 
 log = logging.getLogger(__name__)
 
@@ -463,6 +464,9 @@ class PostgresStore(Store):
 
     async def _clear_failures(self, tx: Tx, update_id: int) -> None:
         await tx.execute("DELETE FROM update_failures WHERE update_id = ?", (update_id,))
+
+    async def _also(self, tx: Tx, also: Also) -> None:
+        await also(_conn(tx))
 
     async def _match_and_moves(self, match_id: int) -> tuple[MatchRow, list[MoveRow]]:
         # One statement (one snapshot, one round trip): the row and its log as arrays.

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from storage import queries as q
 from storage import rows
@@ -30,6 +30,9 @@ T = TypeVar("T")
 R = TypeVar("R")
 #: Work inside one transaction the connector opened (it commits or rolls back after).
 TxOp = Callable[[Tx], Awaitable[T]]
+#: A caller's own write inside a store's write transaction, given the backend's connection
+#: (:meth:`SqlCore._also`).
+Also = Callable[[Any], Awaitable[None]]
 
 
 class SqlCore(StoreBackend):
@@ -86,6 +89,11 @@ class SqlCore(StoreBackend):
 
     async def _clear_failures(self, tx: Tx, update_id: int) -> None:
         """The update is processed: forget its failed tries, where they are counted."""
+
+    async def _also(self, tx: Tx, also: Also) -> None:
+        """The caller's own write inside this transaction (the scaled mode's job's end:
+        procrastinate's query, on the driver's connection); here given the transaction."""
+        await also(tx)
 
     # What one backend keeps more, asked by the bot ------------------------------------------
 

@@ -49,7 +49,7 @@ from storage.common import (
 )
 from storage.connector import Tx, UniqueViolation
 from storage.model import UNKNOWN_MOVER, PanelMessage
-from storage.store_core import SqlCore
+from storage.store_core import Also, SqlCore
 
 
 class MatchSql(SqlCore):
@@ -462,20 +462,24 @@ class MatchSql(SqlCore):
 
     async def post_board(self, match_id: int, message_id: int, caption: str, *,
                          notes: Mapping[str, int] | None = None,
-                         announced: int | None = None) -> tuple[int | None, bool]:
+                         announced: int | None = None,
+                         also: Also | None = None) -> tuple[int | None, bool]:
         """:meth:`set_board_message` for a new board post, and whether the match's chat
         keeps one live board (``/settings tidy``): what the post's sender needs to delete
         the old one. Both are done in one transaction, with ``notes`` (:meth:`note_told`'s
         keys and their move numbers: what the post tells), so that the post is remembered
         as told together with its message or not at all; ``announced``: the match's
         marker (:meth:`set_announced`) moved in the same write, when the post is the last
-        of its announcement's records."""
+        of its announcement's records; ``also``: the caller's own write in it last (the
+        scaled mode's board job's end, :meth:`_also`)."""
         async def work(tx: Tx) -> tuple[int | None, bool]:
             old = await tx.fetchone(q.BOARD_AND_TIDY + self.dialect.row_lock, (match_id,))
             if old is None:
                 raise NotFound(f"no match {match_id}")
             await self._note_told(tx, match_id, notes, announced)
             await tx.execute(q.SET_BOARD_MESSAGE, (message_id, caption, match_id))
+            if also is not None:
+                await self._also(tx, also)
             tidy = old["tidy"]
             return old["board_message_id"], tidy is None or bool(tidy)
 

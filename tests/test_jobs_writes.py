@@ -1,6 +1,7 @@
 """What an announcement job writes, and in how many transactions (issue 39): its end
 (procrastinate's ``finish_job``) goes in the write that moves the match's marker, and
-that marker is written once, for the newest move it tells."""
+that marker is written once, for the newest move it tells; a board job's end goes in the
+write that records its post."""
 
 from __future__ import annotations
 
@@ -66,9 +67,67 @@ async def test_an_announcement_ends_in_the_write_of_its_marker(
     assert jobs["announce"]["attempts"] == 1
     assert (await s.svc.store.get_match(match_id)).announced_seq == 2
     assert written == [(match_id, 2)], "the newest marker alone"
-    # The announcement's end was its marker's write; the board job's is the worker's.
+    # The announcement's end was its marker's write; the board job's, its post's record's.
     assert jobs["announce"]["id"] not in ended
-    assert jobs["board"]["id"] in ended and jobs["board"]["status"] == "succeeded"
+    assert jobs["board"]["id"] not in ended and jobs["board"]["status"] == "succeeded"
+
+
+def post_records(s: Scaled) -> list[bool]:
+    """The store's records of a group's board post, from now on: whether each carried a
+    write of the caller's own (a job's end)."""
+    recorded: list[bool] = []
+    store: Any = s.svc.store
+    post_board = store.post_board
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        recorded.append(kwargs.get("also") is not None)
+        return await post_board(*args, **kwargs)
+
+    store.post_board = counted
+    return recorded
+
+
+async def test_a_board_job_ends_in_the_write_of_its_post(
+        scaled: Scaled) -> None:  # noqa: F811 (the fixture)
+    """The board job's end (procrastinate's ``finish_job``) commits with the record of the
+    post it made, its last write: one transaction where the worker made a second one."""
+    s = scaled
+    match_id = await group_duel(s)
+    await s.sql("DELETE FROM procrastinate_jobs")  # the start's timers: not this test's
+    await move(s, match_id)
+    ended, recorded = worker_ends(s), post_records(s)
+    photos = len([c for c in s.fake.calls_to(chat=s.group, ok=True)
+                  if c.method == "sendPhoto"])
+    await s.run((ANNOUNCE_QUEUE,))
+    [board] = await s.jobs("board")
+    assert board["status"] == "succeeded" and board["attempts"] == 1
+    assert board["id"] not in ended, "the worker wrote the board job's end itself"
+    assert recorded == [True], "the post's record carried the job's end"
+    assert len([c for c in s.fake.calls_to(chat=s.group, ok=True)
+                if c.method == "sendPhoto"]) == photos + 1
+    told = await s.svc.store.told(match_id)
+    assert told["board"] == told["group"] == 1
+
+
+async def test_a_board_post_no_longer_running_leaves_its_end_to_the_worker(
+        scaled: Scaled) -> None:  # noqa: F811 (the fixture)
+    """A board job the sweeper closed meanwhile (taken for stalled) cannot end in its
+    post's record: the post is remembered all the same, and its end is the worker's."""
+    s = scaled
+    match_id = await group_duel(s)
+    await s.sql("DELETE FROM procrastinate_jobs")
+    await move(s, match_id)
+    [job] = await s.jobs("board")
+    await s.sql("UPDATE procrastinate_jobs SET status = 'failed' WHERE id = %s", (job["id"],))
+    manager = s.svc.jobs.app.job_manager
+    assert isinstance(manager, QuietFetches)
+    end = manager.ending(job["id"])
+    await s.svc.store.post_board(match_id, 99, "a post", notes={"board": 1}, also=end)
+    end.committed()
+    assert not end.written
+    assert await s.svc.store.board_message(match_id) == (99, "a post")
+    assert (await s.svc.store.told(match_id))["board"] == 1
+    assert [j["status"] for j in await s.jobs("board")] == ["failed"]
 
 
 async def test_an_announcement_no_longer_running_keeps_its_marker(

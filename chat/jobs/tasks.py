@@ -321,8 +321,11 @@ async def _board(context: JobContext, match_id: int) -> None:
         if len(group) == 1 and isinstance(post, BoardPost) and end is not None:
             # The post is all the group is told: the group key goes with its note, in
             # the post's own write (noted after the post, as the job would; a post that
-            # does not go out leaves both, and the next board job starts here again).
-            group, with_post = [replace(post, notes=((GROUP_KEY, end),))], True
+            # does not go out leaves both, and the next board job starts here again), and
+            # so does the job's end (its last write: the worker wrote it in a transaction
+            # of its own; a post not recorded leaves it to the worker, as before).
+            group, with_post = [replace(post, notes=((GROUP_KEY, end),),
+                                        end=ending(context))], True
         if not await svc.deliver(group):
             raise NotDelivered(f"match {match_id}: the group's board not delivered")
     if end is not None and not with_post:
