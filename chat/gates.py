@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Protocol, TypeVar
 
-from storage.pg_windows import FloodWindows, Lease, LeaseAsk, Renewal, window_wait
+from storage.pg_windows import BoardLook, FloodWindows, Lease, LeaseAsk, Renewal, window_wait
 
 log = logging.getLogger(__name__)
 
@@ -51,9 +51,10 @@ class Gate(Protocol):
     async def claim(self, reserve: int = 0) -> float:
         """Take a slot and return 0, or return the seconds until one may be free."""
 
-    async def wait(self) -> float:
+    async def wait(self, look: BoardLook | None = None) -> float:
         """The seconds until a slot may be free (0: now). A shared gate takes the slot that
-        is free now for the play write that follows (:meth:`SharedGate.wait`)."""
+        is free now for the play write that follows, and takes ``look`` in the same
+        statement when it asks the database (:meth:`SharedGate.wait`)."""
         ...
 
     async def done(self) -> None:
@@ -85,8 +86,8 @@ class GroupGate:
     def take(self) -> None:
         self.sent.append(self.clock())
 
-    async def wait(self) -> float:
-        return self.wait_time()
+    async def wait(self, look: BoardLook | None = None) -> float:
+        return self.wait_time()  # nothing asked of a store: ``look`` is not taken
 
     async def claim(self, reserve: int = 0) -> float:
         wait = self.wait_time(reserve)
@@ -146,19 +147,22 @@ class SharedGate:
         #: write leaves the window only by time), and the database is not asked again.
         self.known: list[float] = []
 
-    async def wait(self) -> float:
+    async def wait(self, look: BoardLook | None = None) -> float:
         """The seconds until the group's window lets a write out; when it lets one out now,
         that slot is taken at once for the play write that follows (the scaled mode's board
         job asks, then posts): one statement instead of a look and a claim. A slot taken
-        and not used stays in the window as a write (the group writes one less in it)."""
+        and not used stays in the window as a write (the group writes one less in it).
+        ``look`` (the board job's look at its match's newest post) is taken by the same
+        statement when one is made; while a slot taken before still waits, none is, and
+        ``look`` is handed nothing."""
         if self.ready is not None and self._age(self.ready) <= READY_FOR:
             return 0.0
         self.ready = None
-        wait, slot, self.known = await self._claim(0)
+        wait, slot, self.known = await self._claim(0, look)
         self.ready = slot
         return wait
 
-    async def _claim(self, reserve: int) -> Claimed:
+    async def _claim(self, reserve: int, look: BoardLook | None = None) -> Claimed:
         """A slot of the window (one transaction), renewing the lease of bot-wide calls
         with it when due (the write itself spends one of them next)."""
 
@@ -166,7 +170,7 @@ class SharedGate:
             leased: list[Lease] = []
             claimed = await self.windows.claim_group(
                 self.chat_id, self.limit, reserve, self.window, self.clock(),
-                ARRIVES_WITHIN, None if ask is None else Renewal(ask, leased.append))
+                ARRIVES_WITHIN, None if ask is None else Renewal(ask, leased.append), look)
             return claimed, leased[0] if leased else None
 
         return await self.renewing(work)

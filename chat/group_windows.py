@@ -15,7 +15,7 @@ from typing import Any
 from chat.gates import WINDOW, Gate, GroupGate, Renewing, SharedGate, no_lease
 from chat.sending import Sender
 from storage import Store
-from storage.pg_windows import FloodWindows
+from storage.pg_windows import BoardLook, FloodWindows
 
 log = logging.getLogger(__name__)
 
@@ -71,11 +71,13 @@ class GroupWindows:
             return self.info_reserve
         return max(self.info_reserve, min(self.group_limit - 1, len(writes) + PLAY_MARGIN))
 
-    async def group_wait(self, chat: int) -> float:
-        """Seconds until the group's window lets one more write out (0: now), taking no
-        slot: the scaled mode's board job waits that long as a job scheduled later rather
-        than holding a worker's slot (:mod:`chat.jobs`)."""
-        return await self._gate(chat).wait()
+    async def group_wait(self, chat: int, look: BoardLook | None = None) -> float:
+        """Seconds until the group's window lets one more write out (0: now): the scaled
+        mode's board job waits that long as a job scheduled later rather than holding a
+        worker's slot (:mod:`chat.jobs`). A shared window takes the slot free now for the
+        job's post, and ``look`` (the match's newest board post) in the same statement
+        (:meth:`chat.gates.SharedGate.wait`)."""
+        return await self._gate(chat).wait(look)
 
     @contextlib.asynccontextmanager
     async def group_slot(self, chat: int, *, answer: bool = False,

@@ -195,6 +195,14 @@ class BoardPost:
     #: Further told keys (key, move number) noted in the same write as the post (the
     #: scaled mode's board job's ``group`` key when the post is all it tells the group).
     notes: tuple[tuple[str, int], ...] = ()
+    #: The group's newest post of the match as its board job looked just before handing
+    #: this one to delivery, in its window's claim (:class:`storage.pg_windows.BoardLook`),
+    #: when the post goes out in the slot claimed: (its message id, ``None`` when there is
+    #: none; its caption). ``None``: not looked at, the sender reads it just before the post
+    #: (:meth:`chat.sending.Sender.deliver`). Only so late a look will do: a board job the
+    #: sweeper took for stalled may run twice at once, and only it finds the other run's
+    #: post (the look in the job's snapshot, earlier, posted boards twice under load).
+    seen: tuple[int | None, str] | None = None
     #: The board job's end, written in the post's record (its last write), where the
     #: worker wrote it in a transaction of its own; ``None``: no job ends with it.
     end: RecordEnd | None = field(default=None, compare=False)

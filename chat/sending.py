@@ -172,9 +172,12 @@ class Sender(EphemeralSending, LobbySending):
             return
         text = fit("\n".join([*notice.lines, notice.footer]), CAPTION_LIMIT)
         # Read just before the post, never earlier: a board job the sweeper took for stalled
-        # may run twice at once, and this read is what finds the other's post.
-        posted = await self.store.board_message(notice.match_id)
-        if posted is not None and without_clock(posted[1]) == without_clock(text):
+        # may run twice at once, and this read is what finds the other's post. The board
+        # job's window claim, made right before it hands the post over, read it already.
+        posted = (notice.seen if notice.seen is not None
+                  else await self.store.board_message(notice.match_id))
+        if posted is not None and posted[0] is not None and (
+                without_clock(posted[1]) == without_clock(text)):
             # This board is the group's already: the announcement runs again (its job's
             # worker died after the post, before the announcement was marked done).
             return

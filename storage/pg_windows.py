@@ -77,6 +77,15 @@ class Renewal(NamedTuple):
     leased: Callable[[Lease], None]
 
 
+class BoardLook(NamedTuple):
+    """A look at a match's newest board post taken with a group's claim
+    (:meth:`FloodWindows.claim_group`), and who is handed it: ``(message id, caption)``, or
+    ``None`` when the match has none."""
+
+    match_id: int
+    seen: Callable[[tuple[int, str] | None], None]
+
+
 class Lease(NamedTuple):
     """What :meth:`FloodWindows.lease` answered: the ends of the pauses on (0: none) of the
     whole bot and of the chat, how many calls were leased (``calls``, 0 under a pause or
@@ -107,6 +116,7 @@ FROM flood_groups WHERE chat_id = 0 FOR UPDATE
 #: :meth:`FloodWindows.claim_group`'s statement: the group's row locked (``FOR UPDATE`` reads
 #: the newest version after waiting for another writer), its writes still in the window, and
 #: the new write added when it fits; ``took`` says whether it did. No row: none is made here.
+#: With the newest board post of match ``m`` (none when ``m`` is NULL: :class:`BoardLook`).
 _CLAIM = """
 WITH old AS (
     SELECT ARRAY(SELECT t FROM unnest(sent) AS t WHERE t > %(since)s ORDER BY t) AS recent
@@ -115,7 +125,8 @@ upd AS (
     UPDATE flood_groups AS g SET sent = old.recent || %(at)s::float8 FROM old
     WHERE g.chat_id = %(c)s AND cardinality(old.recent) < %(allowed)s
     RETURNING 1)
-SELECT old.recent, EXISTS (SELECT 1 FROM upd) AS took FROM old
+SELECT old.recent, EXISTS (SELECT 1 FROM upd) AS took, b.board_message_id, b.board_caption
+FROM old LEFT JOIN matches AS b ON b.match_id = %(m)s
 """
 
 
@@ -154,11 +165,16 @@ async def _window_row(conn: Conn, sql: str, params: dict[str, Any], chat_id: int
 
 
 async def _claim(conn: Conn, chat_id: int, limit: int, reserve: int, window: float,
-                 now: float, lead: float) -> tuple[float, float | None, list[float]]:
+                 now: float, lead: float, look: BoardLook | None = None
+                 ) -> tuple[float, float | None, list[float]]:
     """:meth:`FloodWindows.claim_group`'s statement, on ``conn``."""
     params = {"c": chat_id, "since": now - window, "now": now, "at": now + lead,
-              "allowed": max(1, limit - reserve)}
+              "allowed": max(1, limit - reserve),
+              "m": look.match_id if look is not None else None}
     row = await _window_row(conn, _CLAIM, params, chat_id)
+    if look is not None:
+        posted = row["board_message_id"]
+        look.seen(None if posted is None else (int(posted), str(row["board_caption"] or "")))
     recent = [float(t) for t in row["recent"]]
     if row["took"]:
         return 0.0, now + lead, [*recent, now + lead]
@@ -256,7 +272,8 @@ class FloodWindows:
         return await self._store._write(work)
 
     async def claim_group(self, chat_id: int, limit: int, reserve: int, window: float,
-                          now: float, lead: float = 0.0, renew: Renewal | None = None
+                          now: float, lead: float = 0.0, renew: Renewal | None = None,
+                          look: BoardLook | None = None
                           ) -> tuple[float, float | None, list[float]]:
         """Take a slot of the group's window if one is free: ``(0, slot, window)`` then,
         with the slot's time for :meth:`written`; else ``(seconds to wait, None, window)``.
@@ -268,11 +285,14 @@ class FloodWindows:
         unless :meth:`written` re-dates it later (one statement per write, not two).
         With ``renew``, the claim also leases bot-wide calls (:meth:`lease`) in the same
         transaction and hands the lease to ``renew.leased``: a group write's claim renews
-        its process's lease on the way."""
+        its process's lease on the way. With ``look``, the same statement reads the
+        match's newest board post and hands it to ``look.seen`` (a board job's look before
+        its post, :meth:`chat.gates.SharedGate.wait`: a read of its own where it was one)."""
         if renew is not None:
 
             async def both(conn: Conn) -> tuple[float, float | None, list[float]]:
-                claimed = await _claim(conn, chat_id, limit, reserve, window, now, lead)
+                claimed = await _claim(conn, chat_id, limit, reserve, window, now, lead,
+                                       look)
                 renew.leased(await _lease(conn, renew.ask))
                 return claimed
 
@@ -280,7 +300,7 @@ class FloodWindows:
 
         async def work(conn: Conn) -> tuple[float, float | None, list[float]]:
             # One statement, no transaction block: a round trip per write, not five.
-            return await _claim(conn, chat_id, limit, reserve, window, now, lead)
+            return await _claim(conn, chat_id, limit, reserve, window, now, lead, look)
 
         return await self._store._guard(work)
 

@@ -420,6 +420,40 @@ async def test_a_board_post_is_noted_with_its_message_and_never_posted_twice(
     assert await s.svc.store.board_message(match_id) == posted
 
 
+async def test_a_board_job_looks_at_the_groups_newest_post_in_its_windows_claim(
+        scaled: Scaled) -> None:
+    """The statement that claims the group's window for the board job's post reads the
+    match's newest board post too, right before the post is handed over: the sender
+    compares the new post with it, with no read of its own (a PostgreSQL transaction of a
+    move's), and a board job run again after a kill still posts nothing twice."""
+    s = scaled
+    match_id = await group_duel(s)
+    await s.sql("DELETE FROM procrastinate_jobs")
+    store: Any = s.svc.store
+    reads, plain = [], store.board_message
+
+    async def board_message(mid: int) -> Any:
+        reads.append(mid)
+        return await plain(mid)
+
+    store.board_message = board_message
+    await move(s, match_id)
+    await s.run((ANNOUNCE_QUEUE,))
+    posted = await plain(match_id)
+    assert posted is not None and (await s.svc.store.told(match_id))["board"] == 1
+    assert reads == [], "the sender read the group's newest post on its own"
+    # Run again although nothing was noted (its worker killed between the post and the
+    # notes, as before they were one write): the claim's look finds the post, none goes.
+    await s.sql("DELETE FROM told WHERE match_id = %s AND key IN ('board', 'group')",
+                (match_id,))
+    mark = len(s.fake.calls)
+    await defer_board(s.svc.jobs, match_id)
+    await s.run((ANNOUNCE_QUEUE,))
+    assert not [c for c in s.fake.calls[mark:] if c.chat_id == GROUP
+                and c.method == "sendPhoto"], "the board Telegram took was posted again"
+    assert await plain(match_id) == posted and reads == []
+
+
 async def test_an_announcement_waiting_for_its_posts_asks_the_store_only_when_a_move_came(
         scaled: Scaled, monkeypatch: pytest.MonkeyPatch) -> None:
     """The mover's private chat answers 429 for three seconds, so the announcement waits

@@ -22,10 +22,13 @@ from chat.compose import build_application, share_windows
 from chat.delivery import Delivery
 from chat.notices import Send
 from chat.ratelimit import ChatRateLimiter
+from krendzu import Settings, Table
+from storage.pg_windows import BoardLook
 from storage.postgres import PostgresStore
 from tests.bot_harness import FastClock
 from tests.bot_harness import test_config as bot_config
 from tests.fakebot import FakeClock, FakeTelegram
+from tests.storage_helpers import add_users, seats_for
 
 GROUP = -1009001
 
@@ -255,6 +258,31 @@ async def test_a_groups_window_is_claimed_in_one_statement(pg_url: str) -> None:
         assert await windows.group_sent(group) == [now, now + 1, now + 2]
         later = await windows.claim_group(group, 4, 1, 60.0, now + 60.5)
         assert later == (0.0, now + 60.5, [now + 1, now + 2, now + 60.5])
+    finally:
+        await store.close()
+
+
+async def test_a_groups_claim_looks_at_a_matchs_newest_board_post_in_its_statement(
+        pg_url: str) -> None:
+    """A claim given a :class:`BoardLook` hands it the match's newest board post (message id,
+    caption) read by the claim's own statement, with a slot taken or not, and ``None`` when
+    the match has none: the board job's look just before its post, no read of its own."""
+    now = 7000.0
+    store = await PostgresStore.open(pg_url)
+    try:
+        await add_users(store, 1)
+        stored = await store.create_match(-777_003, Settings(), seats_for(Table.DUEL, [1]))
+        looked: list[Any] = []
+        look = BoardLook(stored.match_id, looked.append)
+        windows = store.windows
+        assert (await windows.claim_group(-777_003, 2, 0, 60.0, now, look=look))[0] == 0.0
+        await store.post_board(stored.match_id, 41, "the board\n⏱ 1:30")
+        assert (await windows.claim_group(-777_003, 2, 0, 60.0, now + 1, look=look))[0] == 0.0
+        full = await windows.claim_group(-777_003, 2, 0, 60.0, now + 2, look=look)
+        assert full[0] > 0 and full[1] is None
+        assert looked == [None, (41, "the board\n⏱ 1:30"), (41, "the board\n⏱ 1:30")]
+        unlooked = await windows.claim_group(-777_003, 2, 0, 60.0, now + 61)
+        assert unlooked[1] == now + 61 and len(looked) == 3
     finally:
         await store.close()
 

@@ -37,6 +37,7 @@ from chat.jobs.manager import JobEnd, QuietFetches
 from chat.jobs.news import MatchNews
 from chat.notices import BOARD_KEY, Announced, BoardPost, ComputerTurn, Notice, Send, untold
 from storage.pg_reads import AnnounceReads
+from storage.pg_windows import BoardLook
 from storage.postgres import PREPARE_AFTER, PostgresStore
 
 log = logging.getLogger(__name__)
@@ -313,19 +314,23 @@ async def _board(context: JobContext, match_id: int) -> None:
     _private, group = await svc.untold(match_id, notices, told)
     with_post = False
     if group:
-        wait = await svc.delivery.group_wait(reads.stored.row.chat_id)
+        # The group's newest post, looked at in the window's claim: when the post goes now,
+        # in the slot claimed, it is the sender's read just before it (BoardPost.seen).
+        looked: list[tuple[int, str] | None] = []
+        wait = await svc.delivery.group_wait(reads.stored.row.chat_id,
+                                             BoardLook(match_id, looked.append))
         if wait > BOARD_WAIT:
             await defer_board(svc.jobs, match_id, svc.clock() + wait)
             return
+        seen = (looked[-1] or (None, "")) if wait <= 0 and looked else None
         post = group[0]
         if len(group) == 1 and isinstance(post, BoardPost) and end is not None:
             # The post is all the group is told: the group key goes with its note, in
             # the post's own write (noted after the post, as the job would; a post that
             # does not go out leaves both, and the next board job starts here again), and
-            # so does the job's end (its last write: the worker wrote it in a transaction
-            # of its own; a post not recorded leaves it to the worker, as before).
+            # so does the job's end (its last write; a post not recorded leaves it).
             group, with_post = [replace(post, notes=((GROUP_KEY, end),),
-                                        end=ending(context))], True
+                                        end=ending(context), seen=seen)], True
         if not await svc.deliver(group):
             raise NotDelivered(f"match {match_id}: the group's board not delivered")
     if end is not None and not with_post:
