@@ -7,11 +7,12 @@ the position — and is drawn by delivery off the event loop, only if it is stil
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from chat.model import Keyboard
 from krendzu import Card, MatchView
@@ -161,10 +162,28 @@ class ShowLobby:
     arena: bool = False
 
 
+SEEN_FOR = 0.5  # seconds a board job's look stands for the sender's read (SeenPost.fresh)
+
+
+class SeenPost(NamedTuple):
+    """A match's newest board post as its board job looked at it in the claim of the group's
+    window (:class:`storage.pg_windows.BoardLook`): message id (``None``: none), caption,
+    and a :func:`time.monotonic` time no later than the look."""
+
+    message_id: int | None
+    caption: str
+    at: float
+
+    def fresh(self) -> bool:
+        """Whether it stands for the sender's read just before the post: the job hands the
+        post over right after the look, so an older one means the post waited (the window,
+        another write, a busy event loop), and the sender reads afresh, as late as before."""
+        return time.monotonic() - self.at <= SEEN_FOR
+
+
 class RecordEnd(Protocol):
-    """A job's end written inside the write of a notice's record (the scaled mode's
-    :class:`chat.jobs.manager.JobEnd`): called with the store's connection within that
-    transaction, then told :meth:`committed` once it committed."""
+    """A job's end written inside a notice's record's write (:class:`chat.jobs.manager.JobEnd`):
+    called with the store's connection in it, then told :meth:`committed`."""
 
     async def __call__(self, conn: Any) -> None: ...
 
@@ -195,17 +214,18 @@ class BoardPost:
     #: Further told keys (key, move number) noted in the same write as the post (the
     #: scaled mode's board job's ``group`` key when the post is all it tells the group).
     notes: tuple[tuple[str, int], ...] = ()
-    #: The group's newest post of the match as its board job looked just before handing
-    #: this one to delivery, in its window's claim (:class:`storage.pg_windows.BoardLook`),
-    #: when the post goes out in the slot claimed: (its message id, ``None`` when there is
-    #: none; its caption). ``None``: not looked at, the sender reads it just before the post
-    #: (:meth:`chat.sending.Sender.deliver`). Only so late a look will do: a board job the
-    #: sweeper took for stalled may run twice at once, and only it finds the other run's
-    #: post (the look in the job's snapshot, earlier, posted boards twice under load).
-    seen: tuple[int | None, str] | None = None
+    #: The group's newest post as the board job looked just before handing this one over
+    #: (``None``, or not :meth:`~SeenPost.fresh`: the sender reads it just before the post;
+    #: only so late a look finds a post of a second run of the job the sweeper made).
+    seen: SeenPost | None = None
     #: The board job's end, written in the post's record (its last write), where the
     #: worker wrote it in a transaction of its own; ``None``: no job ends with it.
     end: RecordEnd | None = field(default=None, compare=False)
+
+    def looked(self, board: tuple[int, str] | None, at: float) -> BoardPost:
+        """This post with ``board`` as the group's newest post its job looked at since ``at``."""
+        message_id, caption = board if board is not None else (None, "")
+        return replace(self, seen=SeenPost(message_id, caption, at))
 
     def merged(self, newer: BoardPost) -> BoardPost | None:
         """``newer`` with this queued post's lines first (coalescing), or ``None`` when they

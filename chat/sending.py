@@ -174,7 +174,8 @@ class Sender(EphemeralSending, LobbySending):
         # Read just before the post, never earlier: a board job the sweeper took for stalled
         # may run twice at once, and this read is what finds the other's post. The board
         # job's window claim, made right before it hands the post over, read it already.
-        posted = (notice.seen if notice.seen is not None
+        seen = notice.seen
+        posted = ((seen.message_id, seen.caption) if seen is not None and seen.fresh()
                   else await self.store.board_message(notice.match_id))
         if posted is not None and posted[0] is not None and (
                 without_clock(posted[1]) == without_clock(text)):

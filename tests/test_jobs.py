@@ -18,6 +18,7 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
+from chat import notices
 from chat.compose import open_job_services
 from chat.flow import Actor
 from chat.jobs import (
@@ -452,6 +453,31 @@ async def test_a_board_job_looks_at_the_groups_newest_post_in_its_windows_claim(
     assert not [c for c in s.fake.calls[mark:] if c.chat_id == GROUP
                 and c.method == "sendPhoto"], "the board Telegram took was posted again"
     assert await plain(match_id) == posted and reads == []
+
+
+async def test_a_board_posts_look_grown_old_is_read_again_just_before_the_post(
+        scaled: Scaled, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A post that waited after its job's look (for the window, behind another write, on a
+    busy event loop: here every look is too old) is compared with the group's newest post
+    read just before it, as late as before the look was taken in the window's claim."""
+    s = scaled
+    match_id = await group_duel(s)
+    await s.sql("DELETE FROM procrastinate_jobs")
+    monkeypatch.setattr(notices, "SEEN_FOR", -1.0)
+    store: Any = s.svc.store
+    reads, plain = [], store.board_message
+
+    async def board_message(mid: int) -> Any:
+        reads.append(mid)
+        return await plain(mid)
+
+    store.board_message = board_message
+    mark = len(s.fake.calls)
+    await move(s, match_id)
+    await s.run((ANNOUNCE_QUEUE,))
+    assert reads == [match_id]
+    assert len([c for c in s.fake.calls[mark:] if c.chat_id == GROUP
+                and c.method == "sendPhoto"]) == 1
 
 
 async def test_an_announcement_waiting_for_its_posts_asks_the_store_only_when_a_move_came(

@@ -317,20 +317,20 @@ async def _board(context: JobContext, match_id: int) -> None:
         # The group's newest post, looked at in the window's claim: when the post goes now,
         # in the slot claimed, it is the sender's read just before it (BoardPost.seen).
         looked: list[tuple[int, str] | None] = []
+        asked = time.monotonic()
         wait = await svc.delivery.group_wait(reads.stored.row.chat_id,
                                              BoardLook(match_id, looked.append))
         if wait > BOARD_WAIT:
             await defer_board(svc.jobs, match_id, svc.clock() + wait)
             return
-        seen = (looked[-1] or (None, "")) if wait <= 0 and looked else None
         post = group[0]
         if len(group) == 1 and isinstance(post, BoardPost) and end is not None:
             # The post is all the group is told: the group key goes with its note, in
             # the post's own write (noted after the post, as the job would; a post that
-            # does not go out leaves both, and the next board job starts here again), and
-            # so does the job's end (its last write; a post not recorded leaves it).
-            group, with_post = [replace(post, notes=((GROUP_KEY, end),),
-                                        end=ending(context), seen=seen)], True
+            # does not go out leaves both, and the next board job starts here again); its end too.
+            post = replace(post, notes=((GROUP_KEY, end),), end=ending(context))
+            group, with_post = [post.looked(looked[-1], asked) if wait <= 0 and looked
+                                else post], True
         if not await svc.deliver(group):
             raise NotDelivered(f"match {match_id}: the group's board not delivered")
     if end is not None and not with_post:
