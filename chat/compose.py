@@ -43,9 +43,9 @@ from chat.flow import Flow
 from chat.flow.base import Locks, SharedLocks
 from chat.gates import WINDOW
 from chat.i18n import Catalogs
+from chat.jobs import JobServices, build_jobs
 from chat.jobs.attach import Attached, attach
 from chat.jobs.core import Jobs, job_hooks
-from chat.jobs.tasks import JobServices, build_jobs
 from chat.logs import RecentErrors
 from chat.menus import set_commands
 from chat.metrics import Metrics

@@ -10,8 +10,8 @@ the board's labels moved in between: one caption never mixes two labellings). Pi
 are drawn off the event loop, only when actually sent.
 
 With several processes (the scaled mode's PostgreSQL) the group's window is shared
-(:class:`SharedGate`, :meth:`Delivery.share`): every process's writes to a group count in one
-window in the database, so together they stay under the limit as one process does.
+(:meth:`Delivery.share`): every process's writes to a group count in one window in the
+database, so together they stay under the limit as one process does.
 
 A 429 pauses only its own chat (:mod:`chat.ratelimit`). What could not be delivered because of
 the network (or a flood wait longer than the limiter's retries) is tried again with back-off,
@@ -41,7 +41,7 @@ from telegram.error import NetworkError, RetryAfter, TelegramError
 
 from chat.gates import Gate
 from chat.group_windows import GroupBusy, GroupWindows
-from chat.markers import Mark, Ride
+from chat.markers import Ending, Mark, Ride, marker_alone
 from chat.notices import (
     HELD,
     Announced,
@@ -89,10 +89,9 @@ class _Item:
 
 class Delivery(GroupWindows):
     def __init__(self, bot: Bot, store: Store, *, painter: Painter | None = None,
-                 group_limit: int = 19,
-                 clock: Callable[[], float] = time.time,
-                 limiter: ChatRateLimiter | None = None,
-                 max_attempts: int = MAX_ATTEMPTS) -> None:
+                 group_limit: int = 19, clock: Callable[[], float] = time.time,
+                 limiter: ChatRateLimiter | None = None, max_attempts: int = MAX_ATTEMPTS
+                 ) -> None:
         self.store = store
         self.painter = painter or Painter(0)
         #: Makes the Bot API calls of one notice (:mod:`chat.sending`).
@@ -155,13 +154,15 @@ class Delivery(GroupWindows):
         self._keep(all_out)
         return all_out
 
-    def track(self, notices: Sequence[Notice]) -> list[asyncio.Future[bool]]:
+    def track(self, notices: Sequence[Notice], *,
+              end: Ending | None = None) -> list[asyncio.Future[bool]]:
         """Queue the notices as :meth:`run` does, never held; one future per notice, done
         with True once it is out (delivered or refused by Telegram for good; a computer's
         turn handed on; a notice for an outside engine's seat, which learns through the
         engine protocol; the outbox marker stored), False if it could not be delivered.
         A notice merged into a queued board post shares that post's future. A notice still
-        queued when the process stops leaves its future pending."""
+        queued when the process stops leaves its future pending. ``end``: a job's end
+        that goes with the markers among ``notices`` (:mod:`chat.markers`)."""
         loop = asyncio.get_running_loop()
         items: list[_Item] = []
         futures: list[asyncio.Future[bool]] = []
@@ -173,7 +174,7 @@ class Delivery(GroupWindows):
                 futures.append(ready)
                 continue
             if isinstance(notice, Announced):
-                self._marks.append(mark := Mark(notice, [i.done for i in items]))
+                self._marks.append(mark := Mark(notice, [i.done for i in items], end=end))
                 task = asyncio.create_task(self._mark(mark))
                 self._keep(task)
                 futures.append(task)
@@ -214,9 +215,7 @@ class Delivery(GroupWindows):
         task.add_done_callback(self._tasks.discard)
 
     async def _wait(self, waits: list[asyncio.Future[bool]]) -> list[object]:
-        if not waits:
-            return []
-        return await asyncio.gather(*waits, return_exceptions=True)
+        return await asyncio.gather(*waits, return_exceptions=True)  # [] for none
 
     async def _mark(self, mark: Mark) -> bool:
         """The marker, once every notice before it is out, unless the last of them moved
@@ -234,7 +233,8 @@ class Delivery(GroupWindows):
                         sum(r is not True for r in results), len(results), notice.seq)
             return False
         try:
-            await self.store.set_announced(notice.match_id, notice.seq)
+            await marker_alone(mark, lambda end: self.store.set_announced(
+                notice.match_id, notice.seq, also=end))
         except Exception:
             log.exception("match %s: could not store the announcement marker", notice.match_id)
             return False

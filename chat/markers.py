@@ -10,18 +10,40 @@ own chat's queue, so the marker waits for the last of them to be *sent*, not sto
 A kill after that write and before another record's (of a notice Telegram took) loses
 that record (a panel's message id, learnt again when it is pressed; a board post's,
 whose successor then leaves it standing; a told note) and tells nothing twice, where the
-marker written after every record let the restart tell that one notice again."""
+marker written after every record let the restart tell that one notice again.
+
+In the scaled mode a marker may carry its announcement job's end (:class:`Ending`, a
+:class:`chat.jobs.manager.JobEnd`): the record's write that moves the marker then ends the
+job as well, one transaction where the marker and the job's end were one more."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, Protocol, TypeVar
 
-from chat.notices import Announced
+from chat.notices import Announced, RecordEnd
 
 T = TypeVar("T")
+
+
+class Ending(RecordEnd, Protocol):
+    """A job's end written inside another write (:class:`chat.jobs.manager.JobEnd`): it
+    goes with its marker only until the job is ``withheld`` from ending there (it goes on
+    telling newer moves: :meth:`chat.jobs.services.JobServices.deliver`); ``taken`` once a
+    write carries it."""
+
+    withheld: bool
+    taken: bool
+
+
+def usable(end: Ending | None) -> Ending | None:
+    """``end`` if a write may carry it now (and it is then taken), else ``None``."""
+    if end is None or end.withheld:
+        return None
+    end.taken = True
+    return end
 
 
 @dataclass
@@ -34,6 +56,8 @@ class Mark:
     written: bool = False
     #: Its notices Telegram took, whose records are being written (:meth:`Ride.take`).
     sent: list[asyncio.Future[bool]] = field(default_factory=list)
+    #: The job's end that goes with the marker (the scaled mode's announcement job).
+    end: Ending | None = None
 
     def ready_beside(self, own: asyncio.Future[bool]) -> bool:
         """Whether ``own`` is the last of the marker's notices to reach its record, every
@@ -53,6 +77,11 @@ class Ride:
         self._own = own
         self._taken: list[Mark] = []
 
+    def end(self) -> Ending | None:
+        """The job's end of the newest marker :meth:`take` took, if it goes with it."""
+        newest = max(self._taken, key=lambda m: m.notice.seq, default=None)
+        return usable(newest.end) if newest is not None else None
+
     def take(self, match_id: int) -> int | None:
         """Telegram took this notice, whose record is written now: the marker it moves too
         (``None``: none)."""
@@ -70,11 +99,39 @@ class Ride:
 
 
 async def riding(ride: Ride | None, match_id: int,
-                 write: Callable[[int | None], Awaitable[T]]) -> T:
-    """``write(announced)``: a record's write of the match, given the marker it moves too
-    (``None``: none); a write that raises moves none, and delivery writes it after."""
+                 write: Callable[[int | None, Ending | None], Awaitable[T]]) -> T:
+    """``write(announced, end)``: a record's write of the match, given the marker it moves
+    too (``None``: none) and the job's end that goes with that marker (``None``: none); a
+    write that raises moves none, and delivery writes it after."""
     announced = ride.take(match_id) if ride is not None else None
-    result = await write(announced)
+    end = ride.end() if ride is not None and announced is not None else None
+    result = await write(announced, end)
     if ride is not None and announced is not None:
         ride.written()
+    if end is not None:
+        end.committed()
     return result
+
+
+async def marker_alone(mark: Mark, write: Callable[[Ending | None], Awaitable[None]]) -> None:
+    """``write(end)``: the marker's own write (no record's carried it), given the job's end
+    that goes with it (``None``: none)."""
+    end = usable(mark.end)
+    await write(end)
+    if end is not None:
+        end.committed()
+
+
+def both(first: RecordEnd | None,
+         second: RecordEnd | None) -> Callable[[Any], Awaitable[None]] | None:
+    """The writes of two ends in one record's write (a board post's own job's end, and an
+    announcement's riding with its marker), each told :meth:`~RecordEnd.committed` by
+    its own caller."""
+    ends = [end for end in (first, second) if end is not None]
+    if len(ends) < 2:
+        return ends[0] if ends else None
+
+    async def write(conn: Any) -> None:
+        for end in ends:
+            await end(conn)
+    return write

@@ -28,7 +28,7 @@ from chat.computer import Thinker
 from chat.config import Config, split_listen
 from chat.delivery import Delivery
 from chat.flow import Flow
-from chat.jobs.tasks import JobServices
+from chat.jobs.services import JobServices
 from chat.metrics import CONTENT_TYPE, Metrics
 from chat.ratelimit import ChatRateLimiter
 from chat.updates import ChatOrderedProcessor

@@ -25,7 +25,7 @@ from chat import ephemeral
 from chat.ephemeral import EphemeralId
 from chat.ephemeral_sending import EphemeralSending, remembers_panel, told_notes
 from chat.lobby_sending import LobbySending
-from chat.markers import Ride, riding
+from chat.markers import Ride, both, riding
 from chat.markup import CAPTION_LIMIT, TEXT_LIMIT, fit, markup
 from chat.notices import (
     BOARD_KEY,
@@ -96,9 +96,9 @@ class Sender(EphemeralSending, LobbySending):
                     *, forget: bool, told: Told | None = None) -> None:
         """Forget the player's panel (``forget``: its lines too; ``told``: noted in the
         same write, a record sent in its place), then retire the message it was."""
-        known = await riding(ride, match_id, lambda announced: self.store.set_panel(
+        known = await riding(ride, match_id, lambda announced, end: self.store.set_panel(
             match_id, user_id, None, announced=announced, notes={told[1]: 0} if told else None,
-            lines={user_id: None} if forget else None))
+            lines={user_id: None} if forget else None, also=end))
         if known:
             await self._retire_panel(user_id, known, note)
 
@@ -109,8 +109,8 @@ class Sender(EphemeralSending, LobbySending):
         if told is None:
             return
         try:
-            await riding(ride, told[0], lambda announced: self.store.note_told(
-                *told, seq=seq, announced=announced))
+            await riding(ride, told[0], lambda announced, end: self.store.note_told(
+                *told, seq=seq, announced=announced, also=end))
         except Exception:
             log.warning("match %s: could not note %s as delivered", told[0], told[1],
                         exc_info=True)
@@ -191,11 +191,12 @@ class Sender(EphemeralSending, LobbySending):
             # The chat's tidy setting comes with the old post's id, and the post is noted
             # as told (a job run again skips it) in the same transaction: both or neither.
             # The board job's end goes in it too, when the post is the job's last write.
-            old, tidy = await riding(ride, notice.match_id, lambda announced: self.store
+            old, tidy = await riding(ride, notice.match_id, lambda announced, end: self.store
                                      .post_board(notice.match_id, message.message_id, text,
                                                  notes={BOARD_KEY: notice.seq,
                                                         **dict(notice.notes)},
-                                                 announced=announced, also=notice.end))
+                                                 announced=announced,
+                                                 also=both(notice.end, end)))
         except NotFound:
             return
         if notice.end is not None:
@@ -288,9 +289,9 @@ class Sender(EphemeralSending, LobbySending):
         if message is not None and send.panel_of is not None:
             match_id, user_id = send.panel_of
             panel = PanelMessage(message.message_id, send.picture is not None)
-            old = await riding(ride, match_id, lambda announced: self.store.set_panel(
+            old = await riding(ride, match_id, lambda announced, end: self.store.set_panel(
                 match_id, user_id, panel, notes=told_notes(send, notes), announced=announced,
-                lines=None if send.lines is None else {user_id: send.lines}))
+                lines=None if send.lines is None else {user_id: send.lines}, also=end))
             if old and (old.message_id, old.in_group) != (message.message_id, None):
                 await self._retire_panel(chat_id, old, send.replaces)
         return message

@@ -488,18 +488,6 @@ class PostgresStore(Store):
         come between the reads, so they agree on the match as one snapshot would."""
         return await self._guard(lambda conn: read_for_announcement(conn, match_id))
 
-    async def set_announced_with(self, match_id: int, seq: int,
-                                 also: Callable[[Conn], Awaitable[None]]) -> None:
-        """:meth:`set_announced` and ``also(conn)`` in one write transaction: an
-        announcement job's end goes with its marker (chat/jobs/tasks.py), one commit where
-        there were two."""
-
-        async def work(conn: Conn) -> None:
-            await conn.execute(format_style(self.dialect.set_announced()), (seq, match_id))
-            await also(conn)
-
-        await self._write(work)
-
     async def _forget_updates(self, tx: Tx, before: float) -> int:
         # The webhook workers' kept answers go with the update ids they answered.
         await tx.execute("DELETE FROM update_answers WHERE answered_at < ?", (before,))

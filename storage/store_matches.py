@@ -495,15 +495,16 @@ class MatchSql(SqlCore):
     async def set_panel(self, match_id: int, user_id: int, panel: PanelMessage | None, *,
                         notes: Mapping[str, int] | None = None,
                         announced: int | None = None,
-                        lines: Mapping[int, Sequence[str] | None] | None = None
-                        ) -> PanelMessage | None:
+                        lines: Mapping[int, Sequence[str] | None] | None = None,
+                        also: Also | None = None) -> PanelMessage | None:
         """Remember (or, with ``None``, forget) the player's panel message; returns the one
         it replaces (in the same write, so two senders cannot both miss the old one).
         ``notes``: :meth:`note_told`'s keys of the match noted in the same write (a new
         panel's announcement: told with the panel it became, one transaction);
         ``announced``: the match's marker moved in it too (:meth:`post_board`'s); ``lines``:
         :meth:`set_panel_lines`'s, in it too (what the new panel shows, or none for a
-        panel dropped)."""
+        panel dropped); ``also``: the caller's own write, last in it (the scaled mode's
+        announcement job's end, riding with its marker: :mod:`chat.markers`)."""
         async def work(tx: Tx) -> PanelMessage | None:
             # Two senders must not both read the same old panel (a missing row cannot be
             # locked with FOR UPDATE, so PostgreSQL takes the match's lock).
@@ -516,6 +517,8 @@ class MatchSql(SqlCore):
             else:
                 await tx.execute(q.UPSERT_PANEL, (match_id, user_id, panel.message_id,
                                                   bool(panel.is_photo), panel.in_group))
+            if also is not None:
+                await self._also(tx, also)
             return rows.panel(old) if old else None
 
         return await self._in_write(work)
@@ -557,9 +560,19 @@ class MatchSql(SqlCore):
             lambda r: (int(r["board_message_id"]), str(r["board_caption"] or "")))
         return found[0] if found else None
 
-    async def set_announced(self, match_id: int, seq: int) -> None:
-        """Record that moves up to ``seq`` were announced (never lowers the marker)."""
-        await self._modify(self.dialect.set_announced(), (seq, match_id))
+    async def set_announced(self, match_id: int, seq: int, *, also: Also | None = None) -> None:
+        """Record that moves up to ``seq`` were announced (never lowers the marker);
+        ``also``: the caller's own write in the same transaction (the scaled mode's
+        announcement job's end goes with its marker: one commit where there were two)."""
+        if also is None:
+            await self._modify(self.dialect.set_announced(), (seq, match_id))
+            return
+
+        async def work(tx: Tx) -> None:
+            await tx.execute(self.dialect.set_announced(), (seq, match_id))
+            await self._also(tx, also)
+
+        await self._in_write(work)
 
     async def told(self, match_id: int) -> dict[str, int]:
         """What of the match's announcements was delivered (:data:`chat.notices.Told`
@@ -570,16 +583,18 @@ class MatchSql(SqlCore):
         return dict(found)
 
     async def note_told(self, match_id: int, key: str, seq: int = 0, *,
-                        announced: int | None = None) -> None:
+                        announced: int | None = None, also: Also | None = None) -> None:
         """Note a delivered notice of the match's announcements (a key's move number
         never goes down); ``announced``: the match's marker moved in the same write
-        (:meth:`post_board`'s)."""
-        if announced is None:
+        (:meth:`post_board`'s), and ``also``, the caller's own write, last in it."""
+        if announced is None and also is None:
             await self._modify(self.dialect.note_told(), (match_id, key, seq))
             return
 
         async def work(tx: Tx) -> None:
             await self._note_told(tx, match_id, {key: seq}, announced)
+            if also is not None:
+                await self._also(tx, also)
 
         await self._in_write(work)
 

@@ -36,21 +36,31 @@ def worker_ends(s: Scaled) -> list[int]:
     return ended
 
 
-def marker_writes(s: Scaled) -> list[tuple[int, int]]:
-    """The store's writes of a match's marker (either way), from now on."""
-    written: list[tuple[int, int]] = []
+def marker_writes(s: Scaled) -> list[tuple[str, int, int, bool]]:
+    """The store's writes that move a match's marker, from now on: the store call, the
+    match, the marker, whether the write carried a job's end. The marker moves on its own
+    (``set_announced``) or in the record of its last notice (:mod:`chat.markers`)."""
+    written: list[tuple[str, int, int, bool]] = []
     store: Any = s.svc.store
-    plain, joint = store.set_announced, store.set_announced_with
+    plain = store.set_announced
 
-    async def set_announced(match_id: int, seq: int) -> None:
-        written.append((match_id, seq))
-        await plain(match_id, seq)
+    async def set_announced(match_id: int, seq: int, *, also: Any = None) -> None:
+        written.append(("set_announced", match_id, seq, also is not None))
+        await plain(match_id, seq, also=also)
 
-    async def set_announced_with(match_id: int, seq: int, also: Any) -> None:
-        written.append((match_id, seq))
-        await joint(match_id, seq, also)
+    def record(name: str) -> Any:
+        write = getattr(store, name)
 
-    store.set_announced, store.set_announced_with = set_announced, set_announced_with
+        async def counted(match_id: int, *args: Any, **kwargs: Any) -> Any:
+            if kwargs.get("announced") is not None:
+                written.append((name, match_id, kwargs["announced"],
+                                kwargs.get("also") is not None))
+            return await write(match_id, *args, **kwargs)
+        return counted
+
+    store.set_announced = set_announced
+    for name in ("set_panel", "note_told", "post_board"):
+        setattr(store, name, record(name))
     return written
 
 
@@ -66,7 +76,10 @@ async def test_an_announcement_ends_in_the_write_of_its_marker(
     assert jobs["announce"]["status"] == "succeeded"
     assert jobs["announce"]["attempts"] == 1
     assert (await s.svc.store.get_match(match_id)).announced_seq == 2
-    assert written == [(match_id, 2)], "the newest marker alone"
+    # The newest marker alone, in the record of the last notice Telegram took, with the
+    # job's end (one write: the marker's own and the job's end were one more).
+    [(name, marked, seq, with_end)] = written
+    assert (marked, seq, with_end) == (match_id, 2, True) and name != "set_announced", written
     # The announcement's end was its marker's write; the board job's, its post's record's.
     assert jobs["announce"]["id"] not in ended
     assert jobs["board"]["id"] not in ended and jobs["board"]["status"] == "succeeded"
@@ -142,7 +155,7 @@ async def test_an_announcement_no_longer_running_keeps_its_marker(
     manager = s.svc.jobs.app.job_manager
     assert isinstance(manager, QuietFetches)
     end = manager.ending(job["id"])
-    await s.svc.store.set_announced_with(match_id, 1, end)
+    await s.svc.store.set_announced(match_id, 1, also=end)
     end.committed()
     assert (await s.svc.store.get_match(match_id)).announced_seq == 1
     assert not end.written

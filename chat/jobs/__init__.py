@@ -73,7 +73,8 @@ from chat.jobs.core import (
     job_hooks,
     migrate,
 )
-from chat.jobs.tasks import JobServices, build_jobs, sweep_stalled
+from chat.jobs.services import JobServices
+from chat.jobs.tasks import build_jobs, sweep_stalled
 from chat.jobs.worker import worker_options
 
 __all__ = [

@@ -100,6 +100,11 @@ class JobEnd:
     manager: QuietFetches
     job_id: int
     written: bool = False
+    #: Not to be written with a marker any more: the job goes on after it (it tells moves
+    #: stored meanwhile) and ends with its last marker (:mod:`chat.markers`).
+    withheld: bool = False
+    #: A write carried it (maybe rolled back since; :meth:`committed` tells).
+    taken: bool = False
 
     async def __call__(self, conn: AsyncConnection[Any]) -> None:
         try:

@@ -3,20 +3,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Hashable
+from dataclasses import replace
 
 from procrastinate import App, JobContext, PsycopgConnector, RetryStrategy
 from procrastinate.exceptions import AlreadyEnqueued, UniqueViolation
 from procrastinate.jobs import Status
-from telegram.ext import Application
 
-from chat.computer import Thinker
-from chat.delivery import Delivery
-from chat.flow import Flow
 from chat.flow.base import chat_key, panel_lines_key, stand_ins_key, timer_key, user_key
 from chat.jobs.core import (
     ANNOUNCE_QUEUE,
@@ -29,30 +24,23 @@ from chat.jobs.core import (
     Jobs,
     at,
     defer_board,
-    defer_computer,
     job_pool,
     timer_lock,
 )
 from chat.jobs.manager import JobEnd, QuietFetches
-from chat.jobs.news import MatchNews
-from chat.notices import BOARD_KEY, Announced, BoardPost, ComputerTurn, Notice, Send, untold
+from chat.jobs.services import JobServices, Pending
+from chat.notices import BOARD_KEY, Announced, BoardPost
 from storage.pg_reads import AnnounceReads
 from storage.pg_windows import BoardLook
-from storage.postgres import PREPARE_AFTER, PostgresStore
+from storage.postgres import PREPARE_AFTER
 
 log = logging.getLogger(__name__)
 
 #: The turn timers' and reminders' priority (announcements have procrastinate's 0).
 TIMER_PRIORITY = 10
-#: While an announcement's delivery waits longer than this (a group's window), the job
-#: looks for moves stored since and tells them alongside (:meth:`JobServices.deliver`).
-EXTEND_AFTER = 0.25
 #: A board job waits this long for its group's window within the job; a longer wait is a
 #: job scheduled for when the window opens (a worker's slot is not held meanwhile).
 BOARD_WAIT = 1.0
-#: What an announcement's ``more`` finds (:meth:`JobServices.deliver`): the notices of the
-#: moves stored since, and the told keys read with them (``None``: none read).
-Pending = tuple[list[Notice], Mapping[str, int] | None]
 #: The told key (:data:`chat.notices.Told`) whose number is the last move whose group
 #: notices were all delivered (the board job's start).
 GROUP_KEY = "group"
@@ -81,134 +69,6 @@ def build_jobs(url: str, *, prepare: bool = True) -> Jobs:
     board = app.task(name="board", queue=ANNOUNCE_QUEUE, pass_context=True,
                      retry=RetryStrategy(max_attempts=20, exponential_wait=2))(_board)
     return Jobs(app, announce, turn_timer, reminder, computer_move, sweep, board)
-
-
-# What a job needs ---------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class JobServices:
-    """A worker's bot, store, flow and delivery (one set per worker process)."""
-
-    jobs: Jobs
-    store: PostgresStore
-    flow: Flow
-    delivery: Delivery
-    #: Seconds a computer waits before moving (``KRENDZU_AI_DELAY``).
-    ai_delay: float = 0.0
-    clock: Callable[[], float] = time.time
-    #: Closed with the rest (the computer players' processes, the bot's connections).
-    thinker: Thinker | None = None
-    application: Application | None = None
-    #: The changes of the matches whose announcements wait for their posts.
-    news: MatchNews = field(default_factory=MatchNews)
-
-    async def deliver(self, notices: Sequence[Notice],
-                      more: Callable[[int], Awaitable[Pending]] | None = None, *,
-                      match_id: int | None = None, told: Mapping[str, int] | None = None,
-                      end: JobEnd | None = None) -> bool:
-        """Send ``notices``; computers' turns become jobs; the announcement marker moves
-        only once everything before it went out. False if something could not be
-        delivered (the marker stays, so the job's retry announces it again).
-
-        With ``more`` (an announcement): while its delivery still waits (a group's board
-        post for its 20-a-minute window), the moves stored since are asked for
-        (``more(seq)``: the moves after ``seq``, with the told keys read in the same
-        snapshot, or ``None`` when it had to read none) and delivered alongside, as the embedded
-        mode does: the next player's panel goes out at once and the waiting board post
-        takes the newer position with every line, instead of the match waiting for its
-        group's window move by move (one match's announcements run one at a time).
-
-        With ``match_id`` (an announcement of that match): what the store says was
-        delivered already is skipped (:data:`chat.notices.Told`; ``told``: the store's
-        notes as the caller just read them, for the first notices), and the group's notices
-        are the match's board job's (deferred with each move in the move's transaction,
-        :func:`chat.jobs.core.defer_move_jobs`), so that no private panel ever waits behind
-        a group's post for its window. (An announcement that posted the group's
-        board itself, when its window was open, saved the board job's transactions but
-        posted some boards twice under the chaos test's kills: a board job for newer moves
-        could run while that post was still out. Every group post is the board job's
-        again until that is solved.)
-
-        With ``end`` (the job's own end, :class:`~chat.jobs.manager.JobEnd`): written with the
-        last marker, when one moves; the job returns right after."""
-        marks: list[Announced] = []
-        tasks: list[asyncio.Task[list[object]]] = []
-
-        async def hand_over(batch: Sequence[Notice],
-                            known: Mapping[str, int] | None = None) -> None:
-            if not batch:
-                return  # nothing to check against the store's notes
-            rest: list[Notice] = []
-            if match_id is not None:
-                # The group's notices are the board job's, deferred with the move.
-                batch, _group = await self.untold(match_id, batch, known)
-            for notice in batch:
-                if isinstance(notice, ComputerTurn):
-                    await defer_computer(self.jobs, notice.match_id, notice.seq,
-                                         self.ai_delay)
-                elif isinstance(notice, Announced):
-                    marks.append(notice)
-                else:
-                    rest.append(notice)
-            task = self.delivery.run(rest)
-            if task is not None:
-                tasks.append(task)
-
-        await hand_over(notices, told)
-        # Only while this job's own notices wait: a newer board merges into the waiting
-        # one, so the job ends when that post goes out, however fast the match moves (it
-        # holds one of the worker's slots; the match's waiting job tells what follows).
-        first = list(tasks)
-        while more is not None and marks and first and not all(t.done() for t in first):
-            await asyncio.wait(first, timeout=EXTEND_AFTER)
-            if all(t.done() for t in first):
-                break
-            newer, known = await more(max(m.seq for m in marks))
-            await hand_over(newer, known)
-        results = [r for t in tasks for r in await t]
-        if not all(r is True for r in results):
-            return False
-        # Each match's newest marker alone: the marker never goes back, so the older ones
-        # written first changed nothing the newest does not.
-        newest = {m.match_id: m.seq for m in sorted(marks, key=lambda m: m.seq)}
-        last = list(newest.items())
-        for marked, seq in last[:-1]:
-            await self.store.set_announced(marked, seq)
-        if last and end is not None:
-            # The job's last write: its end goes with it.
-            await self.store.set_announced_with(*last[-1], end)
-            end.committed()
-        elif last:
-            await self.store.set_announced(*last[-1])
-        return True
-
-    async def untold(self, match_id: int, notices: Sequence[Notice],
-                     told: Mapping[str, int] | None = None
-                     ) -> tuple[list[Notice], list[Send | BoardPost]]:
-        """``notices`` without those delivered already (their told keys are in the
-        store, or in ``told`` when the caller has just read them), split into the private
-        ones and the group's (a group's board post, tour summaries and the summary, whose
-        key is the post's last move)."""
-        private: list[Notice] = []
-        group: list[Send | BoardPost] = []
-        if told is None:
-            told = await self.store.told(match_id)
-        for notice in untold(notices, told):
-            if isinstance(notice, Send | BoardPost) and notice.chat_id < 0:
-                group.append(notice)
-            else:
-                private.append(notice)
-        return private, group
-
-    async def close(self) -> None:
-        await self.delivery.close()
-        await self.store.close()
-        if self.thinker is not None:
-            self.thinker.close()
-            await self.thinker.wait_closed()
-        if self.application is not None:
-            await self.application.shutdown()
 
 
 def services_of(context: JobContext) -> JobServices:

@@ -13,7 +13,7 @@ from chat.jobs.core import (
     SERVICES,
     STALLED_AFTER,
 )
-from chat.jobs.tasks import JobServices
+from chat.jobs.services import JobServices
 
 #: Jobs a worker of announcements and timers runs at once. They mostly wait (for Telegram,
 #: for a group's 20-a-minute window), and a job waiting holds its slot: with 8, a few busy
