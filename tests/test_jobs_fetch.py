@@ -1,7 +1,8 @@
 """How often a job worker asks PostgreSQL for a job (chat/jobs/core.py
 :class:`~chat.jobs.core.QuietFetches`): once for each job its insert's notification
 announced, not once more after it to find nothing; jobs notified together are each fetched
-at once, and the worker's poll still drains what is waiting."""
+at once, and the worker's poll still drains what is waiting. With two workers, a notified job
+is fetched for by one of them, and one whose worker hangs is the other's within its poll."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import psycopg
 from procrastinate import sql
 
 from chat.jobs import ANNOUNCE_QUEUE, Jobs, build_jobs, migrate
+from chat.jobs.core import POLL_SECONDS
 
 #: Long enough that no poll comes within a test: what is fetched is what notifications woke.
 NO_POLL = 60.0
@@ -26,6 +28,7 @@ class Fetches:
     run, counted on the app's connector."""
 
     def __init__(self, jobs: Jobs) -> None:
+        self.app = jobs.app
         self.made = 0
         self.ran: list[int] = []
         #: When each job ran (the loop's clock).
@@ -47,10 +50,12 @@ class Fetches:
 
 
 @asynccontextmanager
-async def worker(url: str, poll: float = NO_POLL) -> AsyncIterator[tuple[Any, Fetches]]:
+async def worker(url: str, poll: float = NO_POLL, heartbeat: float = NO_POLL,
+                 concurrency: int = 4) -> AsyncIterator[tuple[Any, Fetches]]:
     """A worker of the announcements' queue (four jobs at once, as the tests' and the
     deployment's) on an app with one task, ``noop(n)``, that notes ``n``; yields the task
-    and the counts, once the worker's first look (at its start) is done."""
+    and the counts, once the worker's first look (at its start) is done. Its heartbeat
+    (and the beat its peers hear with it) every ``heartbeat`` seconds."""
     await migrate(url)
     jobs = build_jobs(url)
     fetches = Fetches(jobs)
@@ -62,9 +67,9 @@ async def worker(url: str, poll: float = NO_POLL) -> AsyncIterator[tuple[Any, Fe
     task = jobs.app.task(name="noop", queue=ANNOUNCE_QUEUE)(noop)
     async with jobs.app.open_async():
         run = asyncio.create_task(jobs.app.run_worker_async(
-            queues=[ANNOUNCE_QUEUE], concurrency=4, install_signal_handlers=False,
+            queues=[ANNOUNCE_QUEUE], concurrency=concurrency, install_signal_handlers=False,
             fetch_job_polling_interval=poll, abort_job_polling_interval=NO_POLL,
-            update_heartbeat_interval=NO_POLL))
+            update_heartbeat_interval=heartbeat))
         try:
             async with asyncio.timeout(5):
                 while fetches.made == 0:
@@ -109,3 +114,72 @@ async def test_the_poll_still_drains_every_job_waiting(pg_url: str) -> None:
             await conn.execute(f"ALTER TABLE procrastinate_jobs ENABLE TRIGGER {NOTIFY}")
         await fetches.until(3)
         assert max(fetches.at) - min(fetches.at) < 0.5, fetches.at
+
+
+#: The two workers' heartbeat in the tests of two workers: they hear each other at once.
+BEAT_SECONDS = 0.1
+
+
+async def heard_each_other() -> None:
+    """Until the workers have heard each other's beats (ten heartbeats)."""
+    await asyncio.sleep(10 * BEAT_SECONDS)
+
+
+async def test_a_job_notified_to_two_workers_costs_one_fetch(pg_url: str) -> None:
+    """The scaled mode runs two job workers: each job's insert notifies both. One fetches
+    for it (the job's id picks it), the other leaves it (it fetched too, to find nothing:
+    two fetches a job, where one worker makes one)."""
+    async with worker(pg_url, heartbeat=BEAT_SECONDS) as (task, one), \
+            worker(pg_url, heartbeat=BEAT_SECONDS) as (_, two):
+        await heard_each_other()
+        before = one.made + two.made
+        jobs = 12
+        for n in range(jobs):
+            await task.defer_async(n=n)
+            async with asyncio.timeout(5):
+                while len(one.ran) + len(two.ran) < n + 1:
+                    await asyncio.sleep(0.01)
+        await asyncio.sleep(0.3)  # any fetch after the last job's is made by now
+        assert sorted(one.ran + two.ran) == list(range(jobs))
+        assert one.ran and two.ran  # each worker ran its share
+        made = one.made + two.made - before
+        print(f"fetches a job with two workers: {made / jobs:.2f}")
+        # Both fetched for every job before: 24. A worker whose notified jobs were all
+        # left to the other for a poll's time drains once: a fetch or two more at most.
+        assert made <= jobs + 2, made
+
+
+async def test_a_job_whose_worker_hangs_is_the_others_within_the_poll(pg_url: str) -> None:
+    """A worker that beats but fetches nothing more (hung, or every slot taken) leaves the
+    jobs that fall to it waiting: the other worker's poll takes them, within its seconds,
+    even while jobs of its own wake it far more often than the poll."""
+    async with worker(pg_url, poll=POLL_SECONDS, heartbeat=BEAT_SECONDS) as (task, one), \
+            worker(pg_url, poll=POLL_SECONDS, heartbeat=BEAT_SECONDS) as (_, two):
+        await heard_each_other()
+        connector: Any = two.app.connector
+        fetch = connector.execute_query_one_async
+        release = asyncio.Event()
+
+        async def stuck(query: str, **arguments: Any) -> Any:
+            if query == sql.queries["fetch_job"]:
+                await release.wait()  # no answer until the test ends
+            return await fetch(query, **arguments)
+
+        connector.execute_query_one_async = stuck
+        deferred: dict[int, float] = {}
+        loop = asyncio.get_running_loop()
+        try:
+            # A job every 20 ms for two seconds: the first worker's own notifications wake
+            # it every 40 ms or so, far more often than its poll.
+            for n in range(100):
+                deferred[n] = loop.time()
+                await task.defer_async(n=n)
+                await asyncio.sleep(0.02)
+            async with asyncio.timeout(5):
+                while len(one.ran) < len(deferred):
+                    await asyncio.sleep(0.01)
+        finally:
+            release.set()
+        assert two.ran == []
+        waits = [at - deferred[n] for n, at in zip(one.ran, one.at, strict=True)]
+        assert max(waits) < POLL_SECONDS + 0.3, sorted(waits)[-5:]
