@@ -57,10 +57,12 @@ from telegram import Bot, Update
 from telegram.error import RetryAfter, TelegramError
 from telegram.ext import Application
 
-from chat.handlers.errors import ATTEMPT, Attempt
+from chat.handlers.attempt import ATTEMPT, Attempt, reads_request
+from chat.handlers.errors import apologise
 from chat.notices import HELD, Held
 from chat.outbox import ReplyOutbox
 from chat.services import Services
+from storage.pg_ledger import ANSWER, Answer
 
 log = logging.getLogger(__name__)
 
@@ -165,32 +167,43 @@ class WebhookReceiver:
     async def process(self, update: Update) -> int:
         store = self.services.store
         update_id = update.update_id
-        try:
-            seen, failed = await store.update_state(update_id)
-        except Exception:
-            log.exception("webhook: the update ledger cannot be read")
-            return 503
-        if seen:
-            log.info("webhook: update %d was processed already", update_id)
-            if self.outbox is not None:
-                await self.answer_orphan(update)
-            return 200
-        # Failed tries so far: the store's count (every worker's), else this process's.
-        tries = (failed if failed is not None else self.failures.get(update_id, 0)) + 1
-        attempt = Attempt(update_id, retry=tries < self.max_attempts)
+        # Failed tries so far: this process's, until the ledger tells the store's (every
+        # worker's, where it keeps count).
+        attempt = Attempt(update_id, self.max_attempts, failed=self.failures.get(update_id, 0))
+        if reads_request(update):
+            attempt.ledger_due = True  # read with the request's one read (the preamble)
+        else:
+            try:
+                attempt.read_ledger(*await store.update_state(update_id))
+            except Exception:
+                log.exception("webhook: the update ledger cannot be read")
+                return 503
+            if attempt.seen:
+                return await self.processed_already(update)
         started = kept = False
         outbox = self.outbox
         # What the update tells is held (chat/delivery.py), to be stored before the 200.
         held = Held() if outbox is not None else None
+        # Its answer rides in the transaction of the chat's lock that stores its change,
+        # while it has told nothing (storage/pg_ledger.py). Not a button's: a copy of a
+        # press whose change was stored and its replies not gets its spinner stopped
+        # (:meth:`answer_orphan`), which an answer written with the change would skip.
+        answer = (Answer(update_id, quiet=lambda: not held.notices)
+                  if held is not None and update.callback_query is None else None)
 
         async def run() -> None:
             nonlocal started, kept
             started = True
             await self.application.process_update(update)
-            if outbox is None or held is None:
+            if answer is not None:
+                answer.open = False
+            if outbox is None or held is None or attempt.seen:
                 return
             held.open = False  # what the update's own tasks tell later goes at once
             if not (attempt.failures and attempt.retry):
+                if answer is not None and answer.written and not held.notices:
+                    kept = True  # answered with its change, and nothing told since
+                    return
                 # Stored and queued in the chat's turn, so one chat's replies keep the
                 # order of its updates.
                 try:
@@ -202,10 +215,14 @@ class WebhookReceiver:
 
         token = ATTEMPT.set(attempt)
         holding = HELD.set(held)
+        answering = ANSWER.set(answer)
         try:
             # The app's processor: one chat's updates in order, at most N at once (as polling).
             await self.application.update_processor.process_update(update, run())
         finally:
+            ANSWER.reset(answering)
+            if answer is not None:
+                answer.open = False
             HELD.reset(holding)
             if held is not None:
                 held.open = False
@@ -214,11 +231,14 @@ class WebhookReceiver:
         if held is not None and held.notices and not kept:
             # Another try comes (a 500), or the outbox failed: told as before, in memory.
             self.services.delivery.run(held.notices)
+        if attempt.seen:  # the preamble found it in the ledger, with the request's read
+            return await self.processed_already(update)
         if not started:
             # Dropped unprocessed: its sender had too many updates waiting (chat/updates.py)
             # and is told to slow down. Answered 200 on purpose: Telegram would deliver a
             # flood again and again, holding the chat's other updates behind it.
             return 200
+        tries = attempt.failed + 1
         if attempt.failures and retried:
             try:
                 counted = await store.count_update_failure(update_id)
@@ -230,19 +250,34 @@ class WebhookReceiver:
                 self.failures.move_to_end(update_id)
                 while len(self.failures) > FAILURES_KEPT:
                     self.failures.popitem(last=False)
-            log.warning("webhook: update %d failed (try %d): answered 500 so Telegram "
-                        "delivers it again", update_id, tries)
-            return 500
+            else:
+                tries = counted
+            # One that failed before its ledger was read (so before its tries were known)
+            # is given up here once they reach the limit.
+            if not attempt.ledger_due or tries < self.max_attempts:
+                log.warning("webhook: update %d failed (try %d): answered 500 so Telegram "
+                            "delivers it again", update_id, tries)
+                return 500
         if attempt.failures:
             log.error("webhook: update %d failed %d times: given up, so the chat's later "
                       "updates go through", update_id, tries)
+            if attempt.owed:  # it failed not knowing it was the last try
+                await apologise(self.services, update)
         self.failures.pop(update_id, None)
-        if kept:  # remembered with its replies (ReplyOutbox.keep)
+        if kept:  # remembered with its replies (ReplyOutbox.keep), or with its change
             return 200
         try:
             await store.mark_update(update_id)
         except Exception:  # processed all the same: a 500 would have it processed again
             log.exception("webhook: update %d could not be remembered", update_id)
+        return 200
+
+    async def processed_already(self, update: Update) -> int:
+        """A copy of an update the ledger has (its answer was lost on the way): not
+        processed again; answered 200."""
+        log.info("webhook: update %d was processed already", update.update_id)
+        if self.outbox is not None:
+            await self.answer_orphan(update)
         return 200
 
 

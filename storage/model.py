@@ -574,6 +574,10 @@ class RequestRows:
     timer: TimerRow | None = None
     stand_ins: dict[int, StandIn] = field(default_factory=dict)
     stored: StoredMatch | None = None
+    #: The update ledger's state of the update the caller named (``update_id``): whether it
+    #: was processed, its failed tries as the store counts them (``None``: uncounted);
+    #: ``None`` when none was named.
+    update: tuple[bool, int | None] | None = None
 
 
 # Engine glue shared by every backend ----------------------------------------------------

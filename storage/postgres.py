@@ -82,6 +82,7 @@ from storage.pg_held import (
     rows_of,
     run_held,
 )
+from storage.pg_ledger import UPDATE_STATE, answer_in, ledger_state
 from storage.pg_migrations import LATEST, MIGRATIONS, VERSION_TABLE
 from storage.pg_reads import (
     MATCH_AND_MOVES,
@@ -597,6 +598,10 @@ class PostgresStore(Store):
             finally:
                 HELD.reset(token)
                 cancelled = await held.settle()
+            # The webhook's answer of the update, when it may ride here (storage/pg_ledger.py).
+            answer = None if failure or cancelled else await answer_in(conn, self._clock())
+        if answer is not None:
+            answer.written = True
         # Committed whatever ended the block: each of its calls was whole (its own
         # savepoint), as each was once its own transaction.
         if failure is not None:
@@ -641,11 +646,11 @@ class PostgresStore(Store):
         os.replace(partial, dest)
 
     async def update_state(self, update_id: int) -> tuple[bool, int | None]:
-        rows = await self._select(
-            "SELECT EXISTS (SELECT 1 FROM processed_updates WHERE update_id = %(u)s) AS seen, "
-            "COALESCE((SELECT failures FROM update_failures WHERE update_id = %(u)s), 0) "
-            "AS failures", {"u": update_id}, lambda r: (bool(r["seen"]), int(r["failures"])))
-        return rows[0]
+        [state] = await self._select(format_style(UPDATE_STATE), {"u": update_id}, ledger_state)
+        return state
+
+    async def _update_state_in(self, tx: Tx, update_id: int) -> tuple[bool, int | None]:
+        return ledger_state(await tx.fetchone(UPDATE_STATE, {"u": update_id}))
 
     async def count_update_failure(self, update_id: int) -> int | None:
         now = self._clock()

@@ -165,7 +165,12 @@ class SqlCore(StoreBackend):
         """Whether the update was processed, and how many times it failed so far as the
         store keeps count (``None``: it does not, the one process counts for itself; the
         PostgreSQL store does, for every webhook worker)."""
-        return await self.seen_update(update_id), None
+        return await self._in_read(lambda tx: self._update_state_in(tx, update_id))
+
+    async def _update_state_in(self, tx: Tx, update_id: int) -> tuple[bool, int | None]:
+        """:meth:`update_state` inside the caller's read (a request's one read carries it
+        for the webhook: :meth:`request_rows`)."""
+        return bool(await tx.fetchone(q.SEEN_UPDATE, (update_id,))), None
 
     async def count_update_failure(self, update_id: int) -> int | None:
         """One more failed try of the update; its count, or ``None`` if the store keeps

@@ -245,17 +245,23 @@ class MatchSql(SqlCore):
         return await self._in_read(work)
 
     async def request_rows(self, user_id: int, chat_id: int, thread_id: int | None = None, *,
-                           kept: Callable[[int], int | None] = lambda match_id: None
-                           ) -> RequestRows:
+                           kept: Callable[[int], int | None] = lambda match_id: None,
+                           update_id: int | None = None) -> RequestRows:
         """What a request of ``user_id`` in ``chat_id`` (forum topic ``thread_id``) reads
         before it acts, in one read transaction (one snapshot): the user's row and, in a
         group (``chat_id`` < 0), the chat's row and its active match with the match's turn
         timer and stand-ins (:meth:`match_state`'s). The match's log is read and the match
         rebuilt (``stored``) only when ``kept(match_id)``, the number of moves the caller
         holds of it, is not its move count. A request used to read these in four calls
-        (a transaction each in the scaled mode)."""
+        (a transaction each in the scaled mode). With ``update_id``, the update ledger's
+        state of that update comes along (``update``, as :meth:`update_state` answers it):
+        the webhook's read of its ledger, a transaction of its own before."""
+        ledger: tuple[bool, int | None] | None = None
 
         async def work(tx: Tx) -> tuple[RequestRows, list[MoveRow] | None]:
+            nonlocal ledger
+            if update_id is not None:
+                ledger = await self._update_state_in(tx, update_id)
             found = await tx.fetchone(q.GET_USER, (user_id,))
             user = rows.user_row(found) if found is not None else None
             if chat_id >= 0:
@@ -280,6 +286,7 @@ class MatchSql(SqlCore):
             return read, None if moves is None else [rows.move_row(m) for m in moves]
 
         read, log = await self._in_read(work)
+        read = replace(read, update=ledger)
         if log is None or read.match is None:
             return read
         game = rebuild_game(read.match, [m.action for m in log])

@@ -10,6 +10,7 @@ flood windows; the benchmark adds the webhook worker's own."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -22,15 +23,18 @@ import pytest
 from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 
+import chat.outbox as outbox_module
 from chat.compose import open_job_services
 from chat.jobs import ANNOUNCE_QUEUE, TIMERS_QUEUE, JobServices, worker_options
 from krendzu import Place
 from krendzu.coords import frame_for
 from storage import StoredMatch, rebuild_game, store_matches
 from storage.pg_reads import MATCH_AND_MOVES, match_and_log
-from tests.bot_harness import Harness
-from tests.fakebot import Chat
+from tests.bot_harness import BOT, FastClock, Harness, start_group_duel
+from tests.fakebot import Chat, FakeTelegram
 from tests.test_jobs import bot_duel
+from tests.test_webhook_pg import pg
+from tests.webhook_harness import running_webhook_bot
 
 #: What a typed move may cost at most, in PostgreSQL transactions (the request, the
 #: announcement and its Bot API calls' flood windows, procrastinate's own), with a margin
@@ -237,19 +241,29 @@ class Transactions:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, apart: object) -> None:
         self.count = 0
+        #: Each counted transaction's first statement (its first line), to tell which is
+        #: which when a count is off.
+        self.firsts: list[str] = []
+        begun: dict[int, int] = {}  # connection → its transaction's place in ``firsts``
         execute = psycopg.AsyncConnection.execute
         enter = psycopg.AsyncTransaction.__aenter__
         counter = self
 
         async def counted_execute(conn: Any, *args: Any, **kwargs: Any) -> Any:
+            sql = str(args[0] if args else kwargs.get("query", "")).split("\n")[0][:90]
             if conn is not apart and conn.info.transaction_status is TransactionStatus.IDLE:
                 counter.count += 1
+                counter.firsts.append(sql)
+            elif id(conn) in begun:
+                counter.firsts[begun.pop(id(conn))] = sql
             return await execute(conn, *args, **kwargs)
 
         async def counted_enter(tx: Any) -> Any:
             conn = tx.connection
             if conn is not apart and conn.info.transaction_status is TransactionStatus.IDLE:
                 counter.count += 1
+                begun[id(conn)] = len(counter.firsts)
+                counter.firsts.append("BEGIN")
             return await enter(tx)
 
         monkeypatch.setattr(psycopg.AsyncConnection, "execute", counted_execute)
@@ -289,3 +303,62 @@ async def test_a_typed_moves_request_costs_postgresql_two_transactions(
             costs.append(counter.count - start)
         print(f"PostgreSQL transactions of a typed move's request: {costs}")
         assert max(costs) <= REQUEST_CEILING, costs
+
+
+#: What a typed move costs the webhook worker that takes it, in PostgreSQL transactions:
+#: the request's read, which also reads the update ledger (whether Telegram delivered the
+#: update before, its failed tries), and the chat's lock, in whose transaction the move is
+#: written with the update's ledger row and its answer. It was four: the ledger's read, the
+#: request's read, the lock with the move, and the ledger's write after the handler.
+WEBHOOK_CEILING = 2
+
+
+async def test_a_typed_move_costs_its_webhook_worker_two_transactions(
+        tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A webhook worker (``KRENDZU_JOBS=procrastinate``, no job worker running: the
+    announcements wait) takes typed moves posted by Telegram: the transactions it begins
+    from the update's arrival to its 200, the outbox's sweep for dead workers' replies
+    (once a second, not a move's) apart."""
+    monkeypatch.setattr(store_matches.secrets, "randbelow", lambda _n: 3939)
+    monkeypatch.setattr(outbox_module, "SWEEP_SECONDS", 3600.0)
+    fake = FakeTelegram(bot_username=BOT, clock=FastClock())
+    ann, bob = fake.user(1, "Ann"), fake.user(2, "Bob")
+    group = fake.group(-3904, "Club", members=[ann, bob])
+    async with running_webhook_bot(tmp_path, fake, database=pg_url, jobs=True) as h, \
+            await psycopg.AsyncConnection.connect(pg_url, row_factory=dict_row) as conn:
+        ann.start_bot()
+        bob.start_bot()
+        await h.settle()
+        row = await start_group_duel(h, group, ann, bob, "duel timer=off")
+        peek = Peek(conn)
+        rng = random.Random(39)
+        counter = Transactions(monkeypatch, conn)
+        costs: list[int] = []
+        for _ in range(3):
+            stored = await peek.match(row.match_id)
+            game = stored.game
+            user = fake.users[stored.row.seats[game.current_player].user_id or 0]
+            places = [a for a in game.legal_actions() if isinstance(a, Place)]
+            step = rng.choice(places)
+            cell = frame_for(game.tour.observation(None).placements).label(step.x, step.y)
+            await h.settle()
+            # The replies told before (the lobby's, the start's) struck off the outbox: by
+            # a statement of the outbox's own once delivered, not one of the move's.
+            assert await fake.wait_for(lambda: pg(pg_url, "SELECT count(*) FROM reply_outbox")
+                                       == [(0,)], timeout=5)
+            start = len(counter.firsts)
+            user.send(group, f"/play@{BOT} {step.card.code()} {cell}")
+            update_id = fake.update_log[-1]["update_id"]
+            assert await fake.wait_for(functools.partial(fake.webhook_delivered, update_id),
+                                       timeout=20)
+            await h.settle()
+            assert (await peek.match(row.match_id)).row.move_count > stored.row.move_count
+            assert [a.status for a in fake.webhook_attempts(update_id)] == [200]
+            # Remembered and answered: a copy Telegram sends again is answered 200 unplayed.
+            assert pg(pg_url, "SELECT u.update_id FROM processed_updates u JOIN "
+                      "update_answers a USING (update_id) WHERE update_id = %s",
+                      (update_id,)) == [(update_id,)]
+            costs.append(len(counter.firsts) - start)
+            print("the move's transactions:", counter.firsts[start:])
+        print(f"PostgreSQL transactions of a typed move's webhook worker: {costs}")
+        assert max(costs) <= WEBHOOK_CEILING, costs

@@ -133,8 +133,7 @@ class Flow:
             return await self.pool.accept_computer(actor, op[2:])
         return await self.pool.toggle(actor, [])
 
-    async def arena_press(self, actor: Actor, op: str, arena_id: int, *,
-                          is_admin: bool) -> Outcome:
+    async def arena_press(self, actor: Actor, op: str, arena_id: int, *, is_admin: bool) -> Outcome:
         """An arena's or a league's post's button (chat.flow.leagues.Leagues.press)."""
         return await self.leagues.press(self.arenas, op, arena_id, actor, is_admin=is_admin)
 
@@ -144,8 +143,9 @@ class Flow:
         """Called once per update, in its task, before any handler (chat.flow.people)."""
         self.people.begin_request()
 
-    async def read_request(self, user_id: int, chat_id: int, thread_id: int | None) -> None:
-        await self.games.read_request(user_id, chat_id, thread_id)  # a group's one read
+    async def read_request(self, user_id: int, chat_id: int, thread_id: int | None, *,
+                           update_id: int | None = None) -> tuple[bool, int | None] | None:
+        return await self.games.read_request(user_id, chat_id, thread_id, update_id=update_id)
 
     async def see_user(self, actor: Actor, *, private: bool = False) -> Tr:
         return await self.people.see_user(actor, private=private)

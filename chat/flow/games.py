@@ -69,14 +69,18 @@ class Games:
             self._games[match_id] = stored
         return stored
 
-    async def read_request(self, user_id: int, chat_id: int, thread_id: int | None) -> None:
+    async def read_request(self, user_id: int, chat_id: int, thread_id: int | None, *,
+                           update_id: int | None = None) -> tuple[bool, int | None] | None:
         """The one read of a request in a group (:meth:`storage.Store.request_rows`): the
         sender's row, the group's, its active match with the turn timer and stand-ins, and
         the match's log only when this process does not hold its moves. All go into the
         unit of work's memo, where the steps of the request find them: the preamble's
-        user and title, :meth:`here`, :meth:`early` under the chat's lock, the deadlines."""
+        user and title, :meth:`here`, :meth:`early` under the chat's lock, the deadlines.
+        With ``update_id`` the update ledger's state of that update comes along and is
+        returned (``Store.update_state``'s answer: the webhook's ledger read, in the same
+        transaction)."""
         read = await self.store.request_rows(user_id, chat_id, thread_id,
-                                             kept=self._kept_moves)
+                                             kept=self._kept_moves, update_id=update_id)
         wrote(user_key(user_id), read.user)
         wrote(chat_key(chat_id), read.chat)
         wrote(here_key(chat_id, thread_id), read.match)
@@ -85,6 +89,7 @@ class Games:
             wrote(timer_key(match_id), read.timer)
             wrote(stand_ins_key(match_id), read.stand_ins)
             wrote(early_key(match_id), read.stored or read.match)
+        return read.update
 
     def _kept_moves(self, match_id: int) -> int | None:
         kept = self._games.get(match_id)

@@ -20,6 +20,7 @@ from chat import ephemeral
 from chat.answers import answer_key
 from chat.ephemeral import EphemeralId
 from chat.flow import Actor, Flow, person_name
+from chat.handlers.attempt import ATTEMPT, with_ledger
 from chat.handlers.ephemeral_answers import privately
 from chat.i18n import Tr
 from chat.notices import Accepted, Notice, Outcome, Send
@@ -108,8 +109,8 @@ async def resolve(svc: Services, update: Update) -> Request | None:
     private = is_private(update)
     chat = update.effective_chat
     if chat is not None and chat.type != ChatType.PRIVATE:
-        # The request's one read: the sender's row, the group's, its match (issue 39).
-        await svc.flow.read_request(actor.user_id, chat.id, thread_of(update))
+        read = svc.flow.read_request if ATTEMPT.get() is None else with_ledger(svc.flow, update)
+        await read(actor.user_id, chat.id, thread_of(update))  # the one read (issue 39)
     # Read before see_user marks the private chat open again.
     reopened = private and await svc.flow.was_unreachable(actor.user_id)
     tr = await svc.flow.see_user(actor, private=private)

@@ -3,32 +3,14 @@
 from __future__ import annotations
 
 import logging
-from contextvars import ContextVar
-from dataclasses import dataclass, field
 
 from telegram import Update
 from telegram.error import BadRequest, NetworkError, TelegramError
 
-from chat.handlers.context import BotContext, reply_tr, say, services
+from chat.handlers.attempt import ATTEMPT
+from chat.handlers.context import BotContext, Services, reply_tr, say, services
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(slots=True)
-class Attempt:
-    """One webhook delivery of an update, being processed inside its request (chat/web.py).
-
-    PTB hands a handler's exception to the error handler and does not raise it, so the
-    webhook learns of a failure here: the failures are recorded, and while Telegram will
-    deliver the update again (``retry``) no apology is sent: the redelivery is the answer."""
-
-    update_id: int
-    retry: bool = True
-    failures: list[BaseException] = field(default_factory=list)
-
-
-#: The delivery being processed in this task (set by chat/web.py only; polling has none).
-ATTEMPT: ContextVar[Attempt | None] = ContextVar("krendzu_attempt", default=None)
 
 
 def worth_retrying(error: BaseException | None) -> bool:
@@ -53,12 +35,19 @@ async def on_error(update: object, context: BotContext) -> None:
             and worth_retrying(context.error)):
         assert context.error is not None
         attempt.failures.append(context.error)
+        attempt.owed = attempt.retry
         if attempt.retry:
             return  # answered 500: Telegram delivers the update again
+    await apologise(services(context), update)
+
+
+async def apologise(svc: Services, update: Update) -> None:
+    """Tell the sender that their update failed (and is not tried again). The webhook
+    says it itself when it gives up an update that failed before its ledger was read
+    (``Attempt.owed``, chat/webhook.py): the tries it had made were not known then."""
     if update.effective_chat is None:
         return
     try:
-        svc = services(context)
         tr = await reply_tr(svc, update)
         text = tr._("Sorry, something went wrong on my side. Please try again.")
         if update.callback_query is not None:
