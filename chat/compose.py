@@ -269,9 +269,8 @@ def flow_and_delivery(config: Config, bot: Bot, store: Store, limiter: ChatRateL
 
 
 async def turn_timers(context: Any, *, timers_are_jobs: bool) -> None:
-    """The job queue's tick: reminders and timeouts that are due (see chat/flow/ticker.py),
-    unless they are the scaled mode's jobs (``timers_are_jobs``, chosen at start-up), idle
-    set-ups and the "Play now" pool in both modes."""
+    """The job queue's tick: due reminders and timeouts (chat/flow/ticker.py) unless the
+    scaled mode's jobs run them (``timers_are_jobs``), idle set-ups, "Play now", arenas."""
     svc: Services | None = context.application.bot_data.get("services")
     if svc is None or svc.ticking.locked():
         return  # the previous tick is still at work
@@ -279,10 +278,11 @@ async def turn_timers(context: Any, *, timers_are_jobs: bool) -> None:
         if not timers_are_jobs:
             svc.delivery.run(await svc.flow.ticker.tick())
         svc.delivery.run(await svc.flow.ticker.expire_lobbies(svc.lobby_seconds))
-        # The "Play now" pool and the arenas, in both modes: their store seats nobody
-        # twice, whichever processes tick them (chat/flow/pool.py, chat/flow/arenas.py).
-        svc.delivery.run([*await svc.flow.pool.tick(), *await svc.flow.arenas.tick_all(),
-                          *await svc.flow.leagues.tick_all()])
+        # The "Play now" pool, the arenas and leagues (their open ones read once), in both
+        # modes: their store seats nobody twice, whichever processes tick them.
+        found = await svc.store.open_arenas()
+        svc.delivery.run([*await svc.flow.pool.tick(), *await svc.flow.arenas.tick_all(found),
+                          *await svc.flow.leagues.tick_all(found)])
 
 
 # The HTTP doors ------------------------------------------------------------------------------

@@ -216,9 +216,9 @@ class Arenas(HoldsSharedParts):
 
     # The tick ---------------------------------------------------------------------------
 
-    async def tick_all(self) -> list[Notice]:
-        notices: list[Notice] = []
-        for arena in await self.store.open_arenas():
+    async def tick_all(self, found: Sequence[ArenaRow] | None = None) -> list[Notice]:
+        notices: list[Notice] = []  # ``found``: the open arenas, just read by the caller
+        for arena in await self.store.open_arenas() if found is None else found:
             if arena.kind != self.kind:
                 continue
             try:
