@@ -421,6 +421,26 @@ async def test_a_board_post_is_noted_with_its_message_and_never_posted_twice(
     assert await s.svc.store.board_message(match_id) == posted
 
 
+def board_reads(s: Scaled) -> list[int]:
+    """The matches whose group's newest board post the store is asked for, from now on."""
+    store: Any = s.svc.store
+    reads: list[int] = []
+    plain = store.board_message
+
+    async def board_message(mid: int) -> Any:
+        reads.append(mid)
+        return await plain(mid)
+
+    store.board_message = board_message
+    return reads
+
+
+async def uncounted_board_message(s: Scaled, match_id: int) -> Any:
+    """The group's newest board post as the store has it, not counted by :func:`board_reads`."""
+    store: Any = s.svc.store
+    return await type(store).board_message(store, match_id)
+
+
 async def test_a_board_job_looks_at_the_groups_newest_post_in_its_windows_claim(
         scaled: Scaled) -> None:
     """The statement that claims the group's window for the board job's post reads the
@@ -430,17 +450,10 @@ async def test_a_board_job_looks_at_the_groups_newest_post_in_its_windows_claim(
     s = scaled
     match_id = await group_duel(s)
     await s.sql("DELETE FROM procrastinate_jobs")
-    store: Any = s.svc.store
-    reads, plain = [], store.board_message
-
-    async def board_message(mid: int) -> Any:
-        reads.append(mid)
-        return await plain(mid)
-
-    store.board_message = board_message
+    reads = board_reads(s)
     await move(s, match_id)
     await s.run((ANNOUNCE_QUEUE,))
-    posted = await plain(match_id)
+    posted = await uncounted_board_message(s, match_id)
     assert posted is not None and (await s.svc.store.told(match_id))["board"] == 1
     assert reads == [], "the sender read the group's newest post on its own"
     # Run again although nothing was noted (its worker killed between the post and the
@@ -452,7 +465,7 @@ async def test_a_board_job_looks_at_the_groups_newest_post_in_its_windows_claim(
     await s.run((ANNOUNCE_QUEUE,))
     assert not [c for c in s.fake.calls[mark:] if c.chat_id == GROUP
                 and c.method == "sendPhoto"], "the board Telegram took was posted again"
-    assert await plain(match_id) == posted and reads == []
+    assert await uncounted_board_message(s, match_id) == posted and reads == []
 
 
 async def test_a_board_posts_look_grown_old_is_read_again_just_before_the_post(
@@ -464,14 +477,7 @@ async def test_a_board_posts_look_grown_old_is_read_again_just_before_the_post(
     match_id = await group_duel(s)
     await s.sql("DELETE FROM procrastinate_jobs")
     monkeypatch.setattr(notices, "SEEN_FOR", -1.0)
-    store: Any = s.svc.store
-    reads, plain = [], store.board_message
-
-    async def board_message(mid: int) -> Any:
-        reads.append(mid)
-        return await plain(mid)
-
-    store.board_message = board_message
+    reads = board_reads(s)
     mark = len(s.fake.calls)
     await move(s, match_id)
     await s.run((ANNOUNCE_QUEUE,))

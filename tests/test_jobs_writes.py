@@ -14,7 +14,7 @@ from procrastinate.jobs import Job, Status
 from psycopg.rows import dict_row
 
 from chat.jobs import ANNOUNCE_QUEUE, COMPUTER_QUEUE
-from chat.jobs.manager import QuietFetches
+from chat.jobs.manager import JobEnd, QuietFetches
 from krendzu import Settings
 from storage import SeatSpec
 from tests.test_jobs import ANN, Scaled, group_duel, move, scaled  # noqa: F401 (fixture)
@@ -122,6 +122,16 @@ async def test_a_board_job_ends_in_the_write_of_its_post(
     assert told["board"] == told["group"] == 1
 
 
+async def swept(s: Scaled, task: str) -> tuple[dict[str, Any], QuietFetches, JobEnd]:
+    """The one ``task`` job, closed as the sweeper closes a job it takes for stalled while
+    it still runs, the worker's manager, and that job's end (:class:`JobEnd`)."""
+    [job] = await s.jobs(task)
+    await s.sql("UPDATE procrastinate_jobs SET status = 'failed' WHERE id = %s", (job["id"],))
+    manager = s.svc.jobs.app.job_manager
+    assert isinstance(manager, QuietFetches)
+    return job, manager, manager.ending(job["id"])
+
+
 async def test_a_board_post_no_longer_running_leaves_its_end_to_the_worker(
         scaled: Scaled) -> None:  # noqa: F811 (the fixture)
     """A board job the sweeper closed meanwhile (taken for stalled) cannot end in its
@@ -130,11 +140,7 @@ async def test_a_board_post_no_longer_running_leaves_its_end_to_the_worker(
     match_id = await group_duel(s)
     await s.sql("DELETE FROM procrastinate_jobs")
     await move(s, match_id)
-    [job] = await s.jobs("board")
-    await s.sql("UPDATE procrastinate_jobs SET status = 'failed' WHERE id = %s", (job["id"],))
-    manager = s.svc.jobs.app.job_manager
-    assert isinstance(manager, QuietFetches)
-    end = manager.ending(job["id"])
+    _job, _manager, end = await swept(s, "board")
     await s.svc.store.post_board(match_id, 99, "a post", notes={"board": 1}, also=end)
     end.committed()
     assert not end.written
@@ -150,11 +156,7 @@ async def test_an_announcement_no_longer_running_keeps_its_marker(
     s = scaled
     match_id = await group_duel(s)
     await move(s, match_id)
-    [job] = await s.jobs("announce")
-    await s.sql("UPDATE procrastinate_jobs SET status = 'failed' WHERE id = %s", (job["id"],))
-    manager = s.svc.jobs.app.job_manager
-    assert isinstance(manager, QuietFetches)
-    end = manager.ending(job["id"])
+    job, manager, end = await swept(s, "announce")
     await s.svc.store.set_announced(match_id, 1, also=end)
     end.committed()
     assert (await s.svc.store.get_match(match_id)).announced_seq == 1

@@ -32,6 +32,7 @@ from storage import StoredMatch, rebuild_game, store_matches
 from storage.pg_reads import MATCH_AND_MOVES, match_and_log
 from tests.bot_harness import BOT, FastClock, Harness, start_group_duel
 from tests.fakebot import Chat, FakeTelegram
+from tests.fakebot.model import FakeUser
 from tests.test_jobs import bot_duel
 from tests.test_webhook_pg import pg
 from tests.webhook_harness import running_webhook_bot
@@ -167,6 +168,18 @@ class Peek:
         return bool(row and row["told"])
 
 
+async def next_typed(peek: Peek, fake: FakeTelegram, match_id: int, rng: random.Random
+                     ) -> tuple[StoredMatch, FakeUser, str]:
+    """The match as stored now, the person to move and the ``/play@bot CARD CELL`` they type
+    (a placement picked by ``rng``)."""
+    stored = await peek.match(match_id)
+    game = stored.game
+    user = fake.users[stored.row.seats[game.current_player].user_id or 0]
+    step = rng.choice([a for a in game.legal_actions() if isinstance(a, Place)])
+    cell = frame_for(game.tour.observation(None).placements).label(step.x, step.y)
+    return stored, user, f"/play@{fake.bot_username} {step.card.code()} {cell}"
+
+
 async def typed_move(h: Harness, group: Chat, match_id: int, rng: random.Random,
                      peek: Peek) -> None:
     """The player to move types ``/play@bot CARD CELL`` (or passes) in the group; returns
@@ -285,15 +298,10 @@ async def test_a_typed_moves_request_costs_postgresql_two_transactions(
         counter = Transactions(monkeypatch, conn)
         costs: list[int] = []
         for _ in range(3):
-            stored = await peek.match(row.match_id)
-            game = stored.game
-            user = h.fake.users[stored.row.seats[game.current_player].user_id or 0]
-            places = [a for a in game.legal_actions() if isinstance(a, Place)]
-            step = rng.choice(places)
-            cell = frame_for(game.tour.observation(None).placements).label(step.x, step.y)
+            stored, user, text = await next_typed(peek, h.fake, row.match_id, rng)
             await h.fake.wait_until_idle(quiet=0.3, timeout=20)
             start = counter.count
-            user.send(group, f"/play@{h.fake.bot_username} {step.card.code()} {cell}")
+            user.send(group, text)
             loop = asyncio.get_running_loop()
             end = loop.time() + 20
             while (await peek.match(row.match_id)).row.move_count == stored.row.move_count:
@@ -335,19 +343,14 @@ async def test_a_typed_move_costs_its_webhook_worker_two_transactions(
         counter = Transactions(monkeypatch, conn)
         costs: list[int] = []
         for _ in range(3):
-            stored = await peek.match(row.match_id)
-            game = stored.game
-            user = fake.users[stored.row.seats[game.current_player].user_id or 0]
-            places = [a for a in game.legal_actions() if isinstance(a, Place)]
-            step = rng.choice(places)
-            cell = frame_for(game.tour.observation(None).placements).label(step.x, step.y)
+            stored, user, text = await next_typed(peek, fake, row.match_id, rng)
             await h.settle()
             # The replies told before (the lobby's, the start's) struck off the outbox: by
             # a statement of the outbox's own once delivered, not one of the move's.
             assert await fake.wait_for(lambda: pg(pg_url, "SELECT count(*) FROM reply_outbox")
                                        == [(0,)], timeout=5)
             start = len(counter.firsts)
-            user.send(group, f"/play@{BOT} {step.card.code()} {cell}")
+            user.send(group, text)
             update_id = fake.update_log[-1]["update_id"]
             assert await fake.wait_for(functools.partial(fake.webhook_delivered, update_id),
                                        timeout=20)
