@@ -30,17 +30,14 @@ FINISH_SUCCEEDED = sql.queries["finish_job"]
 BEAT = "krendzu_worker"
 #: A worker's heartbeat with its beat, in one statement (one transaction, as the heartbeat
 #: alone was): the beat goes out when the heartbeat commits.
-BEAT_QUERY = """
-SELECT procrastinate_update_heartbeat_v1(%(worker_id)s),
+WITH_BEAT = """
+SELECT {call}(%(worker_id)s),
        (SELECT count(pg_notify(channel, %(payload)s))
           FROM unnest(%(channels)s::text[]) AS channel)
 """
+BEAT_QUERY = WITH_BEAT.format(call="procrastinate_update_heartbeat_v1")
 #: A worker's unregistering with its last beat (``gone``): its peers stop leaving it jobs.
-GONE_QUERY = """
-SELECT procrastinate_unregister_worker_v1(%(worker_id)s),
-       (SELECT count(pg_notify(channel, %(payload)s))
-          FROM unnest(%(channels)s::text[]) AS channel)
-"""
+GONE_QUERY = WITH_BEAT.format(call="procrastinate_unregister_worker_v1")
 #: A peer whose beat was not heard for this long no longer has jobs left to it: three of
 #: its heartbeats (:data:`~chat.jobs.core.HEARTBEAT_SECONDS`) missed.
 PEER_SILENT_AFTER = 3 * HEARTBEAT_SECONDS
