@@ -55,6 +55,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/cluster.py
 	$(BIN)/python benchmarks/tournaments.py
 	$(BIN)/python benchmarks/metrics_cost.py
+	$(BIN)/python benchmarks/bot_api_calls.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

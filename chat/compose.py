@@ -55,6 +55,7 @@ from chat.outbox import start_outbox
 from chat.painter import Painter
 from chat.ratelimit import ChatRateLimiter
 from chat.services import Services
+from chat.telegram_http import AiohttpRequest
 from chat.throttle import Throttle
 from chat.updates import ChatOrderedProcessor
 from chat.webhook import build_web_app, register_webhook, webhook_path
@@ -71,7 +72,6 @@ log = logging.getLogger(__name__)
 # the queued messages, the web server's end. The rest is the task a drawing or computer worker
 # has at hand, which it finishes before it exits (a computer's move: its budget,
 # ``KRENDZU_HARD_MS``).
-
 
 
 def build_application(
@@ -91,8 +91,8 @@ def build_application(
     if config.api_base_url:
         base = config.api_base_url.rstrip("/")
         builder = builder.base_url(f"{base}/bot").base_file_url(f"{base}/file/bot")
-    if request is not None:
-        builder = builder.request(request).get_updates_request(updates_request or request)
+    builder = builder.request(request or AiohttpRequest(256)).get_updates_request(
+        updates_request or request or AiohttpRequest(1))  # PTB's pool sizes (telegram_http)
     # The overall rate and per-chat pauses after a 429 (chat/ratelimit.py: PTB's own
     # AIORateLimiter would halt every chat for one chat's 429); per-group pacing is delivery's
     # own gate, which can coalesce board posts (a limiter could only delay them).

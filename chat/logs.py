@@ -54,6 +54,9 @@ QUIET: dict[str, int] = {
     # Every request URL (with the token) at INFO, connection details at DEBUG.
     "httpx": logging.WARNING,
     "httpcore": logging.WARNING,
+    # The Bot API's HTTP client (chat/telegram_http.py): connections and requests, quiet
+    # below warnings whatever it may say of them in a later release.
+    "aiohttp": logging.WARNING,
     # "Calling Bot API endpoint `sendMessage` with parameters {...}" and the returned
     # message: the texts and buttons of private panels, i.e. the hands.
     "telegram.Bot": logging.INFO,

@@ -1,11 +1,12 @@
-"""What a Bot API call costs the bot besides the call itself: the workers call Telegram
-through python-telegram-bot's own HTTP client (httpx over httpcore), about 2 ms of CPU a
-call, five calls a move in the scaled mode's job workers (issue 39's CPU a move).
+"""What a Bot API call costs the bot besides the call itself: every call goes over aiohttp
+(chat/telegram_http.py), five calls a move in the scaled mode's job workers (issue 39's CPU a
+move; ``benchmarks/bot_api_calls.py`` measures a call's CPU against python-telegram-bot's
+default httpx).
 
-httpcore asks which async library runs it several times a call (each lock, each shield
-around a response's close) through ``import sniffio``. Without sniffio installed (anyio 4
-no longer brings it) every one of those imports failed after searching ``sys.path``: about
-a tenth of each call's CPU. sniffio is a dependency of the bot now (pyproject.toml)."""
+A call must try no import that fails: under python-telegram-bot's httpx, httpcore asked
+``import sniffio`` several times a call, and without sniffio installed each ask searched
+``sys.path`` in vain (about a tenth of a call's CPU). The same watch stays on the client the
+bot uses now."""
 
 from __future__ import annotations
 

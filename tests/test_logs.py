@@ -115,13 +115,15 @@ def test_request_and_update_contents_stay_out_even_at_debug(debug_log: io.String
     logging.getLogger("httpx").info(
         'HTTP Request: POST https://api.telegram.org/bot%s/sendMessage "HTTP/1.1 200 OK"', TOKEN)
     logging.getLogger("httpcore.http11").debug("send_request_body.started %s", HAND_TEXT)
+    logging.getLogger("aiohttp.client").info(
+        "POST http://127.0.0.1/bot%s/sendMessage data=%s", TOKEN, HAND_TEXT)
     logging.getLogger("aiosqlite").debug(
         "executing %s", "functools.partial(execute, 'INSERT INTO moves ...', (1, 'drop:QC'))")
     logging.getLogger("chat.flow").debug("the bot's own debug line")
     text = debug_log.getvalue()
     assert "the bot's own debug line" in text
     for secret in ("Q♣", "QC", "Calling Bot API", "Processing update", "HTTP Request",
-                   "executing", SECRET):
+                   "executing", "POST http", SECRET):
         assert secret not in text, (secret, text)
     # Warnings of those loggers still come through (masked).
     logging.getLogger("httpx").warning("trouble with /bot%s/getUpdates", TOKEN)

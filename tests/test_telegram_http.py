@@ -1,0 +1,105 @@
+"""Bot API calls over aiohttp (chat/telegram_http.py): the bot as every process builds it
+(``chat.compose.build_application``) calls the fake Bot API over real HTTP, and what the fake
+receives is what python-telegram-bot sent; a long poll lasts its time; a refused connection
+and a silent server become python-telegram-bot's own errors, without the token."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import socket
+import time
+from pathlib import Path
+
+import pytest
+from PIL import Image
+from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
+from telegram.error import NetworkError, TimedOut
+
+from chat.compose import build_application
+from chat.telegram_http import AiohttpRequest
+from tests.bot_harness import test_config as bot_config
+from tests.fakebot import FakeTelegram
+
+
+def jpeg() -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", (64, 48), (40, 120, 60)).save(out, "JPEG")
+    return out.getvalue()
+
+
+async def test_the_bots_calls_arrive_as_python_telegram_bot_sent_them(tmp_path: Path) -> None:
+    fake = FakeTelegram()
+    ann = fake.user(1, "Аня")
+    fake.user_starts(ann)
+    base = fake.serve_http()
+    try:
+        app = build_application(bot_config(tmp_path, fake, api_base_url=base))
+        assert isinstance(app.bot.request, AiohttpRequest)
+        async with app:
+            keys = InlineKeyboardMarkup([[InlineKeyboardButton("♠ A1", callback_data="v1:x")]])
+            sent = await app.bot.send_message(ann.id, "Ход: 7♥ K13 & <b>", reply_markup=keys)
+            picture = jpeg()
+            photo = await app.bot.send_photo(ann.id, picture, caption="Доска\nход 2")
+            await app.bot.edit_message_caption(ann.id, photo.message_id, caption="закрыто")
+            assert await app.bot.delete_message(ann.id, sent.message_id)
+        messages = fake.sent(ann.chat)
+        assert messages[0].content == "Ход: 7♥ K13 & <b>"
+        assert messages[0].button_texts() == ["♠ A1"]
+        assert messages[1].kind == "photo" and messages[1].data == picture
+        assert messages[1].content == "закрыто" and messages[1].edited
+        assert messages[0].deleted
+        assert sent.text == "Ход: 7♥ K13 & <b>"  # the answer read back
+    finally:
+        fake.stop()
+
+
+async def test_a_long_poll_lasts_longer_than_the_default_timeouts() -> None:
+    """python-telegram-bot adds a long poll's own seconds to the read timeout: the call is
+    not cut at the default five seconds."""
+    fake = FakeTelegram()
+    base = fake.serve_http()
+    try:
+        async with Bot(fake.token, base_url=f"{base}/bot",
+                       get_updates_request=AiohttpRequest(1)) as bot:
+            started = time.monotonic()
+            assert await bot.get_updates(timeout=6) == ()
+            assert time.monotonic() - started >= 5.5
+    finally:
+        fake.stop()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def test_a_refused_connection_is_a_network_error_without_the_token() -> None:
+    token = "123456:SECRET-token"
+    request = AiohttpRequest(1)
+    await request.initialize()
+    try:
+        with pytest.raises(NetworkError) as raised:
+            await request.post(f"http://127.0.0.1:{free_port()}/bot{token}/getMe")
+        assert not isinstance(raised.value, TimedOut)
+        assert "SECRET" not in str(raised.value)
+    finally:
+        await request.shutdown()
+
+
+async def test_a_server_that_never_answers_times_out() -> None:
+    """A connection accepted and never answered ends at the read timeout (TimedOut, which
+    delivery retries), not never."""
+    silent = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
+    port = silent.sockets[0].getsockname()[1]
+    request = AiohttpRequest(1, read_timeout=0.5)
+    await request.initialize()
+    try:
+        started = time.monotonic()
+        with pytest.raises(TimedOut):
+            await request.post(f"http://127.0.0.1:{port}/bot1:x/getMe")
+        assert time.monotonic() - started < 5.0
+    finally:
+        await request.shutdown()
+        silent.close()
