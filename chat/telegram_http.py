@@ -75,7 +75,9 @@ class AiohttpRequest(BaseRequest):
     async def initialize(self) -> None:
         if self._session is None or self._session.closed:
             connector = aiohttp.TCPConnector(limit=self._connection_pool_size)
-            self._session = aiohttp.ClientSession(connector=connector)
+            # trust_env: HTTPS_PROXY, HTTP_PROXY and NO_PROXY are honoured, as httpx did
+            # (where Telegram is reached through a proxy, nothing needs to change).
+            self._session = aiohttp.ClientSession(connector=connector, trust_env=True)
 
     async def shutdown(self) -> None:
         if self._session is not None and not self._session.closed:

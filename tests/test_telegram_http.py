@@ -103,3 +103,35 @@ async def test_a_server_that_never_answers_times_out() -> None:
     finally:
         await request.shutdown()
         silent.close()
+
+
+async def test_a_proxy_in_the_environment_carries_the_calls(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where Telegram is reached through a proxy (``HTTPS_PROXY``/``HTTP_PROXY``, as httpx
+    honoured them), the calls go to it."""
+    seen: list[bytes] = []
+    answer = b'{"ok": true, "result": {"id": 1, "is_bot": true, "first_name": "B", ' \
+             b'"username": "b_bot"}}'
+
+    async def proxy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        seen.append(await reader.readline())
+        while (await reader.readline()) not in (b"\r\n", b""):
+            pass
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: %d\r\n\r\n%s" % (len(answer), answer))
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(proxy, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{port}")
+    request = AiohttpRequest(1)
+    await request.initialize()
+    try:
+        await request.post("http://api.telegram.invalid/bot1:x/getMe")
+    finally:
+        await request.shutdown()
+        server.close()
+    assert seen == [b"POST http://api.telegram.invalid/bot1:x/getMe HTTP/1.1\r\n"]
