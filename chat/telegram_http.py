@@ -21,9 +21,11 @@ python-telegram-bot asks for its long polls.
 
 from __future__ import annotations
 
+import ssl
 from typing import Any
 
 import aiohttp
+import certifi
 from telegram._utils.defaultvalue import DefaultValue
 from telegram._utils.types import ODVInput
 from telegram.error import NetworkError, TimedOut
@@ -74,7 +76,10 @@ class AiohttpRequest(BaseRequest):
 
     async def initialize(self) -> None:
         if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(limit=self._connection_pool_size)
+            # Telegram's certificate checked against certifi's authorities, as httpx did:
+            # the same answer whatever the machine's own store holds.
+            tls = ssl.create_default_context(cafile=certifi.where())
+            connector = aiohttp.TCPConnector(limit=self._connection_pool_size, ssl=tls)
             # trust_env: HTTPS_PROXY, HTTP_PROXY and NO_PROXY are honoured, as httpx did
             # (where Telegram is reached through a proxy, nothing needs to change).
             self._session = aiohttp.ClientSession(connector=connector, trust_env=True)

@@ -6,8 +6,11 @@ and a silent server become python-telegram-bot's own errors, without the token."
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import socket
+import ssl
+import subprocess
 import time
 from pathlib import Path
 
@@ -135,3 +138,45 @@ async def test_a_proxy_in_the_environment_carries_the_calls(
         await request.shutdown()
         server.close()
     assert seen == [b"POST http://api.telegram.invalid/bot1:x/getMe HTTP/1.1\r\n"]
+
+
+async def test_telegrams_certificate_is_checked_against_certifis_authorities(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """TLS is verified, against certifi's bundle (as httpx did): a certificate no authority
+    there signed is refused; once certifi's bundle holds it, the same call goes through."""
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    served = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    served.load_cert_chain(cert, key)
+    answer = b'{"ok": true, "result": true}'
+
+    async def api(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError, ssl.SSLError):
+            while (await reader.readline()) not in (b"\r\n", b""):
+                pass
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: %d\r\n\r\n%s" % (len(answer), answer))
+            await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(api, "127.0.0.1", 0, ssl=served)
+    url = f"https://127.0.0.1:{server.sockets[0].getsockname()[1]}/bot1:x/close"
+    try:
+        refused = AiohttpRequest(1)
+        await refused.initialize()
+        try:
+            with pytest.raises(NetworkError, match="(?i)certificate"):
+                await refused.post(url)
+        finally:
+            await refused.shutdown()
+        monkeypatch.setattr("certifi.where", lambda: str(cert))
+        trusted = AiohttpRequest(1)
+        await trusted.initialize()
+        try:
+            assert await trusted.post(url) is True
+        finally:
+            await trusted.shutdown()
+    finally:
+        server.close()
