@@ -167,7 +167,7 @@ async def test_telegrams_certificate_is_checked_against_certifis_authorities(
         refused = AiohttpRequest(1)
         await refused.initialize()
         try:
-            with pytest.raises(NetworkError, match="(?i)certificate"):
+            with pytest.raises(NetworkError, match=r"(?i)certificate"):
                 await refused.post(url)
         finally:
             await refused.shutdown()
