@@ -1,6 +1,6 @@
 """The Bot API at start: a worker waits for Telegram to answer instead of dying in a loop.
 
-Used by the composition root (chat/compose.py) for the webhook worker and the job worker,
+Used by the composition root (chat/compose_scaled.py) for the webhook worker and the job worker,
 whose programs (chat/web.py, ``python -m chat.jobs``) end quietly on :class:`StoppedBeforeStart`.
 """
 

@@ -6,14 +6,17 @@ Each entry point calls it and then only runs what it got:
   ``Application`` whose ``post_init`` builds the store, flow, delivery, computer players and
   :class:`chat.services.Services`, resumes after a restart and, when the bot is public,
   serves the engine protocol and the Mini App beside it (:func:`serve_routes`);
-- the webhook worker (``python -m chat.web``): :func:`running`, the same application behind
-  the bot's web server (:func:`http_routes`: the webhook, the engine protocol, the Mini App);
-- the job worker (``python -m chat.jobs worker``): :func:`open_job_services`, a bot that
-  sends but never receives, with the same flow and delivery (:func:`flow_and_delivery`);
+- the webhook worker (``python -m chat.web``): :func:`chat.compose_scaled.running`, the same
+  application behind the bot's web server (:func:`http_routes`: the webhook, the engine
+  protocol, the Mini App);
+- the job worker (``python -m chat.jobs worker``): :func:`chat.compose_scaled.open_job_services`,
+  a bot that sends but never receives, with the same flow and delivery
+  (:func:`flow_and_delivery`);
 - the arena (``python -m chat.arena``): its engine routes served by :func:`serve_routes`.
 
-Nothing below imports this module (the import contracts keep chat/ free of cycles): the doors,
-the handlers, the flow and the job tasks are handed what they need.
+The scaled mode's two ways of running it are in :mod:`chat.compose_scaled`, built from the
+parts here. Nothing below imports either module (the import contracts keep chat/ free of
+cycles): the doors, the handlers, the flow and the job tasks are handed what they need.
 """
 
 from __future__ import annotations
@@ -23,8 +26,7 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any, cast
 
 from starlette.routing import BaseRoute
@@ -34,23 +36,22 @@ from telegram.request import BaseRequest
 
 from chat import handlers as h
 from chat.answers import RecentAnswers
-from chat.botapi import StoppedBeforeStart, reach_bot_api
 from chat.computer import Pacer, Thinker
-from chat.config import Config, ConfigError, split_listen
+from chat.config import Config, split_listen
 from chat.delivery import Delivery
 from chat.engines_api import EngineApi
 from chat.flow import Flow
 from chat.flow.base import Locks, SharedLocks
 from chat.gates import WINDOW
 from chat.i18n import Catalogs
-from chat.jobs import JobServices, build_jobs
+from chat.jobs import build_jobs
 from chat.jobs.attach import Attached, attach
-from chat.jobs.core import Jobs, job_hooks
+from chat.jobs.core import job_hooks
 from chat.logs import RecentErrors
 from chat.menus import set_commands
 from chat.metrics import Metrics
 from chat.miniapp import app_links, miniapp_routes
-from chat.operations import instrument, operations_routes, ready_of, serve_job_doors
+from chat.operations import instrument, operations_routes, ready_of
 from chat.outbox import start_outbox
 from chat.painter import Painter
 from chat.ratelimit import ChatRateLimiter
@@ -58,8 +59,7 @@ from chat.services import Services
 from chat.telegram_http import AiohttpRequest
 from chat.throttle import Throttle
 from chat.updates import ChatOrderedProcessor
-from chat.webhook import build_web_app, register_webhook, webhook_path
-from chat.webserver import WebServer, serve_routes, start_serving, web_server
+from chat.webserver import serve_routes
 from storage import Store, open_store
 from storage.postgres import PostgresStore
 
@@ -295,106 +295,3 @@ def http_routes(config: Config, services: Callable[[], Services],
     ``post_init``, after the server is)."""
     routes = engine_api.routes() if engine_api is not None else []
     return routes + miniapp_routes(config, services)
-
-
-@dataclass(frozen=True, slots=True)
-class Running:
-    """A bot in webhook mode, serving (what :func:`running` yields)."""
-
-    application: Application
-    server: WebServer
-    #: The server's task: done when it stopped.
-    serving: asyncio.Task[None]
-
-
-@contextlib.asynccontextmanager
-async def running(config: Config, *, request: BaseRequest | None = None,
-                  clock: Callable[[], float] = time.time,
-                  stop: asyncio.Event | None = None) -> AsyncIterator[Running]:
-    """The bot in webhook mode for the ``async with`` block: the application started as
-    polling starts it (``post_init``, then the job queue with the turn timers), then the web
-    server, then the webhook set; leaving it stops them the other way round (requests in
-    progress finish first, then ``post_stop`` and ``post_shutdown`` as after polling).
-    ``request`` and ``clock`` are for tests, as in :func:`build_application`. It waits for
-    the Bot API first (:func:`reach_bot_api`, ``stop`` ends that)."""
-    if not (config.webhook_url and config.webhook_secret):
-        raise ConfigError("webhook mode needs KRENDZU_WEBHOOK_URL and KRENDZU_WEBHOOK_SECRET")
-    host, port = split_listen(config.web_listen)
-    application = build_application(config, request=request, clock=clock)
-    current_services = lambda: cast(Services, application.bot_data["services"])  # noqa: E731
-    routes = http_routes(config, current_services,
-                         EngineApi(current_services) if config.engine_api_url else None)
-    routes += operations_routes(ready_of(application), application.bot_data.get("metrics"))
-    web = build_web_app(application, secret=config.webhook_secret,
-                        path=webhook_path(config.webhook_url), routes=routes)
-    server = web_server(web, host, port, log_level=config.log_level,
-                        graceful_seconds=config.stop_share)
-    if not await reach_bot_api(application, stop=stop):
-        raise StoppedBeforeStart
-    async with application:
-        assert application.post_init is not None
-        await application.post_init(application)
-        await application.start()
-        try:
-            serving = await start_serving(server)
-            try:
-                await register_webhook(application.bot, config.webhook_url,
-                                       config.webhook_secret)
-                yield Running(application, server, serving)
-            finally:
-                server.should_exit = True
-                await serving
-        finally:
-            await application.stop()
-            if application.post_stop is not None:
-                await application.post_stop(application)
-    if application.post_shutdown is not None:
-        await application.post_shutdown(application)
-
-
-# The job worker ------------------------------------------------------------------------------
-
-
-async def start_job_services(config: Config, jobs: Jobs, *,
-                             request: BaseRequest | None = None,
-                             clock: Callable[[], float] = time.time,
-                             stop: asyncio.Event | None = None) -> JobServices:
-    """The bot (built as :func:`build_application` builds it: the same rate limiter and API
-    address; it sends, it never polls), the store, the flow and delivery of a job worker,
-    wired to ``jobs``. ``request`` and ``clock`` are for tests; ``stop`` set while the Bot
-    API cannot be reached raises :class:`StoppedBeforeStart`."""
-    application = build_application(config, request=request, clock=clock)
-    if not await reach_bot_api(application, stop=stop):  # getMe: the username for links
-        raise StoppedBeforeStart
-    store = await PostgresStore.open(config.database, clock=clock, prepare=config.pg_prepare,
-                                     hooks=job_hooks(jobs, config.ai_delay))
-    limiter = application.bot.rate_limiter
-    assert isinstance(limiter, ChatRateLimiter)
-    thinker, flow, delivery = flow_and_delivery(config, application.bot, store, limiter, clock,
-                                                announced_by_jobs=True)
-    return JobServices(jobs, store, flow, delivery, ai_delay=config.ai_delay, clock=clock,
-                       thinker=thinker, application=application)
-
-
-@contextlib.asynccontextmanager
-async def open_job_services(config: Config, *, request: BaseRequest | None = None,
-                            clock: Callable[[], float] = time.time,
-                            stop: asyncio.Event | None = None) -> AsyncIterator[JobServices]:
-    """A job worker's procrastinate app open and its services, for the ``async with``
-    block (given to :meth:`procrastinate.App.run_worker_async` by
-    :func:`chat.jobs.worker.worker_options`)."""
-    jobs = build_jobs(config.database, prepare=config.pg_prepare)
-    async with jobs.app.open_async():
-        services = await start_job_services(config, jobs, request=request, clock=clock,
-                                            stop=stop)
-        doors = None
-        try:
-            if config.metrics:  # /readyz and /metrics on this worker's own listener
-                doors = await serve_job_doors(config, services)
-            yield services
-        finally:
-            if doors is not None:
-                doors[0].should_exit = True
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(doors[1], config.stop_share)
-            await services.close()

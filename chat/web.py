@@ -2,7 +2,7 @@
 ``KRENDZU_WEBHOOK_URL`` set), a webhook worker, any number of them behind a balancer.
 
 Telegram posts every update to that URL instead of the bot polling for it. The worker is
-built by the composition root (:func:`chat.compose.running`: the same application as
+built by the composition root (:func:`chat.compose_scaled.running`: the same application as
 polling, its ``post_init`` and the job queue with the turn timers, then the web server and
 the webhook), and serves:
 
@@ -27,7 +27,8 @@ from collections.abc import Callable
 from telegram.error import InvalidToken
 from telegram.request import BaseRequest
 
-from chat.compose import StoppedBeforeStart, running
+from chat.botapi import StoppedBeforeStart
+from chat.compose_scaled import running
 from chat.config import HOW_TO_GET_A_TOKEN, Config, ConfigError, load_config
 from chat.eventloop import run
 from chat.logs import configure as configure_logging

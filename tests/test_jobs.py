@@ -19,7 +19,7 @@ import pytest
 from psycopg.rows import dict_row
 
 from chat import notices
-from chat.compose import open_job_services
+from chat.compose_scaled import open_job_services
 from chat.flow import Actor
 from chat.jobs import (
     ANNOUNCE_QUEUE,

@@ -451,7 +451,7 @@ async def test_a_move_in_the_scaled_mode_is_accepted_and_announced_by_the_job(
     """On PostgreSQL with announcement jobs (``KRENDZU_JOBS``) a Mini App move's notices
     are the job's: the move is answered as accepted (not "the position changed"), and the
     group sees its board once a job worker ran."""
-    from chat.compose import open_job_services
+    from chat.compose_scaled import open_job_services
     from chat.jobs import ANNOUNCE_QUEUE, worker_options
     from tests.bot_harness import test_config
 

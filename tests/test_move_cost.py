@@ -24,7 +24,7 @@ from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 
 import chat.outbox as outbox_module
-from chat.compose import open_job_services
+from chat.compose_scaled import open_job_services
 from chat.jobs import ANNOUNCE_QUEUE, TIMERS_QUEUE, JobServices, worker_options
 from krendzu import Place
 from krendzu.coords import frame_for

@@ -12,7 +12,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from chat.compose import open_job_services
+from chat.compose_scaled import open_job_services
 from chat.flow import Actor, Flow
 from chat.flow.announce import stored_change
 from chat.flow.broadcast import Broadcast

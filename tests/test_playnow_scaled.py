@@ -16,7 +16,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from chat.compose import open_job_services
+from chat.compose_scaled import open_job_services
 from chat.jobs import ANNOUNCE_QUEUE, JobServices, worker_options
 from storage import is_pool_chat
 from tests.bot_harness import FastClock, Harness, play_step_with_buttons

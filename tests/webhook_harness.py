@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from chat.compose import running
+from chat.compose_scaled import running
 from tests.bot_harness import Harness, test_config
 from tests.fakebot import FakeTelegram
 

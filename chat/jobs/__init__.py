@@ -55,7 +55,7 @@ Processes (each its own command; any number, on any machine)::
     python -m chat.jobs worker --queue computer # computer players (one per core)
 
 Nothing is built at import: :func:`build_jobs` makes the :class:`procrastinate.App` from a
-URL; the composition root (:func:`chat.compose.open_job_services`) the bot, store and flow a
+URL; the composition root (:func:`chat.compose_scaled.open_job_services`) the bot, store and flow a
 worker needs.
 """
 

@@ -1,6 +1,6 @@
 """The job worker's program: ``python -m chat.jobs migrate|worker [--queue Q ...]
 [--concurrency N]``. Its services are built by the composition root
-(:func:`chat.compose.open_job_services`); this module only runs them: the options, the
+(:func:`chat.compose_scaled.open_job_services`); this module only runs them: the options, the
 signals while it starts, the exit status. Nothing imports it (it sits above the composition
 root although its file lives in the package whose jobs it runs)."""
 
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import psycopg
 
 from chat.botapi import StoppedBeforeStart
-from chat.compose import open_job_services
+from chat.compose_scaled import open_job_services
 from chat.config import HOW_TO_GET_A_TOKEN, Config, ConfigError, load_config
 from chat.eventloop import run
 from chat.jobs.core import ANNOUNCE_QUEUE, COMPUTER_QUEUE, DEFAULT_QUEUES, TIMERS_QUEUE, migrate

@@ -1,5 +1,5 @@
 """A job worker's options for procrastinate. The worker's services are built by the composition
-root (:func:`chat.compose.open_job_services`), its program is ``python -m chat.jobs``
+root (:func:`chat.compose_scaled.open_job_services`), its program is ``python -m chat.jobs``
 (chat/jobs/__main__.py)."""
 
 from __future__ import annotations
