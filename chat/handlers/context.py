@@ -1,6 +1,6 @@
 """The handler's view of one update and how it answers a move or a set-up: :class:`Call`
 (the services, who acted, where, in which language), :func:`handler` (a PTB callback from a
-function of a :class:`Call`) and :func:`answer` (an :class:`~chat.notices.Outcome`'s reply and
+function of a :class:`Call`) and :func:`answer` (an :class:`~chat.outcomes.Outcome`'s reply and
 notices). A typed move runs through all of this; who acted and the reply language come from
 the request :mod:`chat.handlers.admission` resolved, and the replies to information commands
 are said by :mod:`chat.handlers.replies` (the services they use: :mod:`chat.services`)."""
@@ -29,7 +29,8 @@ from chat.handlers.admission import (
 from chat.handlers.ephemeral_answers import privately
 from chat.handlers.replies import inform, is_admin, reply_kind, say, unrepeated
 from chat.i18n import Tr
-from chat.notices import Accepted, Notice, Outcome, Send
+from chat.notices import Notice, Send
+from chat.outcomes import Accepted, Outcome
 from chat.services import Services
 
 Handler = Callable[[Update, "BotContext"], Coroutine[Any, Any, None]]
