@@ -1,13 +1,13 @@
 """Turns notices into Bot API calls: pictures, keyboards, pacing and flood limits.
 
-Every chat has one worker, so messages to a chat keep their order; information replies
-(``Send.info``: /rules, /top, ...) wait behind board posts and panels, and a chat's queue keeps
-only the newest of each kind. A group also has a gate (:mod:`chat.gates`): at most ``group_limit``
-new messages *and edits* in any 60 seconds (Telegram counts both against about 20). Board
-posts waiting for the gate are coalesced: a newer post for the same match replaces the queued
-one and keeps every move line, so the newest post always shows the current position (unless
-the board's labels moved in between: one caption never mixes two labellings). Pictures
-are drawn off the event loop, only when actually sent.
+Every chat has one worker (:mod:`chat.chat_workers`), so messages to a chat keep their order;
+information replies (``Send.info``: /rules, /top, ...) wait behind board posts and panels, and
+a chat's queue keeps only the newest of each kind. A group also has a gate (:mod:`chat.gates`):
+at most ``group_limit`` new messages *and edits* in any 60 seconds (Telegram counts both against
+about 20). Board posts waiting for the gate are coalesced: a newer post for the same match
+replaces the queued one and keeps every move line, so the newest post always shows the current
+position (unless the board's labels moved in between: one caption never mixes two labellings).
+Pictures are drawn off the event loop, only when actually sent.
 
 With several processes (the scaled mode's PostgreSQL) the group's window is shared
 (:meth:`Delivery.share`): every process's writes to a group count in one window in the
@@ -15,8 +15,9 @@ database, so together they stay under the limit as one process does.
 
 A 429 pauses only its own chat (:mod:`chat.ratelimit`). What could not be delivered because of
 the network (or a flood wait longer than the limiter's retries) is tried again with back-off,
-keeping its place; the outbox marker (:class:`chat.notices.Announced`) moves only past what was
-delivered or definitively refused by Telegram, so a restart announces the rest.
+keeping its place (the chat's worker); the outbox marker (:class:`chat.notices.Announced`)
+moves only past what was delivered or definitively refused by Telegram, so a restart announces
+the rest.
 
 A webhook worker on PostgreSQL holds what handling an update tells (:class:`Held`, set by
 chat/web.py around the update): :meth:`Delivery.run` then collects the notices instead of
@@ -33,15 +34,15 @@ import logging
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Hashable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from telegram import Bot
-from telegram.error import NetworkError, RetryAfter, TelegramError
+from telegram.error import TelegramError
 
+from chat.chat_workers import MAX_ATTEMPTS, ChatWorkers, Queued
 from chat.gates import Gate
-from chat.group_windows import GroupBusy, GroupWindows
-from chat.markers import Ending, Mark, Ride, marker_alone
+from chat.group_windows import GroupBusy
+from chat.markers import Ending, Mark, marker_alone
 from chat.notices import (
     HELD,
     Announced,
@@ -50,7 +51,6 @@ from chat.notices import (
     EditPanel,
     Ephemeral,
     Notice,
-    Send,
     chat_of,
 )
 from chat.painter import Painter
@@ -64,30 +64,8 @@ log = logging.getLogger(__name__)
 #: What became of an answer sent at once (:meth:`Delivery.answer_now`).
 Answered = Literal["sent", "refused", "busy"]
 
-#: Tries of one notice whose delivery failed for a passing reason (network, flood wait).
-MAX_ATTEMPTS = 6
-#: Back-off between them: 1, 2, 4, ... seconds, at most this.
-MAX_BACKOFF = 30.0
 
-
-@dataclass
-class _Item:
-    notice: Notice
-    #: True once delivered or definitively refused; False if it could not be delivered.
-    done: asyncio.Future[bool] = field(default_factory=lambda: asyncio.get_running_loop()
-                                       .create_future())
-    attempts: int = 0
-
-    @property
-    def info(self) -> str | None:
-        return self.notice.info if isinstance(self.notice, Send) else None
-
-    def finish(self, delivered: bool) -> None:
-        if not self.done.done():
-            self.done.set_result(delivered)
-
-
-class Delivery(GroupWindows):
+class Delivery(ChatWorkers):
     def __init__(self, bot: Bot, store: Store, *, painter: Painter | None = None,
                  group_limit: int = 19, clock: Callable[[], float] = time.time,
                  limiter: ChatRateLimiter | None = None, max_attempts: int = MAX_ATTEMPTS
@@ -114,7 +92,7 @@ class Delivery(GroupWindows):
         #: Set by the application: a board post is out, of moves committed at this time
         #: (Unix seconds; the metrics' move → board post).
         self.on_board_posted: Callable[[float], None] = lambda moved_at: None
-        self._queues: dict[int, deque[_Item]] = {}
+        self._queues: dict[int, deque[Queued]] = {}
         self._workers: dict[int, asyncio.Task[None]] = {}
         self._gates: dict[int, Gate] = {}
         #: Ephemeral writes waiting for a group's slot: its queue's posts let them go first.
@@ -164,7 +142,7 @@ class Delivery(GroupWindows):
         queued when the process stops leaves its future pending. ``end``: a job's end
         that goes with the markers among ``notices`` (:mod:`chat.markers`)."""
         loop = asyncio.get_running_loop()
-        items: list[_Item] = []
+        items: list[Queued] = []
         futures: list[asyncio.Future[bool]] = []
         ready: asyncio.Future[bool] = loop.create_future()
         ready.set_result(True)
@@ -185,7 +163,7 @@ class Delivery(GroupWindows):
                 # match's own chat is no Telegram chat: its players follow it privately.
                 futures.append(ready)
                 continue
-            item = _Item(notice)
+            item = Queued(notice)
             queue = self._queues.setdefault(chat, deque())
             if item.info is not None:
                 # A newer reply of the same kind makes a queued one pointless.
@@ -258,95 +236,6 @@ class Delivery(GroupWindows):
         self.painter.close()
         await self.painter.wait_closed()
 
-    async def _work(self, chat: int) -> None:
-        queue = self._queues[chat]
-        while queue:
-            # Play (board posts, lobbies, panels) before information replies.
-            item = next((i for i in queue if i.info is None), queue[0])
-            if chat < 0:
-                if self._urgent.get(chat):
-                    # An ephemeral answer to a press waits for a slot: it goes first.
-                    await asyncio.sleep(0.02)
-                    continue
-                # Every group write (post, lobby edit) counts against the group's limit, and
-                # replies leave part of it to play. While the gate is shut, look again after
-                # a short nap: something more urgent may have arrived meanwhile.
-                gate = self._gate(chat)
-                try:
-                    wait = await gate.claim(self.reserve_for_play(chat)
-                                            if item.info is not None else 0)
-                except Exception:  # the shared window cannot be read: wait, never flood
-                    log.warning("group %s: its window cannot be read", chat, exc_info=True)
-                    wait = 1.0
-                if wait > 0:
-                    await asyncio.sleep(min(wait, 0.2))
-                    continue
-            queue.remove(item)
-            message = None
-            try:
-                try:
-                    message = await self.sender.deliver(item.notice,
-                                                        Ride(self._marks, item.done))
-                finally:
-                    if chat < 0:
-                        await self._gate(chat).done()
-                        self._note_group_write(chat)
-                        if item.info is None:
-                            self._play_writes.setdefault(chat, deque()).append(self.clock())
-            except asyncio.CancelledError:
-                queue.appendleft(item)  # still owed; the restart's outbox announces it
-                raise
-            except (NetworkError, RetryAfter) as exc:
-                # Telegram neither got nor refused it: try again later, in its place.
-                item.attempts += 1
-                if item.attempts < self.max_attempts:
-                    wait = min(MAX_BACKOFF, 2.0 ** (item.attempts - 1))
-                    log.warning("could not deliver %s to chat %s (%s); trying again in %.0f s",
-                                type(item.notice).__name__, chat, type(exc).__name__, wait)
-                    queue.appendleft(item)
-                    await self._nap(wait)
-                    continue
-                log.error("gave up delivering %s to chat %s after %d tries (%s)",
-                          type(item.notice).__name__, chat, item.attempts, type(exc).__name__)
-                self._answered(item, None)
-                item.finish(False)
-            except GroupBusy:  # an ephemeral answer whose 15 seconds ran out waiting
-                log.info("group window full: an ephemeral answer to %s was not sent", chat)
-                self.sender.ephemeral_refused("busy")
-                self._answered(item, None)
-                item.finish(True)
-            except TelegramError as exc:  # refused for good (bad request, ...)
-                log.warning("Telegram refused %s for chat %s: %s", type(item.notice).__name__,
-                            chat, type(exc).__name__)
-                if isinstance(item.notice, Ephemeral):
-                    self.sender.ephemeral_refused("refused")
-                self._answered(item, None)
-                item.finish(True)
-            except Exception:
-                log.exception("could not deliver %s", type(item.notice).__name__)
-                self._answered(item, None)
-                item.finish(False)
-            else:
-                self._answered(item, message.message_id if message is not None else None)
-                if isinstance(item.notice, BoardPost) and item.notice.moved_at is not None:
-                    self.on_board_posted(item.notice.moved_at)
-                item.finish(True)
-
-    def _answered(self, item: _Item, message_id: int | None) -> None:
-        """Report an information answer's first message (chat/answers.py)."""
-        notice = item.notice
-        if isinstance(notice, Send) and notice.answer is not None:
-            try:
-                self.on_answer(notice.answer, message_id)
-            except Exception:
-                log.exception("an answer's message could not be noted")
-
-    async def _nap(self, seconds: float) -> None:
-        """Sleep ``seconds`` of the delivery clock (a test's may run faster than real time)."""
-        end = self.clock() + seconds
-        while (left := end - self.clock()) > 0:
-            await asyncio.sleep(min(left, 0.2))
-
     async def answer_now(self, notices: Sequence[Notice]) -> list[Answered]:
         """Send the answer to a press or an ephemeral command at once, outside the queues
         (its 15 seconds run, and the press waits for it to be answered): for each notice,
@@ -391,9 +280,3 @@ class Delivery(GroupWindows):
 
     async def report_unreachable(self, match_id: int, user_id: int) -> None:
         await self.sender.report_unreachable(match_id, user_id)
-
-
-
-
-
-

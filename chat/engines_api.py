@@ -53,7 +53,8 @@ from starlette.routing import BaseRoute, Mount, Route
 from chat.engine_state import observation_json, parse_move
 from chat.flow import Actor, Door, Flow
 from chat.model import ascii_number
-from chat.notices import Accepted, Notice, Refusal, Refused
+from chat.notices import Notice
+from chat.outcomes import Accepted, Refusal, Refused
 from chat.throttle import Buckets
 from storage import EngineRow, MatchRow, MatchStatus, NotFound, Store, StoredMatch
 

@@ -1,7 +1,8 @@
 """A group's windows of Telegram's flood limit as delivery keeps them: the gate of each group
 (:mod:`chat.gates`), the share of it information replies leave to play, the ephemeral writes
 that go ahead of the group's queue (issue 42), the notes a restart seeds them from, and the
-scaled mode's shared windows. :class:`chat.delivery.Delivery` is built on it."""
+scaled mode's shared windows. Each chat's worker (:class:`chat.chat_workers.ChatWorkers`),
+and so :class:`chat.delivery.Delivery`, is built on it."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ the limits.
 A group's information budget counts distinct answers, not requests (issue 43): an
 information command is counted against its sender's buckets when it arrives
 (:meth:`Throttle.admit`), but against the group's only when it makes a new answer
-(:meth:`Throttle.new_answer`, asked by ``chat/handlers/context.py``); a repeat of a recent
+(:meth:`Throttle.new_answer`, asked by ``chat/handlers/replies.py``); a repeat of a recent
 answer gets a pointer to it or nothing (:mod:`chat.answers`), and one person's new answers
 may take at most half of the group's budget. So one person repeating a command, or asking for
 everything in turn, uses up their own budget, never the group's.

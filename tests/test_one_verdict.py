@@ -21,7 +21,7 @@ from chat.computer import Thinker
 from chat.flow import Actor, Flow, StoredMatch
 from chat.i18n import Catalogs
 from chat.model import InputError, tour_frame
-from chat.notices import Accepted, Refusal, Refused
+from chat.outcomes import Accepted, Refusal, Refused
 from krendzu import EndTurn, Match, Pass, Place
 from krendzu.tour import PLAY
 from storage import SequenceConflict, open_store

@@ -2,7 +2,7 @@
 small modules, each importing only the ones below it (``docs/architecture.md`` maps them).
 
 Every entry point checks its input, takes the chat's lock, changes what is stored and
-returns an :class:`~chat.notices.Outcome`: a short answer for the actor and the notices for
+returns an :class:`~chat.outcomes.Outcome`: a short answer for the actor and the notices for
 everyone else. A move is appended to the store before anything about it is announced; the
 ``announced`` marker in the store says how far announcements got, so a restart can finish
 them (:mod:`chat.flow.restart`). No ``telegram`` here: tests call the flow directly.

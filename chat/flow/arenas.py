@@ -33,7 +33,8 @@ from chat.flow.views.arena_view import (
 )
 from chat.i18n import Tr
 from chat.model import LEVEL_CODES, InputError, LobbyState
-from chat.notices import Drawing, Notice, Outcome, Send, ShowLobby
+from chat.notices import Drawing, Notice, Send, ShowLobby
+from chat.outcomes import Outcome
 from chat.ratings import POOL_LEVELS, pool_rating
 from chat.results import stored_outcome
 from krendzu import Settings, Table

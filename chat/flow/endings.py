@@ -12,7 +12,8 @@ from chat.flow.deadlines import HANDOVER_AFTER, Deadlines
 from chat.flow.games import Games
 from chat.flow.people import People
 from chat.flow.views.messages import Reader, chat_line, closing, resigned
-from chat.notices import ComputerTurn, DropPanel, Notice, Outcome
+from chat.notices import ComputerTurn, DropPanel, Notice
+from chat.outcomes import Outcome
 from krendzu import match_outcome
 from storage import DuplicateUpdate, LobbyStatus, MatchStatus, NotFound, Store, StoredMatch
 

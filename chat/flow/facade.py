@@ -34,7 +34,8 @@ from chat.flow.views.webapp import AppLinks
 from chat.flow.watch import Watch
 from chat.i18n import Catalogs, Tr
 from chat.model import LobbyState
-from chat.notices import Notice, Outcome, Send
+from chat.notices import Notice, Send
+from chat.outcomes import Outcome
 from krendzu import Action
 from storage import Door, MatchRow, OperatingFigures, Store, StoredMatch
 
@@ -53,7 +54,7 @@ class Flow:
     """Lobbies and matches as plain async code over ``storage`` and ``krendzu``.
 
     Every entry point checks its input, takes the chat's lock, changes what is stored and
-    returns an :class:`~chat.notices.Outcome`: a short answer for the actor and the notices
+    returns an :class:`~chat.outcomes.Outcome`: a short answer for the actor and the notices
     for everyone else. No ``telegram`` here: tests call the flow directly."""
 
     def __init__(self, store: Store, catalogs: Catalogs, decide: Decide, *,
@@ -376,8 +377,7 @@ class Flow:
     # Restart: chat.flow.restart -------------------------------------------------------------
 
     async def resume(self) -> list[Notice]:
-        return await resume(self.store, self.games, self.deadlines, self.broadcast,
-                            self.endings)
+        return await resume(self.store, self.games, self.deadlines, self.broadcast, self.endings)
 
     async def announce_pending(self, match_id: int, since: int | None = None, *,
                                board: int | None = None, record: bool = True,

@@ -16,7 +16,8 @@ from chat.flow.people import People
 from chat.flow.views import codec
 from chat.i18n import Tr
 from chat.model import Button
-from chat.notices import Outcome, Send
+from chat.notices import Send
+from chat.outcomes import Outcome
 from storage import LobbyRow, LobbyStatus, NotFound, Store
 
 

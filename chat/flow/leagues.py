@@ -39,7 +39,8 @@ from chat.flow.views.league_view import (
 )
 from chat.i18n import Tr
 from chat.model import DEFAULT_GROUP_TIMER, InputError
-from chat.notices import Notice, Outcome, Send, ShowLobby
+from chat.notices import Notice, Send, ShowLobby
+from chat.outcomes import Outcome
 from storage import ArenaGameRow, ArenaRow, ArenaStatus, MatchStatus
 from tournaments.common import Outcome as GameOutcome
 from tournaments.swiss import (

@@ -28,7 +28,8 @@ from chat.model import (
     LobbyState,
     apply_new_args,
 )
-from chat.notices import Notice, Outcome, ShowLobby
+from chat.notices import Notice, ShowLobby
+from chat.outcomes import Outcome
 from krendzu import SettingsError
 from storage import (
     ActiveMatchExists,
@@ -96,8 +97,7 @@ class Lobbies(HoldsSharedParts):
             if lobby is not None:
                 return Outcome(notices=[await self.show(lobby, state_of(lobby), group_tr,
                                                   repost=True)])
-            refusal = await self.caps.refusal(chat_id, [actor.user_id], actor.user_id,
-                                              group_tr)
+            refusal = await self.caps.refusal(chat_id, [actor.user_id], actor.user_id, group_tr)
             if refusal is not None:
                 return Outcome(refusal)
             known = None if private else await self.store.get_chat(chat_id)

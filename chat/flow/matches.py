@@ -20,7 +20,8 @@ from chat.flow.views.texts import echo as echo_text
 from chat.flow.views.texts import illegal
 from chat.i18n import Tr
 from chat.model import LEVEL_NAMES, InputError, tour_frame, turn_is_over
-from chat.notices import Accepted, Outcome, Refusal, Refused, Send
+from chat.notices import Send
+from chat.outcomes import Accepted, Outcome, Refusal, Refused
 from krendzu import Action, Card, EndTurn, IllegalMove, Match, PlayerAction, Redeal
 from krendzu.coords import frame_for
 from storage import (
@@ -67,7 +68,7 @@ class Matches(HoldsSharedParts):
                    row: MatchRow | None = None, echo: bool = True) -> Outcome:
         """Check a player's steps once (on a copy of the position), store them with the
         actor and the ``door`` they came through, announce them; the outcome's
-        :class:`~chat.notices.Verdict` says which, for every door alike. ``steps``: the
+        :class:`~chat.outcomes.Verdict` says which, for every door alike. ``steps``: the
         steps, or how to read them from the position under the lock (an engine's words:
         :data:`Steps`). ``then``: a defender's first card was placed from a key that named
         the second card, whose cells the redrawn panel then asks for at once (stored with

@@ -38,7 +38,8 @@ from chat.model import (
     LobbyState,
     apply_new_args,
 )
-from chat.notices import Notice, Outcome, Send
+from chat.notices import Notice, Send
+from chat.outcomes import Outcome
 from chat.ratings import POOL_LEVELS, pool_rating
 from krendzu import Settings, SettingsError, Table
 from storage import ActiveMatchExists, MatchRow, PoolRow, SeatSpec, is_pool_chat, pool_chat_id

@@ -14,7 +14,7 @@ from chat.flow.views import codec
 from chat.flow.views import panel as panels
 from chat.flow.views.reactions import is_reaction, reaction_of
 from chat.i18n import Tr
-from chat.notices import Outcome
+from chat.outcomes import Outcome
 from storage import Door, MatchRow, MatchStatus, NotFound
 
 

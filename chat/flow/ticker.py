@@ -24,7 +24,8 @@ from chat.flow.parts import HoldsSharedParts, SharedParts
 from chat.flow.views.messages import chat_line
 from chat.flow.views.texts import clock_text
 from chat.i18n import Tr
-from chat.notices import BoardClock, Notice, Outcome, Send
+from chat.notices import BoardClock, Notice, Send
+from chat.outcomes import Outcome
 from krendzu import Action, Announce, Card
 from krendzu.tour import ANNOUNCE
 from storage import Door, MatchStatus, StoredMatch, is_detached_chat

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from chat.flow.base import Actor
 from chat.flow.parts import HoldsSharedParts
-from chat.notices import Notice, Outcome, Send
+from chat.notices import Notice, Send
+from chat.outcomes import Outcome
 from storage import MatchRow, NotFound, is_pool_chat
 
 

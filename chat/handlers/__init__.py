@@ -52,8 +52,8 @@ from chat.handlers import (
     standings,
     welcome,
 )
-from chat.handlers.admission import dropped, urgent
-from chat.handlers.context import CONTEXT_TYPES, BotContext, Services, services
+from chat.handlers.admission import CONTEXT_TYPES, BotContext, dropped, services, urgent
+from chat.services import Services
 
 __all__ = ["CONTEXT_TYPES", "BotContext", "Services", "dropped", "register", "services",
            "urgent"]

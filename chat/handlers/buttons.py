@@ -26,7 +26,8 @@ from chat.flow import (
 from chat.handlers.chats import NEW_MATCH_LOBBY
 from chat.handlers.context import Call, handler
 from chat.model import InputError
-from chat.notices import EditPanel, Ephemeral, Outcome, Send
+from chat.notices import EditPanel, Ephemeral, Send
+from chat.outcomes import Outcome
 
 log = logging.getLogger(__name__)
 

@@ -8,9 +8,10 @@ from telegram import Update
 from telegram.constants import ChatMemberStatus, ChatType
 
 from chat.flow import lobby_data
-from chat.handlers.context import BotContext, Services, services
+from chat.handlers.admission import BotContext, services
 from chat.model import Button
 from chat.notices import Send
+from chat.services import Services
 
 log = logging.getLogger(__name__)
 

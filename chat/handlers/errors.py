@@ -7,8 +7,10 @@ import logging
 from telegram import Update
 from telegram.error import BadRequest, NetworkError, TelegramError
 
+from chat.handlers.admission import BotContext, reply_tr, services
 from chat.handlers.attempt import ATTEMPT
-from chat.handlers.context import BotContext, Services, reply_tr, say, services
+from chat.handlers.replies import say
+from chat.services import Services
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,8 @@ from chat.model import (
     looks_like_move,
     words_to_steps,
 )
-from chat.notices import Outcome, Send
+from chat.notices import Send
+from chat.outcomes import Outcome
 from krendzu import Action, Announce, Discard, parse_card
 
 

@@ -55,7 +55,7 @@ from chat.i18n import Tr
 from chat.miniapp.initdata import BadInitData, WebAppUser, unsigned_language, verify
 from chat.miniapp.state import parse_actions, state_json
 from chat.miniapp.texts import page_texts
-from chat.notices import Refusal, Refused
+from chat.outcomes import Refusal, Refused
 from chat.results import resigned_seats
 from chat.throttle import Buckets
 from storage import MatchStatus, NotFound, StoredMatch
