@@ -154,6 +154,7 @@ LAYERS: list[set[str]] = [
     {"games", "caps", "announce", "engines"},
     {"broadcast", "endings"},
     {"parts"},
+    {"lobby_start"},
     {"matches", "reports", "lobbies", "pool", "arenas", "watch", "reactions"},
     {"invites", "presses", "ticker", "restart", "leagues"},
     {"facade"},
