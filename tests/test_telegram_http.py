@@ -1,23 +1,34 @@
 """Bot API calls over aiohttp (chat/telegram_http.py): the bot as every process builds it
 (``chat.compose.build_application``) calls the fake Bot API over real HTTP, and what the fake
-receives is what python-telegram-bot sent; a long poll lasts its time; a refused connection
-and a silent server become python-telegram-bot's own errors, without the token."""
+receives is what python-telegram-bot sent; a call tries no import that fails; a long poll
+lasts its time; a refused connection and a silent server become python-telegram-bot's own
+errors, without the token; a proxy in the environment and certifi's authorities are
+honoured, as under httpx.
+
+What a call costs in CPU is ``benchmarks/bot_api_calls.py``'s (against python-telegram-bot's
+default httpx). A call must try no import that fails: under httpx, httpcore asked ``import
+sniffio`` several times a call, and without sniffio installed each ask searched ``sys.path``
+in vain (about a tenth of a call's CPU); the same watch stays on the client used now."""
 
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 import io
 import socket
 import ssl
 import subprocess
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PIL import Image
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.error import NetworkError, TimedOut
+from telegram.ext import Application
 
 from chat.compose import build_application
 from chat.telegram_http import AiohttpRequest
@@ -31,30 +42,63 @@ def jpeg() -> bytes:
     return out.getvalue()
 
 
-async def test_the_bots_calls_arrive_as_python_telegram_bot_sent_them(tmp_path: Path) -> None:
+@contextlib.asynccontextmanager
+async def bot_over_http(tmp_path: Path) -> AsyncIterator[tuple[FakeTelegram, Application, int]]:
+    """The fake Bot API served over HTTP, one person who started the bot, and the bot built
+    as every process builds it, started: (the fake, the application, the person's id)."""
     fake = FakeTelegram()
     ann = fake.user(1, "Аня")
     fake.user_starts(ann)
     base = fake.serve_http()
     try:
         app = build_application(bot_config(tmp_path, fake, api_base_url=base))
-        assert isinstance(app.bot.request, AiohttpRequest)
         async with app:
-            keys = InlineKeyboardMarkup([[InlineKeyboardButton("♠ A1", callback_data="v1:x")]])
-            sent = await app.bot.send_message(ann.id, "Ход: 7♥ K13 & <b>", reply_markup=keys)
-            picture = jpeg()
-            photo = await app.bot.send_photo(ann.id, picture, caption="Доска\nход 2")
-            await app.bot.edit_message_caption(ann.id, photo.message_id, caption="закрыто")
-            assert await app.bot.delete_message(ann.id, sent.message_id)
-        messages = fake.sent(ann.chat)
-        assert messages[0].content == "Ход: 7♥ K13 & <b>"
-        assert messages[0].button_texts() == ["♠ A1"]
-        assert messages[1].kind == "photo" and messages[1].data == picture
-        assert messages[1].content == "закрыто" and messages[1].edited
-        assert messages[0].deleted
-        assert sent.text == "Ход: 7♥ K13 & <b>"  # the answer read back
+            yield fake, app, ann.id
     finally:
         fake.stop()
+
+
+async def test_the_bots_calls_arrive_as_python_telegram_bot_sent_them(tmp_path: Path) -> None:
+    async with bot_over_http(tmp_path) as (fake, app, ann):
+        assert isinstance(app.bot.request, AiohttpRequest)
+        keys = InlineKeyboardMarkup([[InlineKeyboardButton("♠ A1", callback_data="v1:x")]])
+        sent = await app.bot.send_message(ann, "Ход: 7♥ K13 & <b>", reply_markup=keys)
+        picture = jpeg()
+        photo = await app.bot.send_photo(ann, picture, caption="Доска\nход 2")
+        await app.bot.edit_message_caption(ann, photo.message_id, caption="закрыто")
+        assert await app.bot.delete_message(ann, sent.message_id)
+        messages = fake.sent(fake.chats[ann])
+    assert messages[0].content == "Ход: 7♥ K13 & <b>"
+    assert messages[0].button_texts() == ["♠ A1"]
+    assert messages[1].kind == "photo" and messages[1].data == picture
+    assert messages[1].content == "закрыто" and messages[1].edited
+    assert messages[0].deleted
+    assert sent.text == "Ход: 7♥ K13 & <b>"  # the answer read back
+
+
+async def test_a_call_tries_no_import_that_fails(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    async with bot_over_http(tmp_path) as (fake, app, ann):
+        await app.bot.send_message(ann, "warm")  # the first call's imports
+        failed: list[str] = []
+        real_import = builtins.__import__
+
+        def watched(name: str, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return real_import(name, *args, **kwargs)
+            except ImportError:
+                failed.append(name)
+                raise
+
+        monkeypatch.setattr(builtins, "__import__", watched)
+        sent = await app.bot.send_message(ann, "a move's record")
+        photo = await app.bot.send_photo(ann, jpeg(), caption="a panel")
+        await app.bot.edit_message_caption(ann, photo.message_id, caption="a panel, closed")
+        await app.bot.delete_message(ann, sent.message_id)
+        monkeypatch.setattr(builtins, "__import__", real_import)
+        methods = [c.method for c in fake.calls[-4:]]
+    assert failed == [], failed
+    assert methods == ["sendMessage", "sendPhoto", "editMessageCaption", "deleteMessage"]
 
 
 async def test_a_long_poll_lasts_longer_than_the_default_timeouts() -> None:
@@ -108,6 +152,26 @@ async def test_a_server_that_never_answers_times_out() -> None:
         silent.close()
 
 
+def answering(answer: bytes, seen: list[bytes] | None = None
+              ) -> Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]:
+    """A one-request HTTP server's handler that answers ``answer`` (a Bot API result) and
+    notes each request line in ``seen``."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError, ssl.SSLError):
+            line = await reader.readline()
+            if seen is not None:
+                seen.append(line)
+            while (await reader.readline()) not in (b"\r\n", b""):
+                pass
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: %d\r\n\r\n%s" % (len(answer), answer))
+            await writer.drain()
+        writer.close()
+
+    return handle
+
+
 async def test_a_proxy_in_the_environment_carries_the_calls(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Where Telegram is reached through a proxy (``HTTPS_PROXY``/``HTTP_PROXY``, as httpx
@@ -116,16 +180,7 @@ async def test_a_proxy_in_the_environment_carries_the_calls(
     answer = b'{"ok": true, "result": {"id": 1, "is_bot": true, "first_name": "B", ' \
              b'"username": "b_bot"}}'
 
-    async def proxy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        seen.append(await reader.readline())
-        while (await reader.readline()) not in (b"\r\n", b""):
-            pass
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                     b"Content-Length: %d\r\n\r\n%s" % (len(answer), answer))
-        await writer.drain()
-        writer.close()
-
-    server = await asyncio.start_server(proxy, "127.0.0.1", 0)
+    server = await asyncio.start_server(answering(answer, seen), "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
     for name in ("NO_PROXY", "no_proxy"):
         monkeypatch.delenv(name, raising=False)
@@ -152,16 +207,7 @@ async def test_telegrams_certificate_is_checked_against_certifis_authorities(
     served.load_cert_chain(cert, key)
     answer = b'{"ok": true, "result": true}'
 
-    async def api(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        with contextlib.suppress(ConnectionError, ssl.SSLError):
-            while (await reader.readline()) not in (b"\r\n", b""):
-                pass
-            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                         b"Content-Length: %d\r\n\r\n%s" % (len(answer), answer))
-            await writer.drain()
-        writer.close()
-
-    server = await asyncio.start_server(api, "127.0.0.1", 0, ssl=served)
+    server = await asyncio.start_server(answering(answer), "127.0.0.1", 0, ssl=served)
     url = f"https://127.0.0.1:{server.sockets[0].getsockname()[1]}/bot1:x/close"
     try:
         refused = AiohttpRequest(1)
