@@ -154,7 +154,7 @@ LAYERS: list[set[str]] = [
     {"games", "caps", "announce", "engines"},
     {"broadcast", "endings"},
     {"parts"},
-    {"lobby_start"},
+    {"lobby_start", "arena_post"},
     {"matches", "reports", "lobbies", "pool", "arenas", "watch", "reactions"},
     {"invites", "presses", "ticker", "restart", "leagues"},
     {"facade"},
