@@ -12,7 +12,8 @@ import pytest
 from chat.flow import Actor, Flow, lobby_text
 from chat.flow.base import begin_work
 from chat.i18n import Catalogs
-from chat.model import InputError, LobbyState
+from chat.lobby_model import LobbyState
+from chat.model import InputError
 from chat.notices import BoardPost, ComputerTurn, Send, ShowLobby
 from krendzu import Place, Table, replay
 from storage import Door, MatchStatus, Store

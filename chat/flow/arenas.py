@@ -28,7 +28,8 @@ from chat.flow.views.arena_view import (
     arena_players,
 )
 from chat.i18n import Tr
-from chat.model import LEVEL_CODES, InputError, LobbyState
+from chat.lobby_model import LobbyState
+from chat.model import LEVEL_CODES, InputError
 from chat.notices import Notice, Send, ShowLobby
 from chat.outcomes import Outcome
 from chat.ratings import POOL_LEVELS, pool_rating

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from chat.flow.base import Actor
 from chat.flow.people import People
 from chat.i18n import Tr
-from chat.model import LEVEL_CODES, LobbySeat, LobbyState
+from chat.lobby_model import LobbySeat, LobbyState
+from chat.model import LEVEL_CODES
 from storage import (
     ENGINE_USER_BASE,
     EngineExists,

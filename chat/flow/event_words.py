@@ -1,12 +1,13 @@
 """The words of ``/arena`` and ``/swiss`` (issue 40), read once, before anything is stored:
-pure, as ``/new``'s are (:func:`chat.model.apply_new_args`)."""
+pure, as ``/new``'s are (:func:`chat.lobby_model.apply_new_args`)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 
-from chat.model import DEFAULT_GROUP_TIMER, InputError, LobbyState, apply_new_args
+from chat.lobby_model import DEFAULT_GROUP_TIMER, LobbyState, apply_new_args
+from chat.model import InputError
 from krendzu import Settings, SettingsError, Table
 
 #: An arena lasts between these (minutes); 30 unless said.

@@ -33,7 +33,7 @@ from chat.flow.views.reactions import OFF_OP, ON_OP
 from chat.flow.views.webapp import AppLinks
 from chat.flow.watch import Watch
 from chat.i18n import Catalogs, Tr
-from chat.model import LobbyState
+from chat.lobby_model import LobbyState
 from chat.notices import Notice, Send
 from chat.outcomes import Outcome
 from krendzu import Action

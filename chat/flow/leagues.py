@@ -38,7 +38,8 @@ from chat.flow.views.league_view import (
     when,
 )
 from chat.i18n import Tr
-from chat.model import DEFAULT_GROUP_TIMER, InputError
+from chat.lobby_model import DEFAULT_GROUP_TIMER
+from chat.model import InputError
 from chat.notices import Notice, Send, ShowLobby
 from chat.outcomes import Outcome
 from storage import ArenaGameRow, ArenaRow, ArenaStatus, MatchStatus

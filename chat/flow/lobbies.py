@@ -2,7 +2,7 @@
 computer, settings, cancel, start). Starting the match, a rematch and closing idle set-ups
 are :mod:`chat.flow.lobby_start`'s, which this builds on.
 
-The lobby's state is stored as JSON (:class:`~chat.model.LobbyState`), changed only under
+The lobby's state is stored as JSON (:class:`~chat.lobby_model.LobbyState`), changed only under
 the chat's lock; its message is redrawn from it by :mod:`chat.flow.views.lobby_view`.
 """
 
@@ -15,13 +15,8 @@ from chat.flow.lobby_state import choose, cycle, fill_computers, fit_seats, seat
 from chat.flow.views import codec
 from chat.flow.views.lobby_view import closed_lobby
 from chat.i18n import Tr
-from chat.model import (
-    DEFAULT_GROUP_TIMER,
-    LEVELS,
-    LobbySeat,
-    LobbyState,
-    apply_new_args,
-)
+from chat.lobby_model import DEFAULT_GROUP_TIMER, LobbySeat, LobbyState, apply_new_args
+from chat.model import LEVELS
 from chat.outcomes import Outcome
 from krendzu import SettingsError
 from storage import (

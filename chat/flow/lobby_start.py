@@ -19,7 +19,8 @@ from chat.flow.parts import HoldsSharedParts, SharedParts
 from chat.flow.views import codec
 from chat.flow.views.lobby_view import NameOf, closed_lobby, show_lobby, started_text
 from chat.i18n import Tr
-from chat.model import LEVEL_CODES, LEVEL_NAMES, LobbySeat, LobbyState
+from chat.lobby_model import LobbySeat, LobbyState
+from chat.model import LEVEL_CODES, LEVEL_NAMES
 from chat.notices import Notice, ShowLobby
 from chat.outcomes import Outcome
 from storage import (

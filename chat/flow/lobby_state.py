@@ -1,12 +1,13 @@
 """Rules of a lobby's stored state: read it safely, the choices its settings sub-menu
 offers (and the old ↻ buttons' next value), fill a private table with computers. Pure
-functions of :class:`~chat.model.LobbyState`."""
+functions of :class:`~chat.lobby_model.LobbyState`."""
 
 from __future__ import annotations
 
 import logging
 
-from chat.model import LEVELS, TIMER_STEPS, LobbySeat, LobbyState
+from chat.lobby_model import TIMER_STEPS, LobbySeat, LobbyState
+from chat.model import LEVELS
 from krendzu import DEAL_PRESETS, SettingsError, Table
 from storage import LobbyRow, is_engine_user
 

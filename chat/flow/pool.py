@@ -30,14 +30,8 @@ from chat.flow.views import codec
 from chat.flow.views.messages import watch_offer
 from chat.flow.views.reactions import reaction_row
 from chat.i18n import Tr
-from chat.model import (
-    DEFAULT_GROUP_TIMER,
-    LEVEL_CODES,
-    Button,
-    InputError,
-    LobbyState,
-    apply_new_args,
-)
+from chat.lobby_model import DEFAULT_GROUP_TIMER, LobbyState, apply_new_args
+from chat.model import LEVEL_CODES, Button, InputError
 from chat.notices import Notice, Send
 from chat.outcomes import Outcome
 from chat.ratings import POOL_LEVELS, pool_rating

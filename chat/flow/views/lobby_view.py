@@ -13,7 +13,8 @@ from chat.describe import level_label, preset_label, table_label
 from chat.flow.lobby_state import OFF, SETTING_OPTIONS, current_choice, setting_choices
 from chat.flow.views import codec
 from chat.i18n import Tr
-from chat.model import LEVELS, Button, Keyboard, LobbyState
+from chat.lobby_model import LobbyState
+from chat.model import LEVELS, Button, Keyboard
 from chat.notices import ShowLobby
 from krendzu import DEAL_PRESETS, Table
 from storage import LobbyRow
