@@ -22,13 +22,13 @@ from telegram import Bot, InputMediaPhoto, Message, ReplyParameters
 from telegram.error import BadRequest, ChatMigrated, Forbidden, TelegramError
 
 from chat import ephemeral
+from chat.board_sending import BoardSending
 from chat.ephemeral import EphemeralId
 from chat.ephemeral_sending import EphemeralSending, remembers_panel, told_notes
 from chat.lobby_sending import LobbySending
-from chat.markers import Ride, both, riding
+from chat.markers import Ride, riding
 from chat.markup import CAPTION_LIMIT, TEXT_LIMIT, fit, markup
 from chat.notices import (
-    BOARD_KEY,
     BoardClock,
     BoardPost,
     Drawing,
@@ -41,14 +41,11 @@ from chat.notices import (
     Told,
 )
 from chat.painter import Painter
-from storage import NotFound, PanelMessage, Store
+from storage import PanelMessage, Store
 
 log = logging.getLogger(__name__)
 
-FOLLOW_LINES = 12  # move lines kept in a followed board's caption
-
-
-class Sender(EphemeralSending, LobbySending):
+class Sender(BoardSending, EphemeralSending, LobbySending):
     def __init__(self, bot: Bot, store: Store, painter: Painter) -> None:
         self.bot = bot
         self.store = store
@@ -163,94 +160,6 @@ class Sender(EphemeralSending, LobbySending):
             return
         if notice.keyboard is None:
             await self.store.set_panel(notice.match_id, notice.user_id, None)
-
-    # Board posts ------------------------------------------------------------------------
-
-    async def _board(self, notice: BoardPost, ride: Ride | None = None) -> None:
-        if notice.chat_id > 0:
-            await self._follow_board(notice)
-            return
-        text = fit("\n".join([*notice.lines, notice.footer]), CAPTION_LIMIT)
-        # Read just before the post, never earlier: a board job the sweeper took for stalled
-        # may run twice at once, and this read is what finds the other's post. The board
-        # job's window claim, made right before it hands the post over, read it already.
-        seen = notice.seen
-        posted = ((seen.message_id, seen.caption) if seen is not None and seen.fresh()
-                  else await self.store.board_message(notice.match_id))
-        if posted is not None and posted[0] is not None and (
-                without_clock(posted[1]) == without_clock(text)):
-            # This board is the group's already: the announcement runs again (its job's
-            # worker died after the post, before the announcement was marked done).
-            return
-        message = await self.send(Send(notice.chat_id, text, thread_id=notice.thread_id,
-                                       silent=True, picture=notice.picture, group=True,
-                                       keyboard=notice.keyboard))
-        if message is None:
-            return
-        try:
-            # The chat's tidy setting comes with the old post's id, and the post is noted
-            # as told (a job run again skips it) in the same transaction: both or neither.
-            # The board job's end goes in it too, when the post is the job's last write.
-            old, tidy = await riding(ride, notice.match_id, lambda announced, end: self.store
-                                     .post_board(notice.match_id, message.message_id, text,
-                                                 notes={BOARD_KEY: notice.seq,
-                                                        **dict(notice.notes)},
-                                                 announced=announced,
-                                                 also=both(notice.end, end)))
-        except NotFound:
-            return
-        if notice.end is not None:
-            notice.end.committed()
-        if old and old != message.message_id and tidy:
-            # One live board (the default; /settings tidy=off keeps every post): a new post
-            # and the old one deleted, rather than an edit in place, so that the newest board
-            # is always the group's newest message and the move notifies like any message.
-            with contextlib.suppress(TelegramError):
-                await self.bot.delete_message(self.moved.get(notice.chat_id, notice.chat_id),
-                                              old)
-
-    async def _board_clock(self, notice: BoardClock) -> None:
-        """The clock line of the newest board post, refreshed (at the turn's reminder)."""
-        known = await self.store.board_message(notice.match_id)
-        if known is None:
-            return
-        message_id, caption = known
-        lines = caption.split("\n")
-        if lines and lines[-1].startswith("⏱"):
-            lines.pop()
-        caption = fit("\n".join([*lines, notice.clock]), CAPTION_LIMIT)
-        try:
-            await self.bot.edit_message_caption(
-                self.moved.get(notice.chat_id, notice.chat_id), message_id, caption=caption,
-                reply_markup=markup(notice.keyboard))
-        except BadRequest as exc:
-            log.info("match %s: could not refresh the board's clock (%s)", notice.match_id,
-                     exc)
-            return
-        await self.store.set_board_message(notice.match_id, message_id, caption)
-
-    async def _follow_board(self, notice: BoardPost) -> None:
-        """A player alone with computers watches them move: a run of their moves edits one
-        board message (while it is the chat's newest) instead of posting a photo each."""
-        chat = notice.chat_id
-        known = self._follow.get(chat)
-        if known is not None:
-            message_id, shown = known
-            # Its lines stay above the new ones unless the labels moved (BoardPost.merged).
-            lines = (shown.merged(notice) or notice).lines[-FOLLOW_LINES:]
-            caption = fit("\n".join([*lines, notice.footer]), CAPTION_LIMIT)
-            try:
-                data = await self.painter.board(notice.picture)
-                await self.bot.edit_message_media(InputMediaPhoto(data, caption=caption),
-                                                  chat_id=chat, message_id=message_id)
-                self._follow[chat] = (message_id, replace(notice, lines=lines))
-                return
-            except TelegramError as exc:
-                log.info("could not update the followed board (%s); posting anew", exc)
-        text = fit("\n".join([*notice.lines, notice.footer]), CAPTION_LIMIT)
-        message = await self.send(Send(chat, text, silent=True, picture=notice.picture))
-        if message is not None:
-            self._follow[chat] = (message.message_id, notice)
 
     # Messages ---------------------------------------------------------------------------
 
@@ -391,8 +300,3 @@ class Sender(EphemeralSending, LobbySending):
         match_id = send.match_id or (send.panel_of[0] if send.panel_of else None)
         if match_id is not None:
             await self.report_unreachable(match_id, send.chat_id)
-
-
-def without_clock(caption: str) -> str:
-    """A board post's caption without its turn clock ("⏱ …", which counts down)."""
-    return "\n".join(line for line in caption.split("\n") if not line.startswith("⏱"))

@@ -52,8 +52,8 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
+from chat.board_sending import without_clock
 from chat.jobs.core import STALLED_AFTER
-from chat.sending import without_clock
 from krendzu.export import export_record
 from storage.postgres import PostgresStore
 from tests.bot_harness import BOT
