@@ -157,6 +157,7 @@ LAYERS: list[set[str]] = [
     {"lobby_start", "arena_post"},
     {"matches", "reports", "lobbies", "pool", "arenas", "watch", "reactions"},
     {"invites", "presses", "ticker", "restart", "leagues"},
+    {"set_up_doors"},
     {"facade"},
     {"__init__"},
 ]
