@@ -81,8 +81,10 @@ class AiohttpRequest(BaseRequest):
             tls = ssl.create_default_context(cafile=certifi.where())
             connector = aiohttp.TCPConnector(limit=self._connection_pool_size, ssl=tls)
             # trust_env: HTTPS_PROXY, HTTP_PROXY and NO_PROXY are honoured, as httpx did
-            # (where Telegram is reached through a proxy, nothing needs to change).
-            self._session = aiohttp.ClientSession(connector=connector, trust_env=True)
+            # (where Telegram is reached through a proxy, nothing needs to change). The
+            # User-Agent is the session's, set once rather than given with every call.
+            self._session = aiohttp.ClientSession(
+                connector=connector, trust_env=True, headers={"User-Agent": self.USER_AGENT})
 
     async def shutdown(self) -> None:
         if self._session is not None and not self._session.closed:
@@ -113,7 +115,6 @@ class AiohttpRequest(BaseRequest):
             sock_connect=connect, sock_read=read)
         try:
             async with session.request(method, url, data=_body(request_data),
-                                       headers={"User-Agent": self.USER_AGENT},
                                        timeout=timeout) as response:
                 return response.status, await response.read()
         except TimeoutError as err:

@@ -152,18 +152,20 @@ async def test_a_server_that_never_answers_times_out() -> None:
         silent.close()
 
 
-def answering(answer: bytes, seen: list[bytes] | None = None
+def answering(answer: bytes, seen: list[bytes] | None = None,
+              headers: list[bytes] | None = None
               ) -> Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]:
     """A one-request HTTP server's handler that answers ``answer`` (a Bot API result) and
-    notes each request line in ``seen``."""
+    notes each request line in ``seen`` and each header line in ``headers``."""
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         with contextlib.suppress(ConnectionError, ssl.SSLError):
             line = await reader.readline()
             if seen is not None:
                 seen.append(line)
-            while (await reader.readline()) not in (b"\r\n", b""):
-                pass
+            while (header := await reader.readline()) not in (b"\r\n", b""):
+                if headers is not None:
+                    headers.append(header)
             writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                          b"Content-Length: %d\r\n\r\n%s" % (len(answer), answer))
             await writer.drain()
@@ -180,7 +182,8 @@ async def test_a_proxy_in_the_environment_carries_the_calls(
     answer = b'{"ok": true, "result": {"id": 1, "is_bot": true, "first_name": "B", ' \
              b'"username": "b_bot"}}'
 
-    server = await asyncio.start_server(answering(answer, seen), "127.0.0.1", 0)
+    headers: list[bytes] = []
+    server = await asyncio.start_server(answering(answer, seen, headers), "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
     for name in ("NO_PROXY", "no_proxy"):
         monkeypatch.delenv(name, raising=False)
@@ -193,6 +196,8 @@ async def test_a_proxy_in_the_environment_carries_the_calls(
         await request.shutdown()
         server.close()
     assert seen == [b"POST http://api.telegram.invalid/bot1:x/getMe HTTP/1.1\r\n"]
+    # python-telegram-bot's User-Agent, which the session sends with every call.
+    assert any(h.startswith(b"User-Agent: python-telegram-bot") for h in headers), headers
 
 
 async def test_telegrams_certificate_is_checked_against_certifis_authorities(
